@@ -1,0 +1,83 @@
+/** Fixed value sets and limits shared by the runtime, the local runner and the infrastructure. */
+
+/** Column types of the warehouse, named as Athena (Hive DDL) names them. */
+export const ColumnType = {
+  BIGINT: 'bigint',
+  DOUBLE: 'double',
+  BOOLEAN: 'boolean',
+  DATE: 'date',
+  TIMESTAMP: 'timestamp',
+  STRING: 'string',
+} as const
+export type ColumnType = (typeof ColumnType)[keyof typeof ColumnType]
+export const COLUMN_TYPES = Object.values(ColumnType) as [ColumnType, ...ColumnType[]]
+
+/** Why a table failed; one CloudWatch metric dimension value per class. */
+export const FailureClass = {
+  AUTH: 'auth',
+  NOT_FOUND: 'not_found',
+  SERVER: 'server',
+  NETWORK: 'network',
+  PROTOCOL: 'protocol',
+  DATA: 'data',
+  PUBLISH: 'publish',
+  DEADLINE: 'deadline',
+  CONFIG: 'config',
+} as const
+export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
+
+/** Delimiters the dialect detector chooses from. */
+export const DELIMITERS = [',', ';', '\t', '|'] as const
+export type Delimiter = (typeof DELIMITERS)[number]
+
+/** A table name is a path segment, a Glue table name and an Athena identifier at once. */
+export const TABLE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,127}$/
+export const TABLE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
+export const EXPORT_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/
+
+/** Athena caps identifiers at 255 characters. */
+export const MAX_COLUMN_NAME_LENGTH = 255
+
+/** Partition column of every table. */
+export const PARTITION_KEY = 'dt'
+/** File name of the one object a table has per export date. */
+export const DATA_OBJECT_NAME = 'data.parquet'
+/** Top-level folders for bookkeeping; the leading underscore keeps Athena and the table globs away from them. */
+export const RUNS_FOLDER = '_runs'
+export const SCHEMAS_FOLDER = '_schemas'
+export const RAW_FOLDER = '_raw'
+
+/** Lineage columns appended after the data columns of every table. */
+export const LineageColumn = {
+  RUN_ID: '_export_run_id',
+  EXPORTED_AT: '_exported_at',
+  SOURCE_TABLE_ID: '_source_table_id',
+  ROW_NUMBER: '_source_row_number',
+} as const
+
+/** CloudWatch namespace and metric names emitted (EMF) by the Lambda; the alarms and dashboard read these. */
+export const METRICS_NAMESPACE = 'InventoryExport'
+export const MetricName = {
+  /** 1 per finished run. */
+  RUNS: 'Runs',
+  /** 1 when every table of the run succeeded, else 0. */
+  SUCCESSFUL_RUNS: 'SuccessfulRuns',
+  /** 1 when a table failed with 401/403 after retries, else 0 (one data point per run). */
+  RUNS_WITH_AUTH_FAILURES: 'RunsWithAuthFailures',
+  /** 1 when a table failed with 5xx/429 after retries, else 0 (one data point per run). */
+  RUNS_WITH_SERVER_FAILURES: 'RunsWithServerFailures',
+  TABLES_SUCCEEDED: 'TablesSucceeded',
+  TABLES_FAILED: 'TablesFailed',
+  RUN_DURATION: 'RunDuration',
+  /** Per table (dimension `table`). */
+  ROWS: 'Rows',
+  BYTES_RECEIVED: 'BytesReceived',
+  BYTES_WRITTEN: 'BytesWritten',
+  TABLE_DURATION: 'TableDuration',
+  /** Per failure class (dimension `failureClass`), counts tables. */
+  TABLE_FAILURES: 'TableFailures',
+  /** Requests retried after a transient failure (absorbed or not). */
+  RETRIES: 'Retries',
+} as const
+export type MetricName = (typeof MetricName)[keyof typeof MetricName]
+export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const

@@ -1,0 +1,266 @@
+/**
+ * Coded errors. Every failure the exporter reports is one of these: a machine-readable `code`, the
+ * failure class used in metrics, the subject (table id, HTTP status, line) and a hint saying what to do.
+ * Messages are built from configuration and response metadata only, never from the token.
+ */
+import { FailureClass } from './constants.ts'
+
+export const ErrorCode = {
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  USAGE_INVALID: 'USAGE_INVALID',
+  AUTH_REJECTED: 'AUTH_REJECTED',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  TABLE_NOT_FOUND: 'TABLE_NOT_FOUND',
+  HTTP_CLIENT_ERROR: 'HTTP_CLIENT_ERROR',
+  SERVER_ERROR: 'SERVER_ERROR',
+  RATE_LIMITED: 'RATE_LIMITED',
+  NETWORK_ERROR: 'NETWORK_ERROR',
+  TIMEOUT: 'TIMEOUT',
+  TLS_ERROR: 'TLS_ERROR',
+  BODY_TRUNCATED: 'BODY_TRUNCATED',
+  NOT_CSV: 'NOT_CSV',
+  EMPTY_BODY: 'EMPTY_BODY',
+  INVALID_ENCODING: 'INVALID_ENCODING',
+  CSV_MALFORMED: 'CSV_MALFORMED',
+  ROW_FIELD_COUNT: 'ROW_FIELD_COUNT',
+  VALUE_OUT_OF_RANGE: 'VALUE_OUT_OF_RANGE',
+  PUBLISH_FAILED: 'PUBLISH_FAILED',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
+  TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
+} as const
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+
+export interface ExportErrorDetails {
+  readonly tableId?: string | undefined
+  readonly status?: number | undefined
+  readonly retryable?: boolean
+  readonly hint?: string
+  readonly cause?: unknown
+}
+
+/** Base class of every coded error. */
+export class ExportError extends Error {
+  readonly code: ErrorCode
+  readonly failureClass: FailureClass
+  readonly tableId: string | undefined
+  readonly status: number | undefined
+  /** Whether trying the same request again may succeed. */
+  readonly retryable: boolean
+  /** What the operator should do next. */
+  readonly hint: string | undefined
+
+  constructor(code: ErrorCode, failureClass: FailureClass, message: string, details: ExportErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+    this.name = new.target.name
+    this.code = code
+    this.failureClass = failureClass
+    this.tableId = details.tableId
+    this.status = details.status
+    this.retryable = details.retryable ?? false
+    this.hint = details.hint
+  }
+
+  /** A plain object for logs and run records. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      failureClass: this.failureClass,
+      message: this.message,
+      ...(this.tableId === undefined ? {} : { tableId: this.tableId }),
+      ...(this.status === undefined ? {} : { status: this.status }),
+      retryable: this.retryable,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+    }
+  }
+}
+
+export interface ConfigProblem {
+  readonly field: string
+  readonly message: string
+}
+
+/** The configuration is invalid; `problems` names every offending field. */
+export class ConfigError extends ExportError {
+  readonly problems: readonly ConfigProblem[]
+  constructor(origin: string, problems: readonly ConfigProblem[]) {
+    const lines = problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')
+    super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, `invalid ${origin}:\n${lines}`, {
+      hint: 'fix the fields named above and start again',
+    })
+    this.problems = problems
+  }
+}
+
+/** Bad command-line usage. */
+export class UsageError extends ExportError {
+  constructor(message: string) {
+    super(ErrorCode.USAGE_INVALID, FailureClass.CONFIG, message, { hint: 'run with --help for the list of flags' })
+  }
+}
+
+const tableSubject = (tableId: string | undefined): string => (tableId === undefined ? '' : `table ${tableId}: `)
+
+/** 401: the token is missing, unknown, expired or revoked. */
+export class AuthenticationError extends ExportError {
+  constructor(details: { tableId?: string | undefined; status: number; what: string }) {
+    super(
+      ErrorCode.AUTH_REJECTED,
+      FailureClass.AUTH,
+      `${tableSubject(details.tableId)}${details.what} was rejected with HTTP ${details.status}: the token is missing, invalid, expired or revoked`,
+      {
+        ...details,
+        hint: 'create a new API token (Settings > API Tokens), store it in the secret, then run `npm run check`',
+      },
+    )
+  }
+}
+
+/** 403: the token works but its owner may not read this. */
+export class PermissionError extends ExportError {
+  constructor(details: { tableId?: string | undefined; status: number; what: string }) {
+    super(
+      ErrorCode.PERMISSION_DENIED,
+      FailureClass.AUTH,
+      `${tableSubject(details.tableId)}${details.what} was refused with HTTP ${details.status}: the token's user lacks permission`,
+      { ...details, hint: "share the saved table with the token's user, or grant the user the export permission" },
+    )
+  }
+}
+
+/** 404: unknown table id, or the export feature is disabled. */
+export class TableNotFoundError extends ExportError {
+  constructor(details: { tableId?: string | undefined; status: number; what: string }) {
+    super(
+      ErrorCode.TABLE_NOT_FOUND,
+      FailureClass.NOT_FOUND,
+      `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}: the table id does not exist or the export feature is disabled`,
+      { ...details, hint: 'check the table id (last segment of the saved table permalink) and that API export is enabled' },
+    )
+  }
+}
+
+/** Any other 4xx. */
+export class HttpClientError extends ExportError {
+  constructor(details: { tableId?: string | undefined; status: number; what: string }) {
+    super(
+      ErrorCode.HTTP_CLIENT_ERROR,
+      FailureClass.PROTOCOL,
+      `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}`,
+      { ...details, hint: 'the request was refused; check the base URL and the service version' },
+    )
+  }
+}
+
+/** 5xx or 429 that persisted after retries (or would be retried). */
+export class ServerError extends ExportError {
+  constructor(details: { tableId?: string | undefined; status: number; what: string; attempts?: number }) {
+    const rateLimited = details.status === 429
+    const tries = details.attempts === undefined ? '' : ` (after ${details.attempts} attempt${details.attempts === 1 ? '' : 's'})`
+    super(
+      rateLimited ? ErrorCode.RATE_LIMITED : ErrorCode.SERVER_ERROR,
+      FailureClass.SERVER,
+      `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}${tries}: ${rateLimited ? 'rate limited' : 'server or load problem'}`,
+      {
+        ...details,
+        retryable: true,
+        hint: 'the service is failing or overloaded; the next scheduled run retries, or reduce export.concurrency',
+      },
+    )
+  }
+}
+
+/** Connection refused, reset, DNS failure or a timeout. */
+export class NetworkError extends ExportError {
+  constructor(details: { tableId?: string | undefined; what: string; reason: string; timeout?: boolean; cause?: unknown }) {
+    super(
+      details.timeout ? ErrorCode.TIMEOUT : ErrorCode.NETWORK_ERROR,
+      FailureClass.NETWORK,
+      `${tableSubject(details.tableId)}${details.what} failed: ${details.reason}`,
+      {
+        ...details,
+        retryable: true,
+        hint: 'check that the service is reachable from where the exporter runs (VPC, security group, DNS)',
+      },
+    )
+  }
+}
+
+/** The TLS handshake failed: an untrusted or mismatched certificate. */
+export class TlsError extends ExportError {
+  constructor(details: { tableId?: string | undefined; what: string; reason: string; cause?: unknown }) {
+    super(ErrorCode.TLS_ERROR, FailureClass.NETWORK, `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`, {
+      ...details,
+      hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
+    })
+  }
+}
+
+/** The response is not the file we asked for: cut short, or HTML/JSON where CSV was expected. */
+export class ProtocolError extends ExportError {
+  constructor(code: 'BODY_TRUNCATED' | 'NOT_CSV', details: { tableId?: string | undefined; status?: number; reason: string }) {
+    super(ErrorCode[code], FailureClass.PROTOCOL, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      retryable: code === 'BODY_TRUNCATED',
+      hint:
+        code === 'BODY_TRUNCATED'
+          ? 'the download ended early; the previous data is kept and the next run retries'
+          : 'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+    })
+  }
+}
+
+/** The body is a CSV we cannot read faithfully. */
+export class DataError extends ExportError {
+  readonly line: number | undefined
+  constructor(
+    code: 'EMPTY_BODY' | 'INVALID_ENCODING' | 'CSV_MALFORMED' | 'ROW_FIELD_COUNT' | 'VALUE_OUT_OF_RANGE',
+    details: { tableId?: string | undefined; reason: string; line?: number; hint?: string; cause?: unknown },
+  ) {
+    super(ErrorCode[code], FailureClass.DATA, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      hint: details.hint ?? 'the previous data is kept; fix the saved table or its options in the configuration',
+    })
+    this.line = details.line
+  }
+}
+
+/** Writing the output failed; nothing was published. */
+export class PublishError extends ExportError {
+  constructor(details: { tableId?: string | undefined; target: string; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.PUBLISH_FAILED,
+      FailureClass.PUBLISH,
+      `${tableSubject(details.tableId)}writing ${details.target} failed: ${details.reason}`,
+      { ...details, retryable: true, hint: 'check write access to the warehouse; the previous data is kept' },
+    )
+  }
+}
+
+/** The run ran out of time before this table finished. */
+export class DeadlineError extends ExportError {
+  constructor(details: { tableId?: string | undefined; reason: string }) {
+    super(ErrorCode.DEADLINE_EXCEEDED, FailureClass.DEADLINE, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      retryable: true,
+      hint: 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
+    })
+  }
+}
+
+/** The token could not be read from its source. */
+export class TokenUnavailableError extends ExportError {
+  constructor(source: string, cause?: unknown) {
+    super(ErrorCode.TOKEN_UNAVAILABLE, FailureClass.CONFIG, `the API token could not be read from ${source}`, {
+      cause,
+      hint: 'put the token in the secret (aws secretsmanager put-secret-value) or pass --token-file / INVENTORY_TOKEN',
+    })
+  }
+}
+
+/** Wraps anything thrown into a coded error, keeping coded ones as they are. */
+export const toExportError = (error: unknown, tableId?: string): ExportError => {
+  if (error instanceof ExportError) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new DataError('CSV_MALFORMED', { tableId, reason, cause: error })
+}
