@@ -81,3 +81,11 @@ export const MetricName = {
 } as const
 export type MetricName = (typeof MetricName)[keyof typeof MetricName]
 export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const
+
+/** Environment variables the stack sets on the function; read only in functions/export/environment.ts. */
+export const LambdaEnvironment = {
+  /** JSON of the runtime sections of the configuration: source, tables, export, warehouse. */
+  EXPORT_CONFIG: 'EXPORT_CONFIG',
+  WAREHOUSE_BUCKET: 'WAREHOUSE_BUCKET',
+  TOKEN_SECRET_ARN: 'TOKEN_SECRET_ARN',
+} as const
