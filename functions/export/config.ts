@@ -26,7 +26,10 @@ export const TableConfigSchema = z.object({
   /** Table name in the warehouse, Glue and Athena. @default `table_<id>` */
   name: z
     .string()
-    .regex(TABLE_NAME_PATTERN, 'must be lowercase letters, digits and "_", starting with a letter (it is a path segment)')
+    .regex(
+      TABLE_NAME_PATTERN,
+      'must be lowercase letters, digits and "_", starting with a letter (it is a path segment)',
+    )
     .optional(),
   /** Character encoding of the CSV when it has no BOM. @default 'utf-8' */
   encoding: z
@@ -58,7 +61,11 @@ export const SourceConfigSchema = z
   .superRefine((source, ctx) => {
     const url = new URL(source.baseUrl)
     if (url.username || url.password) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'must not embed credentials; the token goes in the secret' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: 'must not embed credentials; the token goes in the secret',
+      })
     }
     if (url.search || url.hash) {
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'must not have a query string or fragment' })
@@ -107,7 +114,10 @@ export const WarehouseConfigSchema = z.object({
   /** Key prefix (S3) under which tables, runs and schemas live; no leading or trailing slash. @default 'inventory' */
   prefix: z
     .string()
-    .regex(/^([a-z0-9][a-z0-9_.-]*)(\/[a-z0-9][a-z0-9_.-]*)*$/, 'must be path segments of lowercase letters, digits, ".", "-", "_"')
+    .regex(
+      /^([a-z0-9][a-z0-9_.-]*)(\/[a-z0-9][a-z0-9_.-]*)*$/,
+      'must be path segments of lowercase letters, digits, ".", "-", "_"',
+    )
     .default('inventory'),
   /** Glue database that holds one table per saved table. @default 'inventory' */
   glueDatabase: z
@@ -125,7 +135,11 @@ const ScheduleSchema = z.object({
   /** IANA time zone the cron expression is read in. @default 'UTC' */
   timeZone: z.string().min(1).default('UTC'),
   /** Length of one schedule period in hours, used by the staleness alarm. @default 24 */
-  periodHours: z.number().positive().max(24 * 31).default(24),
+  periodHours: z
+    .number()
+    .positive()
+    .max(24 * 31)
+    .default(24),
 })
 
 /** AWS-only settings read by the CDK app. */
@@ -134,7 +148,14 @@ export const DeploymentConfigSchema = z.object({
   /** Existing secret holding the token (name or ARN); when absent the stack creates an empty one. */
   secret: z.object({ nameOrArn: z.string().min(1).optional() }).prefault({}),
   /** Existing bucket to write to; when absent the stack creates one. */
-  bucket: z.object({ name: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/).optional() }).prefault({}),
+  bucket: z
+    .object({
+      name: z
+        .string()
+        .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
+        .optional(),
+    })
+    .prefault({}),
   athena: z
     .object({
       /** Athena workgroup created for analysts. @default 'inventory' */
@@ -200,10 +221,18 @@ export const ExportConfigSchema = z
     config.tables.forEach((table, index) => {
       const name = table.name ?? defaultTableName(table.id)
       if (seenIds.has(table.id)) {
-        ctx.addIssue({ code: 'custom', path: ['tables', index, 'id'], message: `duplicates tables[${seenIds.get(table.id)}]` })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, 'id'],
+          message: `duplicates tables[${seenIds.get(table.id)}]`,
+        })
       }
       if (seenNames.has(name)) {
-        ctx.addIssue({ code: 'custom', path: ['tables', index, 'name'], message: `"${name}" duplicates tables[${seenNames.get(name)}]` })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, 'name'],
+          message: `"${name}" duplicates tables[${seenNames.get(name)}]`,
+        })
       }
       seenIds.set(table.id, index)
       seenNames.set(name, index)
@@ -242,8 +271,10 @@ export const parseExportConfig = (input: unknown, origin = 'configuration'): Exp
 }
 
 const formatPath = (path: readonly PropertyKey[]): string =>
-  path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '') ||
-  '(root)'
+  path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)),
+    '',
+  ) || '(root)'
 
 const deepFreeze = <T>(value: T): T => {
   if (value && typeof value === 'object') {

@@ -23,6 +23,7 @@ export const FailureClass = {
   PUBLISH: 'publish',
   DEADLINE: 'deadline',
   CONFIG: 'config',
+  INTERNAL: 'internal',
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
 

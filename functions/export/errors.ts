@@ -27,6 +27,7 @@ export const ErrorCode = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
+  INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
@@ -135,7 +136,10 @@ export class TableNotFoundError extends ExportError {
       ErrorCode.TABLE_NOT_FOUND,
       FailureClass.NOT_FOUND,
       `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}: the table id does not exist or the export feature is disabled`,
-      { ...details, hint: 'check the table id (last segment of the saved table permalink) and that API export is enabled' },
+      {
+        ...details,
+        hint: 'check the table id (last segment of the saved table permalink) and that API export is enabled',
+      },
     )
   }
 }
@@ -154,9 +158,18 @@ export class HttpClientError extends ExportError {
 
 /** 5xx or 429 that persisted after retries (or would be retried). */
 export class ServerError extends ExportError {
-  constructor(details: { tableId?: string | undefined; status: number; what: string; attempts?: number }) {
+  /** The server's `Retry-After`, in milliseconds, when it sent one. */
+  readonly retryAfterMs: number | undefined
+  constructor(details: {
+    tableId?: string | undefined
+    status: number
+    what: string
+    attempts?: number
+    retryAfterMs?: number | undefined
+  }) {
     const rateLimited = details.status === 429
-    const tries = details.attempts === undefined ? '' : ` (after ${details.attempts} attempt${details.attempts === 1 ? '' : 's'})`
+    const tries =
+      details.attempts === undefined ? '' : ` (after ${details.attempts} attempt${details.attempts === 1 ? '' : 's'})`
     super(
       rateLimited ? ErrorCode.RATE_LIMITED : ErrorCode.SERVER_ERROR,
       FailureClass.SERVER,
@@ -167,12 +180,19 @@ export class ServerError extends ExportError {
         hint: 'the service is failing or overloaded; the next scheduled run retries, or reduce export.concurrency',
       },
     )
+    this.retryAfterMs = details.retryAfterMs
   }
 }
 
 /** Connection refused, reset, DNS failure or a timeout. */
 export class NetworkError extends ExportError {
-  constructor(details: { tableId?: string | undefined; what: string; reason: string; timeout?: boolean; cause?: unknown }) {
+  constructor(details: {
+    tableId?: string | undefined
+    what: string
+    reason: string
+    timeout?: boolean
+    cause?: unknown
+  }) {
     super(
       details.timeout ? ErrorCode.TIMEOUT : ErrorCode.NETWORK_ERROR,
       FailureClass.NETWORK,
@@ -189,16 +209,24 @@ export class NetworkError extends ExportError {
 /** The TLS handshake failed: an untrusted or mismatched certificate. */
 export class TlsError extends ExportError {
   constructor(details: { tableId?: string | undefined; what: string; reason: string; cause?: unknown }) {
-    super(ErrorCode.TLS_ERROR, FailureClass.NETWORK, `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`, {
-      ...details,
-      hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
-    })
+    super(
+      ErrorCode.TLS_ERROR,
+      FailureClass.NETWORK,
+      `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`,
+      {
+        ...details,
+        hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
+      },
+    )
   }
 }
 
 /** The response is not the file we asked for: cut short, or HTML/JSON where CSV was expected. */
 export class ProtocolError extends ExportError {
-  constructor(code: 'BODY_TRUNCATED' | 'NOT_CSV', details: { tableId?: string | undefined; status?: number; reason: string }) {
+  constructor(
+    code: 'BODY_TRUNCATED' | 'NOT_CSV',
+    details: { tableId?: string | undefined; status?: number; reason: string },
+  ) {
     super(ErrorCode[code], FailureClass.PROTOCOL, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: code === 'BODY_TRUNCATED',
@@ -258,9 +286,24 @@ export class TokenUnavailableError extends ExportError {
   }
 }
 
+/** Something that should not happen did: a bug, or an environment problem such as a full disk. */
+export class InternalError extends ExportError {
+  constructor(details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.INTERNAL,
+      FailureClass.INTERNAL,
+      `${tableSubject(details.tableId)}unexpected failure: ${details.reason}`,
+      {
+        ...details,
+        hint: 'the previous data is kept; if it repeats, report it with the run record',
+      },
+    )
+  }
+}
+
 /** Wraps anything thrown into a coded error, keeping coded ones as they are. */
 export const toExportError = (error: unknown, tableId?: string): ExportError => {
   if (error instanceof ExportError) return error
   const reason = error instanceof Error ? error.message : String(error)
-  return new DataError('CSV_MALFORMED', { tableId, reason, cause: error })
+  return new InternalError({ tableId, reason, cause: error })
 }

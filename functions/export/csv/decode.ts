@@ -1,0 +1,152 @@
+/**
+ * Decode stage: raw body bytes in, UTF-8 bytes out (what csv-parse reads fastest).
+ * A UTF-8 BOM is stripped; a UTF-16 BOM selects UTF-16 LE/BE; otherwise the table's configured encoding applies.
+ * UTF-8 input is validated without decoding it (`buffer.isUtf8` on whole-sequence chunks), so the common case
+ * costs one native scan per chunk.
+ */
+import { isUtf8 } from 'node:buffer'
+import { DataError } from '../errors.ts'
+
+export interface DecodeOptions {
+  readonly tableId: string
+  /** Encoding when the body has no BOM (a WHATWG label such as 'utf-8' or 'windows-1252'). */
+  readonly encoding: string
+  readonly invalidBytes: 'fail' | 'replace'
+}
+
+export interface DecodeReport {
+  /** Encoding actually used. */
+  encoding: string
+  bom: boolean
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const
+
+const isUtf8Label = (label: string): boolean => ['utf-8', 'utf8', 'unicode-1-1-utf-8'].includes(label.toLowerCase())
+
+/** Decodes `source` to UTF-8 chunks; fills `report` once the BOM has been seen. */
+export async function* decodeToUtf8(
+  source: AsyncIterable<Buffer>,
+  options: DecodeOptions,
+  report: DecodeReport = { encoding: options.encoding, bom: false },
+): AsyncGenerator<Buffer> {
+  const iterator = source[Symbol.asyncIterator]()
+  let head: Buffer = Buffer.alloc(0)
+  let done = false
+  while (head.length < 3 && !done) {
+    const next = await iterator.next()
+    if (next.done) done = true
+    else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
+  }
+  const detected = detectBom(head)
+  report.encoding = detected?.encoding ?? options.encoding
+  report.bom = detected !== undefined
+  const first = head.subarray(detected?.length ?? 0)
+  if (first.length === 0 && done) {
+    throw new DataError('EMPTY_BODY', {
+      tableId: options.tableId,
+      reason: `the service sent an empty file (${head.length} bytes); even an empty table has a header line`,
+      hint: 'check that the saved table has columns; the previous data is kept',
+    })
+  }
+  const rest = async function* () {
+    if (first.length > 0) yield first
+    if (done) return
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
+  }
+  const startOffset = detected?.length ?? 0
+  if (isUtf8Label(report.encoding)) yield* validateUtf8(rest(), options, startOffset)
+  else yield* transcode(rest(), report.encoding, options, startOffset)
+}
+
+const detectBom = (head: Buffer): { encoding: string; length: number } | undefined => {
+  if (head[0] === UTF8_BOM[0] && head[1] === UTF8_BOM[1] && head[2] === UTF8_BOM[2])
+    return { encoding: 'utf-8', length: 3 }
+  if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', length: 2 }
+  if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', length: 2 }
+  return undefined
+}
+
+/** Length of an incomplete UTF-8 sequence at the end of `chunk` (0 to 3 bytes), to carry into the next chunk. */
+const incompleteTail = (chunk: Buffer): number => {
+  for (let back = 1; back <= Math.min(3, chunk.length); back++) {
+    const byte = chunk[chunk.length - back]!
+    if ((byte & 0xc0) !== 0x80) {
+      const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+      return needed > back ? back : 0
+    }
+  }
+  return 0
+}
+
+/** Byte offset of the first invalid UTF-8 sequence in `bytes`, or -1. */
+export const firstInvalidUtf8Offset = (bytes: Buffer): number => {
+  let low = 0
+  let high = bytes.length
+  // Binary search on prefixes: in stream mode a prefix fails only at a definite error, and a failing prefix
+  // stays failing when extended. It runs once, on failure, so its cost does not matter.
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid + 1), { stream: true })
+      low = mid + 1
+    } catch {
+      high = mid
+    }
+  }
+  return low < bytes.length ? low : -1
+}
+
+async function* validateUtf8(source: AsyncIterable<Buffer>, options: DecodeOptions, startOffset: number) {
+  let carry: Buffer | undefined
+  let offset = startOffset
+  for await (const raw of source) {
+    const chunk = carry ? Buffer.concat([carry, raw]) : raw
+    const tail = incompleteTail(chunk)
+    const whole = tail > 0 ? chunk.subarray(0, chunk.length - tail) : chunk
+    carry = tail > 0 ? Buffer.from(chunk.subarray(chunk.length - tail)) : undefined
+    yield checkUtf8(whole, offset, options)
+    offset += whole.length
+  }
+  if (carry) yield checkUtf8(carry, offset, options, true)
+}
+
+const checkUtf8 = (bytes: Buffer, offset: number, options: DecodeOptions, atEnd = false): Buffer => {
+  if (isUtf8(bytes)) return bytes
+  if (options.invalidBytes === 'replace') return Buffer.from(bytes.toString('utf8'), 'utf8')
+  const at = offset + Math.max(0, firstInvalidUtf8Offset(bytes))
+  throw new DataError('INVALID_ENCODING', {
+    tableId: options.tableId,
+    reason: `${atEnd ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${at}`,
+    hint: 'set the table\'s "encoding" (for example "windows-1252"), or "invalidBytes": "replace" to accept U+FFFD',
+  })
+}
+
+async function* transcode(
+  source: AsyncIterable<Buffer>,
+  encoding: string,
+  options: DecodeOptions,
+  startOffset: number,
+) {
+  const decoder = new TextDecoder(encoding, { fatal: options.invalidBytes === 'fail', ignoreBOM: true })
+  let offset = startOffset
+  const decode = (bytes: Buffer | undefined): string => {
+    try {
+      return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode()
+    } catch (cause) {
+      throw new DataError('INVALID_ENCODING', {
+        tableId: options.tableId,
+        reason: `bytes that are invalid in ${encoding} between byte offsets ${offset} and ${offset + (bytes?.length ?? 0)}`,
+        hint: 'check the table\'s "encoding", or set "invalidBytes": "replace" to accept U+FFFD',
+        cause,
+      })
+    }
+  }
+  for await (const chunk of source) {
+    const text = decode(chunk)
+    offset += chunk.length
+    if (text.length > 0) yield Buffer.from(text, 'utf8')
+  }
+  const last = decode(undefined)
+  if (last.length > 0) yield Buffer.from(last, 'utf8')
+}

@@ -1,0 +1,228 @@
+/**
+ * Client of the inventory service's REST API: who owns the token, and streaming table downloads.
+ * The token lives in a private field and is only ever written into the `token` request header.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import type { ExportTuning } from '../config.ts'
+import {
+  AuthenticationError,
+  type ExportError,
+  HttpClientError,
+  NetworkError,
+  PermissionError,
+  ProtocolError,
+  ServerError,
+  TableNotFoundError,
+  TlsError,
+} from '../errors.ts'
+import { type BodyProgress, checkCsvContentType, checkedCsvBody } from './body.ts'
+import { type HttpResponse, httpGet, TransportError } from './http.ts'
+import { parseRetryAfter, type RetryClock, type RetryNotice, systemClock, withRetries } from './retry.ts'
+
+export const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
+export type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
+
+export interface InventoryClientOptions {
+  readonly baseUrl: string
+  readonly token: string
+  readonly tuning: Pick<ExportTuning, 'retry' | 'timeouts'>
+  /** PEM text of extra CA certificates. */
+  readonly extraCaCertificates?: string | undefined
+  readonly userAgent?: string
+  readonly clock?: RetryClock
+  /** Called before each retry; metrics count these. */
+  readonly onRetry?: (notice: RetryNotice & { readonly tableId: string | undefined }) => void
+}
+
+/** The token owner's record as the service returns it; its fields are not documented, so it stays open. */
+export type InventoryUser = Readonly<Record<string, unknown>>
+
+export interface TableDownload {
+  readonly tableId: string
+  readonly status: number
+  readonly contentType: string | undefined
+  readonly contentLength: number | undefined
+  /** Attempts it took to get the response headers. */
+  readonly attempts: number
+  /** The body's bytes; a cut-off or non-CSV body makes iteration throw a coded error. */
+  readonly body: AsyncIterable<Buffer>
+  /** Bytes received so far (updated while `body` is read). */
+  readonly progress: BodyProgress
+  /** Stops the download (frees the socket) when the caller gives up early. */
+  readonly cancel: () => void
+}
+
+export class InventoryClient {
+  readonly #token: string
+  readonly #options: InventoryClientOptions
+  readonly #baseUrl: URL
+
+  constructor(options: InventoryClientOptions) {
+    this.#token = options.token
+    this.#options = options
+    this.#baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`)
+  }
+
+  /** `GET /rest/usermanager/me`: proves the token works and tells whose it is. */
+  async getCurrentUser(signal?: AbortSignal): Promise<InventoryUser> {
+    const what = 'the token check (GET /rest/usermanager/me)'
+    const response = await this.#getWithRetries('rest/usermanager/me', what, undefined, signal)
+    const chunks: Buffer[] = []
+    for await (const chunk of response.body) chunks.push(chunk as Buffer)
+    const text = Buffer.concat(chunks).toString('utf8')
+    try {
+      const parsed: unknown = JSON.parse(text)
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as InventoryUser
+    } catch {
+      // fall through: not JSON
+    }
+    throw new ProtocolError('NOT_CSV', {
+      status: response.status,
+      reason: `${what} answered HTTP ${response.status} with something other than a JSON user record`,
+    })
+  }
+
+  /** `GET /rest/tables/{tableId}/{format}`, retried until the headers of a 2xx answer arrive. */
+  async downloadTable(
+    tableId: string,
+    format: TableFormat = TableFormat.CSV,
+    signal?: AbortSignal,
+  ): Promise<TableDownload> {
+    const what = `GET /rest/tables/${tableId}/${format}`
+    let attempts = 0
+    const response = await this.#getWithRetries(
+      `rest/tables/${encodeURIComponent(tableId)}/${format}`,
+      what,
+      tableId,
+      signal,
+      (attempt) => {
+        attempts = attempt
+      },
+    )
+    const contentLength = parseContentLength(response.headers)
+    const progress: BodyProgress = { bytes: 0 }
+    if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
+    const body =
+      format === TableFormat.CSV
+        ? checkedCsvBody(response.body, { tableId, status: response.status, contentLength }, progress)
+        : countedBody(response.body, progress)
+    return {
+      tableId,
+      status: response.status,
+      contentType: response.headers['content-type'],
+      contentLength,
+      attempts,
+      body,
+      progress,
+      cancel: () => response.body.destroy(),
+    }
+  }
+
+  async #getWithRetries(
+    path: string,
+    what: string,
+    tableId: string | undefined,
+    signal: AbortSignal | undefined,
+    onAttempt?: (attempt: number) => void,
+  ): Promise<HttpResponse> {
+    const { retry, timeouts } = this.#options.tuning
+    const clock = this.#options.clock ?? systemClock
+    return withRetries(
+      async (attempt) => {
+        onAttempt?.(attempt)
+        const response = await this.#get(path, what, tableId, signal)
+        if (response.status >= 200 && response.status < 300) return response
+        response.body.resume()
+        throw statusError(response, { tableId, what, attempt, now: clock.now() })
+      },
+      retry,
+      {
+        clock,
+        signal,
+        onRetry: (notice) => this.#options.onRetry?.({ ...notice, tableId }),
+      },
+    )
+  }
+
+  async #get(path: string, what: string, tableId: string | undefined, signal: AbortSignal | undefined) {
+    const { timeouts } = this.#options.tuning
+    try {
+      return await httpGet({
+        url: new URL(path, this.#baseUrl),
+        headers: {
+          token: this.#token,
+          accept: path.endsWith('/csv')
+            ? 'text/csv'
+            : path.endsWith('/xlsx')
+              ? 'application/octet-stream'
+              : 'application/json',
+          'user-agent': this.#options.userAgent ?? 'inventory-athena-export',
+        },
+        connectTimeoutMs: timeouts.connectSeconds * 1000,
+        idleTimeoutMs: timeouts.idleSeconds * 1000,
+        extraCaCertificates: this.#options.extraCaCertificates,
+        signal,
+      })
+    } catch (error) {
+      throw transportToExportError(error, what, tableId)
+    }
+  }
+
+  /** Keeps the token out of `console.log(client)` and `util.inspect`. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `InventoryClient { baseUrl: '${this.#baseUrl.href}' }`
+  }
+}
+
+const parseContentLength = (headers: IncomingHttpHeaders): number | undefined => {
+  const value = headers['content-length']
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined
+}
+
+async function* countedBody(body: AsyncIterable<Buffer>, progress: BodyProgress): AsyncGenerator<Buffer> {
+  for await (const chunk of body) {
+    progress.bytes += chunk.length
+    yield chunk
+  }
+}
+
+const statusError = (
+  response: HttpResponse,
+  context: { tableId: string | undefined; what: string; attempt: number; now: number },
+): ExportError => {
+  const { status } = response
+  const details = { tableId: context.tableId, status, what: context.what }
+  if (status === 401) return new AuthenticationError(details)
+  if (status === 403) return new PermissionError(details)
+  if (status === 404) return new TableNotFoundError(details)
+  if (status === 429 || status >= 500) {
+    const retryAfter = response.headers['retry-after']
+    return new ServerError({
+      ...details,
+      attempts: context.attempt,
+      retryAfterMs: parseRetryAfter(retryAfter, context.now),
+    })
+  }
+  if (status >= 300 && status < 400) {
+    return new ProtocolError('NOT_CSV', {
+      tableId: context.tableId,
+      status,
+      reason: `${context.what} was redirected (HTTP ${status}), probably to a login page; redirects are not followed`,
+    })
+  }
+  return new HttpClientError(details)
+}
+
+const transportToExportError = (error: unknown, what: string, tableId: string | undefined): ExportError => {
+  if (!(error instanceof TransportError)) {
+    return new NetworkError({
+      tableId,
+      what,
+      reason: error instanceof Error ? error.message : String(error),
+      cause: error,
+    })
+  }
+  if (error.kind === 'tls') return new TlsError({ tableId, what, reason: error.message })
+  const timeout = error.kind === 'connect-timeout' || error.kind === 'idle-timeout'
+  return new NetworkError({ tableId, what, reason: error.message, timeout })
+}

@@ -1,0 +1,87 @@
+/**
+ * Retries with exponential backoff and full jitter, a bounded number of attempts and a bounded total time,
+ * honouring `Retry-After` up to a cap. Only errors marked `retryable` are retried: never 401, 403 or 404.
+ */
+import { ExportError } from '../errors.ts'
+
+export interface RetryPolicy {
+  readonly maxAttempts: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly maxRetryAfterSeconds: number
+  readonly totalBudgetSeconds: number
+}
+
+export interface RetryClock {
+  readonly now: () => number
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
+  readonly random: () => number
+}
+
+export interface RetryNotice {
+  readonly attempt: number
+  readonly delayMs: number
+  readonly error: ExportError
+}
+
+/** An error that carries the server's `Retry-After`, already converted to milliseconds. */
+export interface RetryAfterHint {
+  readonly retryAfterMs?: number | undefined
+}
+
+export const systemClock: RetryClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason)
+      const timer = setTimeout(resolve, ms)
+      signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer)
+          reject(signal.reason)
+        },
+        { once: true },
+      )
+    }),
+  random: Math.random,
+}
+
+/** Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from `now`. */
+export const parseRetryAfter = (value: string | undefined, now: number): number | undefined => {
+  if (value === undefined || value.trim() === '') return undefined
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
+  const date = Date.parse(trimmed)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/** Full-jitter backoff: a random delay between 0 and min(max, base * 2^(attempt-1)). */
+export const backoffDelay = (attempt: number, policy: RetryPolicy, random: () => number): number =>
+  Math.floor(random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1)))
+
+/**
+ * Runs `operation` until it succeeds, fails with a non-retryable error, or the attempts or time budget run out.
+ * The last error is rethrown as it is.
+ */
+export const withRetries = async <T>(
+  operation: (attempt: number) => Promise<T>,
+  policy: RetryPolicy,
+  options: { clock?: RetryClock; signal?: AbortSignal | undefined; onRetry?: (notice: RetryNotice) => void } = {},
+): Promise<T> => {
+  const clock = options.clock ?? systemClock
+  const startedAt = clock.now()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation(attempt)
+    } catch (error) {
+      if (!(error instanceof ExportError) || !error.retryable || attempt >= policy.maxAttempts) throw error
+      const retryAfterMs = (error as ExportError & RetryAfterHint).retryAfterMs
+      if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterSeconds * 1000) throw error
+      const delayMs = retryAfterMs ?? backoffDelay(attempt, policy, clock.random)
+      if (clock.now() - startedAt + delayMs > policy.totalBudgetSeconds * 1000) throw error
+      options.onRetry?.({ attempt, delayMs, error })
+      await clock.sleep(delayMs, options.signal)
+    }
+  }
+}

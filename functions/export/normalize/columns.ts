@@ -1,0 +1,65 @@
+/**
+ * Column naming: header text -> Athena-safe lowercase ASCII snake_case, unique and never empty.
+ * The rule is documented in the README ("Column names"); change both together.
+ */
+import { MAX_COLUMN_NAME_LENGTH } from '../constants.ts'
+
+/** Letters that Unicode decomposition does not reduce to ASCII. */
+const TRANSLITERATIONS: Readonly<Record<string, string>> = {
+  ß: 'ss',
+  ẞ: 'ss',
+  æ: 'ae',
+  Æ: 'ae',
+  œ: 'oe',
+  Œ: 'oe',
+  ø: 'o',
+  Ø: 'o',
+  đ: 'd',
+  Đ: 'd',
+  ð: 'd',
+  Ð: 'd',
+  þ: 'th',
+  Þ: 'th',
+  ł: 'l',
+  Ł: 'l',
+  ı: 'i',
+}
+const NEEDS_TRANSLITERATION = new RegExp(`[${Object.keys(TRANSLITERATIONS).join('')}]`, 'g')
+
+/** One header cell's name without uniqueness: may be empty. */
+export const snakeCase = (header: string): string =>
+  header
+    .replace(NEEDS_TRANSLITERATION, (letter) => TRANSLITERATIONS[letter] ?? '')
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+
+export interface NamedColumn {
+  /** Athena column name. */
+  readonly name: string
+  /** Header text as the service sent it. */
+  readonly header: string
+}
+
+/**
+ * Names every header: snake_case, `column_<position>` when nothing is left, `col_` before a leading digit,
+ * at most 255 characters, and `_2`, `_3`... on repeats in order of appearance.
+ */
+export const nameColumns = (headers: readonly string[], reserved: readonly string[] = []): NamedColumn[] => {
+  const taken = new Set(reserved)
+  return headers.map((header, index) => {
+    let base = snakeCase(header)
+    if (base === '') base = `column_${index + 1}`
+    else if (/^\d/.test(base)) base = `col_${base}`
+    base = base.slice(0, MAX_COLUMN_NAME_LENGTH).replace(/_+$/, '')
+    let name = base
+    for (let n = 2; taken.has(name); n++) {
+      const suffix = `_${n}`
+      name = `${base.slice(0, MAX_COLUMN_NAME_LENGTH - suffix.length)}${suffix}`
+    }
+    taken.add(name)
+    return { name, header }
+  })
+}

@@ -1,0 +1,109 @@
+/**
+ * Type inference over every value of a column. Each column keeps the set of types that all its values so far
+ * fit; a value only narrows the set, so the order of rows never matters and nothing is sampled.
+ */
+import { ColumnType } from '../constants.ts'
+import { DataError } from '../errors.ts'
+import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from './values.ts'
+
+const Fits = {
+  BIGINT: 1,
+  DOUBLE: 2,
+  BOOLEAN: 4,
+  DATE: 8,
+  TIMESTAMP: 16,
+} as const
+const ALL = Fits.BIGINT | Fits.DOUBLE | Fits.BOOLEAN | Fits.DATE | Fits.TIMESTAMP
+
+/** The narrowest type in precedence order. */
+const PRECEDENCE: readonly [number, ColumnType][] = [
+  [Fits.BIGINT, ColumnType.BIGINT],
+  [Fits.DOUBLE, ColumnType.DOUBLE],
+  [Fits.BOOLEAN, ColumnType.BOOLEAN],
+  [Fits.DATE, ColumnType.DATE],
+  [Fits.TIMESTAMP, ColumnType.TIMESTAMP],
+]
+
+const fitsOf = (text: string, candidates: number): number => {
+  let fits = 0
+  if (candidates & Fits.BIGINT && parseBigint(text) !== undefined) fits |= Fits.BIGINT
+  if (candidates & Fits.DOUBLE && parseDouble(text) !== undefined) fits |= Fits.DOUBLE
+  if (candidates & Fits.BOOLEAN && parseBoolean(text) !== undefined) fits |= Fits.BOOLEAN
+  if (candidates & Fits.DATE && parseDate(text) !== undefined) fits |= Fits.DATE
+  if (candidates & Fits.TIMESTAMP && parseTimestamp(text) !== undefined) fits |= Fits.TIMESTAMP
+  return fits
+}
+
+const FIT_OF_TYPE: Readonly<Record<ColumnType, number>> = {
+  bigint: Fits.BIGINT,
+  double: Fits.DOUBLE,
+  boolean: Fits.BOOLEAN,
+  date: Fits.DATE,
+  timestamp: Fits.TIMESTAMP,
+  string: 0,
+}
+
+export interface ColumnTypeInferrerOptions {
+  readonly tableId: string
+  readonly columnNames: readonly string[]
+  /** Types forced by configuration; their values are checked instead of inferred. */
+  readonly forced?: Readonly<Record<string, ColumnType>>
+}
+
+export class ColumnTypeInferrer {
+  readonly #candidates: Uint8Array
+  readonly #seen: Uint8Array
+  readonly #forced: readonly (ColumnType | undefined)[]
+  readonly #options: ColumnTypeInferrerOptions
+
+  constructor(options: ColumnTypeInferrerOptions) {
+    const { columnNames, forced = {} } = options
+    this.#options = options
+    this.#forced = columnNames.map((name) => forced[name])
+    this.#candidates = Uint8Array.from(columnNames, (_, i) => {
+      const type = this.#forced[i]
+      return type === undefined ? ALL : FIT_OF_TYPE[type]
+    })
+    this.#seen = new Uint8Array(columnNames.length)
+  }
+
+  /** Narrows column `index` by a batch of its values (null = empty cell). `firstRow` numbers error messages. */
+  observe(index: number, values: readonly (string | null)[], firstRow: number): void {
+    let candidates = this.#candidates[index]!
+    const forced = this.#forced[index]
+    if (candidates === 0 && forced === undefined) {
+      this.#seen[index] = 1
+      return
+    }
+    for (let row = 0; row < values.length; row++) {
+      const text = values[row]
+      if (text === null || text === undefined) continue
+      this.#seen[index] = 1
+      const fits = fitsOf(text, candidates)
+      if (forced !== undefined && fits === 0 && forced !== ColumnType.STRING) {
+        throw new DataError('VALUE_OUT_OF_RANGE', {
+          tableId: this.#options.tableId,
+          reason: `row ${firstRow + row}: "${clip(text)}" in column ${this.#options.columnNames[index]} is not a ${forced}, the type forced by "columnTypes"`,
+          hint: 'remove the column from "columnTypes" or force it to "string"; the previous data is kept',
+        })
+      }
+      candidates &= fits
+      if (candidates === 0 && forced === undefined) break
+    }
+    this.#candidates[index] = candidates
+  }
+
+  /** Final types: the forced one, else the narrowest that every value fits; all-empty columns are STRING. */
+  types(): ColumnType[] {
+    return this.#options.columnNames.map((_, index) => {
+      const forced = this.#forced[index]
+      if (forced !== undefined) return forced
+      if (this.#seen[index] === 0) return ColumnType.STRING
+      const candidates = this.#candidates[index]!
+      for (const [fit, type] of PRECEDENCE) if (candidates & fit) return type
+      return ColumnType.STRING
+    })
+  }
+}
+
+const clip = (text: string): string => (text.length > 60 ? `${text.slice(0, 57)}...` : text)

@@ -1,0 +1,129 @@
+/**
+ * Local-folder warehouse. Uploads go to a temporary file under `_tmp/` on the same file system and are
+ * renamed into place on commit: rename(2) replaces the target atomically, so readers see the old file or
+ * the new one, never a part.
+ */
+import { randomUUID } from 'node:crypto'
+import { createWriteStream, type WriteStream } from 'node:fs'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { PublishError } from '../errors.ts'
+import type { ObjectUpload, WarehouseStore } from './store.ts'
+
+const TEMP_FOLDER = '_tmp'
+
+export class FolderWarehouseStore implements WarehouseStore {
+  readonly root: string
+
+  constructor(root: string) {
+    this.root = path.resolve(root)
+  }
+
+  async openUpload(key: string): Promise<ObjectUpload> {
+    const target = this.#path(key)
+    const temp = await this.#tempPath()
+    const stream = createWriteStream(temp, { flags: 'wx' })
+    let bytes = 0
+    let failure: Error | undefined
+    stream.on('error', (error) => {
+      failure ??= error
+    })
+    return {
+      write: async (chunk) => {
+        if (failure) throw this.#error(key, failure)
+        bytes += chunk.length
+        if (!stream.write(chunk)) await drained(stream)
+      },
+      commit: async () => {
+        await closeStream(stream)
+        if (failure) throw this.#error(key, failure)
+        try {
+          await mkdir(path.dirname(target), { recursive: true })
+          await rename(temp, target)
+        } catch (error) {
+          await rm(temp, { force: true })
+          throw this.#error(key, error)
+        }
+        return { bytes, location: target }
+      },
+      abort: async () => {
+        stream.destroy()
+        await rm(temp, { force: true })
+      },
+    }
+  }
+
+  async putObject(key: string, body: string | Uint8Array): Promise<string> {
+    const target = this.#path(key)
+    const temp = await this.#tempPath()
+    try {
+      await writeFile(temp, body, { flag: 'wx' })
+      await mkdir(path.dirname(target), { recursive: true })
+      await rename(temp, target)
+    } catch (error) {
+      await rm(temp, { force: true })
+      throw this.#error(key, error)
+    }
+    return target
+  }
+
+  async getObject(key: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.#path(key))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+  }
+
+  async listKeys(prefix: string): Promise<string[]> {
+    const base = this.#path(prefix)
+    try {
+      const entries = await readdir(base, { recursive: true, withFileTypes: true })
+      return entries
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.relative(this.root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+        .sort()
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
+  }
+
+  #path(key: string): string {
+    const resolved = path.resolve(this.root, ...key.split('/'))
+    if (!resolved.startsWith(this.root + path.sep)) throw new Error(`key escapes the warehouse: ${key}`)
+    return resolved
+  }
+
+  async #tempPath(): Promise<string> {
+    const folder = path.join(this.root, TEMP_FOLDER)
+    await mkdir(folder, { recursive: true })
+    return path.join(folder, `${randomUUID()}.partial`)
+  }
+
+  #error(key: string, cause: unknown): PublishError {
+    return new PublishError({
+      target: path.join(this.root, key),
+      reason: cause instanceof Error ? cause.message : String(cause),
+      cause,
+    })
+  }
+}
+
+const drained = (stream: WriteStream) =>
+  new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => reject(error)
+    stream.once('drain', () => {
+      stream.off('error', onError)
+      resolve()
+    })
+    stream.once('error', onError)
+  })
+
+const closeStream = (stream: WriteStream) =>
+  new Promise<void>((resolve) => {
+    if (stream.closed) return resolve()
+    stream.end(() => resolve())
+    stream.once('error', () => resolve())
+  })

@@ -1,0 +1,27 @@
+/**
+ * Publish stage interface. An object becomes visible only when its upload commits, in one step, replacing any
+ * previous object under the same key; an aborted upload leaves the previous object untouched.
+ * Implementations: a local folder (rename) and S3 (multipart upload whose completion is the commit).
+ */
+
+export interface ObjectUpload {
+  /** Appends bytes; resolves when they are accepted (backpressure). */
+  write(chunk: Uint8Array): Promise<void>
+  /** Makes the object visible under its key, replacing the previous one atomically. */
+  commit(): Promise<{ readonly bytes: number; readonly location: string }>
+  /** Drops everything written; the previous object stays as it was. */
+  abort(): Promise<void>
+}
+
+export interface WarehouseStore {
+  /** Where keys land, for messages: a folder path or an `s3://bucket/prefix` URI. */
+  readonly root: string
+  /** Starts a streamed upload of `key` (a `/`-separated path relative to the warehouse root). */
+  openUpload(key: string, contentType: string): Promise<ObjectUpload>
+  /** Writes a small object in one step (run records, schemas). */
+  putObject(key: string, body: string | Uint8Array, contentType: string): Promise<string>
+  /** Reads a small object, or undefined when there is none. */
+  getObject(key: string): Promise<Buffer | undefined>
+  /** Keys under a prefix (relative to the root). */
+  listKeys(prefix: string): Promise<string[]>
+}

@@ -1,0 +1,57 @@
+/** The machine-readable record of one run, written next to the data under `_runs/`. */
+import { type ColumnType, type FailureClass, RUNS_FOLDER } from './constants.ts'
+
+export interface ColumnRecord {
+  readonly name: string
+  /** Header text as the service sent it; absent for lineage columns. */
+  readonly header?: string
+  readonly type: ColumnType
+}
+
+export interface PublishedObject {
+  readonly key: string
+  readonly location: string
+  readonly bytes: number
+}
+
+export interface TableErrorRecord {
+  readonly code: string
+  readonly failureClass: FailureClass
+  readonly message: string
+  readonly status?: number
+  readonly hint?: string
+}
+
+export interface TableOutcome {
+  readonly tableId: string
+  readonly name: string
+  readonly status: 'succeeded' | 'failed'
+  /** HTTP status of the download, when one was answered. */
+  readonly httpStatus?: number
+  readonly attempts: number
+  readonly bytesReceived: number
+  /** SHA-256 (hex) of the body exactly as received. */
+  readonly sha256?: string
+  readonly encoding?: string
+  readonly delimiter?: string
+  readonly rows?: number
+  readonly columns?: readonly ColumnRecord[]
+  readonly objects: readonly PublishedObject[]
+  readonly durationMs: number
+  readonly warnings?: readonly string[]
+  readonly error?: TableErrorRecord
+}
+
+export interface RunRecord {
+  readonly runId: string
+  readonly exportDate: string
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly status: 'succeeded' | 'failed'
+  /** Username of the token's owner, from `/rest/usermanager/me`. */
+  readonly tokenOwner?: string
+  readonly tables: readonly TableOutcome[]
+}
+
+export const runRecordKey = (exportDate: string, runId: string): string =>
+  `${RUNS_FOLDER}/dt=${exportDate}/${runId}.json`

@@ -1,0 +1,220 @@
+/**
+ * The orchestrator: check the token once, export every table with bounded concurrency, write the run record.
+ * It wires the stages together and does nothing else; the Lambda handler and the local CLI differ only in
+ * the dependencies they pass in.
+ */
+import { randomBytes } from 'node:crypto'
+import type { ExportConfig, TableConfig } from './config.ts'
+import { DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
+import { InventoryClient } from './inventory/client.ts'
+import { backoffDelay, systemClock } from './inventory/retry.ts'
+import type { WarehouseStore } from './publish/store.ts'
+import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
+import { exportTable, type RunIdentity, type TableExportProbe } from './table-export.ts'
+import type { RunTelemetry } from './telemetry.ts'
+
+export interface RunDependencies {
+  readonly store: WarehouseStore
+  readonly token: string
+  readonly telemetry: RunTelemetry
+  readonly spoolDirectory: string
+  /** PEM text of extra CA certificates, already read from `source.caCertificatesFile`. */
+  readonly extraCaCertificates?: string | undefined
+  readonly now?: () => Date
+  /** Milliseconds left before the run must stop (Lambda); unlimited when absent. */
+  readonly remainingTimeMs?: () => number
+}
+
+export interface RunOptions {
+  /** Export date (partition); UTC today when absent. */
+  readonly exportDate?: string | undefined
+  /** Narrow the run to these table ids or names. */
+  readonly tables?: readonly string[] | undefined
+}
+
+export const newRunId = (at: Date): string =>
+  `${at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`
+
+export const runExport = async (
+  config: ExportConfig,
+  deps: RunDependencies,
+  options: RunOptions = {},
+): Promise<RunRecord> => {
+  const now = deps.now ?? (() => new Date())
+  const startedAt = now()
+  const run: RunIdentity = {
+    runId: newRunId(startedAt),
+    exportDate: options.exportDate ?? startedAt.toISOString().slice(0, 10),
+    exportedAt: startedAt,
+  }
+  const tables = selectTables(config.tables, options.tables)
+  const deadline = new AbortController()
+  const client = new InventoryClient({
+    baseUrl: config.source.baseUrl,
+    token: deps.token,
+    tuning: config.export,
+    extraCaCertificates: deps.extraCaCertificates,
+    onRetry: (notice) => deps.telemetry.retried(notice),
+  })
+  deps.telemetry.info('export run started', {
+    runId: run.runId,
+    exportDate: run.exportDate,
+    tables: tables.map((t) => t.name),
+  })
+
+  let tokenOwner: string | undefined
+  let outcomes: TableOutcome[]
+  try {
+    const user = await client.getCurrentUser(deadline.signal)
+    tokenOwner = typeof user.username === 'string' ? user.username : undefined
+    outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
+      exportOneTable(table, { config, deps, client, run, deadline }),
+    )
+  } catch (error) {
+    // The token check failed: one request told us every table would fail the same way.
+    const failure = toExportError(error)
+    deps.telemetry.error('token check failed; no table was exported', { error: failure.toJSON() })
+    outcomes = tables.map((table) => failedOutcome(table, failure, { bytesReceived: 0, attempts: 0 }, 0))
+    for (const outcome of outcomes) deps.telemetry.tableFinished(outcome)
+  }
+
+  const record: RunRecord = {
+    runId: run.runId,
+    exportDate: run.exportDate,
+    startedAt: startedAt.toISOString(),
+    finishedAt: now().toISOString(),
+    status: outcomes.every((o) => o.status === 'succeeded') ? 'succeeded' : 'failed',
+    ...(tokenOwner === undefined ? {} : { tokenOwner }),
+    tables: outcomes,
+  }
+  await deps.store.putObject(
+    runRecordKey(run.exportDate, run.runId),
+    `${JSON.stringify(record, null, 2)}\n`,
+    'application/json',
+  )
+  deps.telemetry.runFinished(record)
+  return record
+}
+
+interface TableRunContext {
+  readonly config: ExportConfig
+  readonly deps: RunDependencies
+  readonly client: InventoryClient
+  readonly run: RunIdentity
+  readonly deadline: AbortController
+}
+
+/** Exports one table, retrying the whole table when its body failed mid-way (headers were retried already). */
+const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
+  const { config, deps } = context
+  const started = Date.now()
+  const probe: TableExportProbe = { bytesReceived: 0, attempts: 0 }
+  deps.telemetry.tableStarted(table)
+  for (let attempt = 1; ; attempt++) {
+    const margin = config.export.deadlineMarginSeconds * 1000
+    if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
+      const failure = new DeadlineError({
+        tableId: table.id,
+        reason: 'not started: the run is about to reach its time limit',
+      })
+      return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
+    }
+    probe.bytesReceived = 0
+    try {
+      const result = await exportTable(table, {
+        client: context.client,
+        store: deps.store,
+        run: context.run,
+        spoolDirectory: deps.spoolDirectory,
+        signal: context.deadline.signal,
+        onProgress: (progress) => deps.telemetry.tableProgress(table, progress),
+      })
+      return finish(deps, {
+        tableId: table.id,
+        name: table.name,
+        status: 'succeeded',
+        httpStatus: result.httpStatus,
+        attempts: result.attempts + attempt - 1,
+        bytesReceived: result.bytesReceived,
+        sha256: result.sha256,
+        encoding: result.encoding,
+        delimiter: result.delimiter,
+        rows: result.rows,
+        columns: result.columns,
+        objects: result.objects,
+        durationMs: Date.now() - started,
+        ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+      })
+    } catch (error) {
+      const failure = toExportError(error, table.id)
+      const retryBody = isMidBodyFailure(failure) && attempt < config.export.retry.maxAttempts
+      if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
+      const delayMs = backoffDelay(attempt, config.export.retry, Math.random)
+      deps.telemetry.retried({ tableId: table.id, attempt, delayMs, error: failure })
+      await systemClock.sleep(delayMs, context.deadline.signal).catch(() => undefined)
+    }
+  }
+}
+
+/** A failure after the headers arrived: the request as a whole is worth another try. */
+const isMidBodyFailure = (error: ExportError): boolean =>
+  error.retryable &&
+  (error.code === ErrorCode.BODY_TRUNCATED ||
+    error.code === ErrorCode.NETWORK_ERROR ||
+    error.code === ErrorCode.TIMEOUT)
+
+const finish = (deps: RunDependencies, outcome: TableOutcome): TableOutcome => {
+  deps.telemetry.tableFinished(outcome)
+  return outcome
+}
+
+const failedOutcome = (
+  table: TableConfig,
+  error: ExportError,
+  probe: TableExportProbe,
+  durationMs: number,
+): TableOutcome => ({
+  tableId: table.id,
+  name: table.name,
+  status: 'failed',
+  ...(probe.httpStatus === undefined && error.status === undefined
+    ? {}
+    : { httpStatus: error.status ?? probe.httpStatus }),
+  attempts: probe.attempts,
+  bytesReceived: probe.bytesReceived,
+  objects: [],
+  durationMs,
+  error: {
+    code: error.code,
+    failureClass: error.failureClass,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+  },
+})
+
+const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] | undefined): readonly TableConfig[] =>
+  wanted === undefined || wanted.length === 0
+    ? tables
+    : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
+
+/** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
+export const mapWithConcurrency = async <T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> => {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}

@@ -1,0 +1,131 @@
+/**
+ * Command-line flags of the local runner -> the shared configuration input plus run options.
+ * Flags and a `--config` file may be combined; flags win. This is the one place that reads the environment.
+ */
+import { readFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import type { ExportConfigInput } from '../export/config.ts'
+import { EXPORT_DATE_PATTERN } from '../export/constants.ts'
+import { TokenUnavailableError, UsageError } from '../export/errors.ts'
+
+export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
+
+export const EXPORT_USAGE = `Usage: npm start -- [flags]
+
+Exports saved tables of the inventory service as Parquet, partitioned by date.
+With no --base-url and no --config, starts the built-in stand-in service with demo data and exports it.
+
+Flags:
+  --base-url URL         the inventory service, e.g. https://inventory.example.com
+  --table ID[=NAME]      a saved table id, optionally with its warehouse name (repeatable);
+                         NAME defaults to table_<id> and must be lowercase letters, digits and _
+  --token-file FILE      file holding the API token (else the INVENTORY_TOKEN environment variable)
+  --config FILE          a configuration file (the same JSON the CDK app deploys); flags override it
+  --out DIR              warehouse folder (default ./warehouse)
+  --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
+  --concurrency N        tables downloaded at once (default 2)
+  --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
+  -h, --help             this text
+
+Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.`
+
+export interface ExportCommand {
+  readonly help: boolean
+  /** True when no service was named: run the demo against the built-in stand-in. */
+  readonly demo: boolean
+  readonly configInput: Partial<ExportConfigInput> & Record<string, unknown>
+  readonly configOrigin: string
+  readonly outDir: string
+  readonly exportDate: string | undefined
+  readonly tokenFile: string | undefined
+}
+
+export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCommand> => {
+  let parsed: ReturnType<typeof parseFlags>
+  try {
+    parsed = parseFlags(argv)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  if (values.date !== undefined && !isValidDate(values.date)) {
+    throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, got "${values.date}"`)
+  }
+  const fromFile = values.config ? await readConfigFile(values.config) : {}
+  const configInput: Record<string, unknown> = { ...fromFile }
+  const source = { ...(fromFile.source as object | undefined) } as Record<string, unknown>
+  if (values['base-url'] !== undefined) source.baseUrl = values['base-url']
+  if (values['allow-insecure-http']) source.allowInsecureHttp = true
+  configInput.source = source
+  if (values.table !== undefined) configInput.tables = values.table.map(parseTableFlag)
+  if (values.concurrency !== undefined) {
+    configInput.export = { ...(fromFile.export as object | undefined), concurrency: Number(values.concurrency) }
+  }
+  return {
+    help: values.help === true,
+    demo: values['base-url'] === undefined && values.config === undefined,
+    configInput,
+    configOrigin: values.config ? `configuration (${values.config} and flags)` : 'command-line flags',
+    outDir: values.out ?? 'warehouse',
+    exportDate: values.date,
+    tokenFile: values['token-file'],
+  }
+}
+
+const parseFlags = (argv: readonly string[]) =>
+  parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      table: { type: 'string', multiple: true },
+      'token-file': { type: 'string' },
+      config: { type: 'string' },
+      out: { type: 'string' },
+      date: { type: 'string' },
+      concurrency: { type: 'string' },
+      'allow-insecure-http': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+
+const parseTableFlag = (value: string): { id: string; name?: string } => {
+  const [id, name] = value.split('=', 2) as [string, string | undefined]
+  return name === undefined ? { id } : { id, name }
+}
+
+const isValidDate = (text: string): boolean =>
+  EXPORT_DATE_PATTERN.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text)
+
+const readConfigFile = async (file: string): Promise<Record<string, unknown>> => {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new UsageError(`cannot read --config ${file}: ${(error as Error).message}`)
+  }
+  try {
+    return JSON.parse(text) as Record<string, unknown>
+  } catch (error) {
+    throw new UsageError(`--config ${file} is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+/** The token from --token-file, else INVENTORY_TOKEN; surrounding white space is dropped. */
+export const readToken = async (tokenFile: string | undefined, environment = process.env): Promise<string> => {
+  if (tokenFile !== undefined) {
+    let text: string
+    try {
+      text = await readFile(tokenFile, 'utf8')
+    } catch (error) {
+      throw new TokenUnavailableError(`--token-file ${tokenFile}`, error)
+    }
+    if (text.trim() === '') throw new TokenUnavailableError(`--token-file ${tokenFile} (the file is empty)`)
+    return text.trim()
+  }
+  const fromEnvironment = environment[TOKEN_ENVIRONMENT_VARIABLE]?.trim()
+  if (!fromEnvironment)
+    throw new TokenUnavailableError(`--token-file or ${TOKEN_ENVIRONMENT_VARIABLE} (neither is set)`)
+  return fromEnvironment
+}
