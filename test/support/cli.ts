@@ -1,0 +1,46 @@
+/** Runs the local runner the way a user does: in-process for speed, or as a real child process. */
+import { execFile } from 'node:child_process'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { runExportCommand } from '../../functions/local/cli.ts'
+
+export interface CliResult {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** A fresh temporary folder. */
+export const tempDir = (prefix = 'inventory-test-'): Promise<string> => mkdtemp(path.join(os.tmpdir(), prefix))
+
+/** Writes `token` to a temporary file and returns its path, for --token-file. */
+export const tokenFile = async (token: string): Promise<string> => {
+  const file = path.join(await tempDir('inventory-token-'), 'token')
+  await writeFile(file, token)
+  return file
+}
+
+/** `npm start -- <argv>` in this process, output captured. */
+export const runExportInProcess = async (argv: readonly string[]): Promise<CliResult> => {
+  const out: string[] = []
+  const err: string[] = []
+  const exitCode = await runExportCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l) })
+  return { exitCode, stdout: out.join('\n'), stderr: err.join('\n') }
+}
+
+const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
+
+/** `node functions/local/cli.ts <argv>` as a child process on the same Node, for exit statuses and real output. */
+export const runCliProcess = (argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(REPO_ROOT, 'functions/local/cli.ts'), ...argv],
+      { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        resolve({ exitCode, stdout, stderr })
+      },
+    )
+  })
