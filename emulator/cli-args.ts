@@ -1,0 +1,89 @@
+/** Command-line flags of `node emulator/main.ts`, parsed once into a typed object. */
+import { parseArgs } from 'node:util'
+import type { DemoRowCounts } from './demo-tables.ts'
+import { EmulatorError, EmulatorErrorCode } from './errors.ts'
+
+export const DEFAULT_CLI_PORT = 8080
+
+export const USAGE = `Usage: node emulator/main.ts [flags]   (or: npm run emulator -- [flags])
+
+Runs the local stand-in of the inventory service's export API until Ctrl-C.
+
+Flags:
+  --port <n>             port to listen on; 0 picks a free one (default ${DEFAULT_CLI_PORT})
+  --host <addr>          address to bind (default 127.0.0.1)
+  --seed <n>             seed of the demo data; same seed, same bytes (default 1)
+  --rows <table>=<n>     rows of a demo table: devices, software or users; repeat or comma-separate
+                         (default devices=2500,software=10000,users=800)
+  --help                 show this text
+`
+
+export interface CliOptions {
+  readonly help: boolean
+  readonly port: number
+  readonly host: string
+  readonly seed: number
+  readonly rows: DemoRowCounts
+}
+
+const ROW_TABLES = ['devices', 'software', 'users'] as const
+
+const integerFlag = (name: string, value: string | undefined, fallback: number, problems: string[]): number => {
+  if (value === undefined) return fallback
+  const parsed = Number(value)
+  if (value.trim() === '' || !Number.isSafeInteger(parsed))
+    problems.push(`--${name} must be an integer, got "${value}"`)
+  return parsed
+}
+
+const parseRows = (values: readonly string[], problems: string[]): DemoRowCounts => {
+  const rows: Record<string, number> = {}
+  for (const pair of values.flatMap((value) => value.split(','))) {
+    const [table = '', count = ''] = pair.split('=', 2)
+    const parsed = Number(count.replaceAll('_', ''))
+    if (!(ROW_TABLES as readonly string[]).includes(table)) {
+      problems.push(`--rows "${pair}": table must be one of ${ROW_TABLES.join(', ')}`)
+    } else if (count === '' || !Number.isSafeInteger(parsed) || parsed < 0) {
+      problems.push(`--rows "${pair}": count must be a non-negative integer`)
+    } else rows[table] = parsed
+  }
+  return rows
+}
+
+/** Parses argv (without node and the script); throws an EmulatorError naming every bad flag. */
+export const parseCliArgs = (argv: readonly string[]): CliOptions => {
+  let values: ReturnType<typeof parseFlags>['values']
+  try {
+    values = parseFlags(argv).values
+  } catch (error) {
+    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, `${(error as Error).message}\n\n${USAGE}`)
+  }
+  const problems: string[] = []
+  const port = integerFlag('port', values.port, DEFAULT_CLI_PORT, problems)
+  if (port < 0 || port > 65_535) problems.push(`--port must be from 0 to 65535, got ${port}`)
+  const options: CliOptions = {
+    help: values.help ?? false,
+    port,
+    host: values.host ?? '127.0.0.1',
+    seed: integerFlag('seed', values.seed, 1, problems),
+    rows: parseRows(values.rows ?? [], problems),
+  }
+  if (problems.length > 0) {
+    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, `${problems.join('\n')}\n\n${USAGE}`)
+  }
+  return options
+}
+
+const parseFlags = (argv: readonly string[]) =>
+  parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      seed: { type: 'string' },
+      rows: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })

@@ -1,0 +1,39 @@
+/** Rows of the demo "Installed Software" table: one row per install found on a device. */
+import { instantBetween, instantWithinDays, isoDate, isoTimestampWithOffset, paddedId } from './demo-format.ts'
+import { AGENT_OFFSETS, SOFTWARE } from './demo-software-catalog.ts'
+import { Random } from './prng.ts'
+import type { Row } from './tables.ts'
+
+export const SOFTWARE_COLUMNS = [
+  'Device ID',
+  'Software Name',
+  'Vendor',
+  'Version',
+  'Install Path',
+  'Install Date',
+  'Size (MB)',
+  'Licensed',
+  'Detected At',
+] as const
+
+const softwareRow = (random: Random, deviceCount: number): Row => {
+  const title = random.pick(SOFTWARE)
+  return [
+    paddedId(random.int(1, Math.max(1, deviceCount))),
+    title.name,
+    title.vendor,
+    random.pick(title.versions),
+    title.path,
+    // Some agents cannot tell when a program was installed.
+    random.chance(0.08) ? null : isoDate(instantBetween(random, '2022-01-01', '2026-11-20')),
+    (title.sizeMb * (0.9 + random.float() * 0.2)).toFixed(1),
+    String(title.licensed),
+    isoTimestampWithOffset(instantWithinDays(random, 30), random.pick(AGENT_OFFSETS)),
+  ]
+}
+
+/** `count` install rows referring to devices 000001..`deviceCount`. */
+export function* softwareRows(seed: number, count: number, deviceCount: number): Generator<Row> {
+  const random = new Random(seed)
+  for (let index = 0; index < count; index++) yield softwareRow(random, deviceCount)
+}

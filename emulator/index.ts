@@ -1,0 +1,5 @@
+/** The emulator's public API. */
+export * from './data.ts'
+export { EmulatorError, EmulatorErrorCode } from './errors.ts'
+export { ANY_TARGET, type Fault, type FaultKind, type FaultScript } from './faults.ts'
+export { type EmulatorOptions, type RecordedRequest, type RunningEmulator, startInventoryEmulator } from './server.ts'

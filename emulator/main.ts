@@ -1,0 +1,41 @@
+/** `node emulator/main.ts`: runs the emulator in the foreground and prints how to reach it. */
+import { parseCliArgs, USAGE } from './cli-args.ts'
+import { demoTables } from './demo-tables.ts'
+import { EmulatorError } from './errors.ts'
+import { startInventoryEmulator } from './server.ts'
+import { DEMO_TOKENS } from './users.ts'
+
+const run = async (): Promise<void> => {
+  const options = parseCliArgs(process.argv.slice(2))
+  if (options.help) {
+    process.stdout.write(USAGE)
+    return
+  }
+  const tables = demoTables({ seed: options.seed, rows: options.rows })
+  const emulator = await startInventoryEmulator({ host: options.host, port: options.port, tables })
+  const lines = [
+    `Inventory service emulator listening on ${emulator.baseUrl}`,
+    `  API doc:      ${emulator.baseUrl}/apidoc`,
+    `  demo token:   ${DEMO_TOKENS.valid}   (reads every table)`,
+    `  limited:      ${DEMO_TOKENS.limited}   (403 on 1005)`,
+    `  revoked:      ${DEMO_TOKENS.revoked}   expired: ${DEMO_TOKENS.expired}`,
+    '  tables:',
+    ...tables.map((t) => `    ${t.id}  ${t.title}${t.exportEnabled === false ? '  (export disabled: 404)' : ''}`),
+    `  try: curl -H 'token: ${DEMO_TOKENS.valid}' ${emulator.baseUrl}/rest/tables/1001/csv`,
+    'Press Ctrl-C to stop.',
+  ]
+  process.stdout.write(`${lines.join('\n')}\n`)
+  const stop = (): void => {
+    emulator.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+run().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof EmulatorError ? error.message : String((error as Error)?.stack ?? error)}\n`)
+  process.exitCode = 1
+})
