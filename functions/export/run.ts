@@ -10,7 +10,7 @@ import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
-import { exportTable, type RunIdentity, type TableExportProbe } from './table-export.ts'
+import { exportTable, type RunIdentity, type TableCatalog, type TableExportProbe } from './table-export.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
 export interface RunDependencies {
@@ -23,6 +23,8 @@ export interface RunDependencies {
   readonly now?: () => Date
   /** Milliseconds left before the run must stop (Lambda); unlimited when absent. */
   readonly remainingTimeMs?: () => number
+  /** Catalog to tell about changed table schemas (Glue on AWS). */
+  readonly catalog?: TableCatalog | undefined
 }
 
 export interface RunOptions {
@@ -130,6 +132,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         run: context.run,
         spoolDirectory: deps.spoolDirectory,
         signal: context.deadline.signal,
+        catalog: deps.catalog,
         onProgress: (progress) => deps.telemetry.tableProgress(table, progress),
       })
       return finish(deps, {

@@ -4,6 +4,7 @@
  * Any failure aborts the upload, so the previous data for the date stays as it was.
  */
 import { createHash } from 'node:crypto'
+import { planWrite, readTableSchema, type TableSchema, type WritePlan, writeTableSchema } from './catalog/registry.ts'
 import type { TableConfig } from './config.ts'
 import { ColumnType, DATA_OBJECT_NAME, LineageColumn, PARTITION_KEY } from './constants.ts'
 import { type DecodeReport, decodeToUtf8 } from './csv/decode.ts'
@@ -37,6 +38,12 @@ export interface TableExportContext {
   readonly signal?: AbortSignal | undefined
   readonly rowGroupLimits?: RowGroupLimits
   readonly onProgress?: (progress: TableProgress) => void
+  /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
+  readonly catalog?: TableCatalog | undefined
+}
+
+export interface TableCatalog {
+  publish(schema: TableSchema): Promise<void>
 }
 
 export interface TableExportResult {
@@ -114,13 +121,25 @@ export const exportTable = async (
     }
     await accept(builder.flush())
 
-    const types = inferrer.types()
+    const plan = planWrite(await readTableSchema(context.store, table.name), {
+      table: table.name,
+      sourceTableId: table.id,
+      exportDate: context.run.exportDate,
+      columns: named,
+      inferred: inferrer.types(),
+      fits: (index, type) => inferrer.fits(index, type),
+    })
     const columns: ColumnRecord[] = [
-      ...named.map((column, i) => ({ name: column.name, header: column.header, type: types[i]! })),
+      ...plan.schema.columns.map(({ name, header, type }) =>
+        header === undefined ? { name, type } : { name, header, type },
+      ),
       ...LINEAGE_COLUMNS,
     ]
     const key = dataObjectKey(table.name, context.run.exportDate)
-    const written = await writeParquetObject(context, table, key, columns, spool)
+    const written = await writeParquetObject(context, table, key, plan, spool)
+    // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
+    if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
+    await writeTableSchema(context.store, plan.schema)
     return {
       httpStatus: download.status,
       attempts: download.attempts,
@@ -143,20 +162,20 @@ const writeParquetObject = async (
   context: TableExportContext,
   table: TableConfig,
   key: string,
-  columns: readonly ColumnRecord[],
+  plan: WritePlan,
   spool: RowGroupSpool,
 ): Promise<{ rows: number; object: PublishedObject }> => {
   const upload = await context.store.openUpload(key, 'application/vnd.apache.parquet')
   try {
-    const parquetColumns: ParquetColumn[] = columns.map(({ name, type }) => ({ name, type }))
+    const parquetColumns: ParquetColumn[] = [...plan.schema.columns, ...LINEAGE_COLUMNS].map(({ name, type }) => ({
+      name,
+      type,
+    }))
     const encoder = new ParquetFileEncoder(parquetColumns, (chunk) => upload.write(chunk), {
       keyValueMetadata: { 'inventory.source_table_id': table.id, 'inventory.export_run_id': context.run.runId },
     })
-    const dataColumns = columns.length - LINEAGE_COLUMNS.length
     for await (const group of spool.groups()) {
-      const values: ColumnValues[] = []
-      for (let i = 0; i < dataColumns; i++) values.push(convertColumn(columns[i]!.type, group.columns[i]!))
-      values.push(...lineageValues(group, table, context.run))
+      const values = [...dataValues(plan, group), ...lineageValues(group, table, context.run)]
       await encoder.writeRowGroup(values, group.rowCount)
     }
     await encoder.finish()
@@ -166,6 +185,25 @@ const writeParquetObject = async (
     await upload.abort().catch(() => undefined)
     throw error
   }
+}
+
+/** One array per registry column: converted CSV values, companion texts of misfits, or NULLs. */
+const dataValues = (plan: WritePlan, group: SpooledRowGroup): ColumnValues[] => {
+  const values = new Array<ColumnValues>(plan.sources.length)
+  plan.sources.forEach((source, position) => {
+    if (source.kind === 'csv') {
+      const cells = group.columns[source.index]!
+      if (source.companion === undefined) values[position] = convertColumn(source.type, cells)
+      else {
+        const texts: ColumnValues = new Array(group.rowCount).fill(null)
+        values[position] = convertColumn(source.type, cells, (row, text) => {
+          texts[row] = text
+        })
+        values[source.companion] = texts
+      }
+    } else if (source.kind === 'absent') values[position] = new Array(group.rowCount).fill(null)
+  })
+  return values
 }
 
 const lineageValues = (group: SpooledRowGroup, table: TableConfig, run: RunIdentity): ColumnValues[] => {

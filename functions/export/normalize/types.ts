@@ -71,7 +71,8 @@ export class ColumnTypeInferrer {
   observe(index: number, values: readonly (string | null)[], firstRow: number): void {
     let candidates = this.#candidates[index]!
     const forced = this.#forced[index]
-    if (candidates === 0 && forced === undefined) {
+    // Already STRING (inferred or forced): no value can change the type, so the values are not looked at.
+    if (candidates === 0 && (forced === undefined || forced === ColumnType.STRING)) {
       this.#seen[index] = 1
       return
     }
@@ -91,6 +92,12 @@ export class ColumnTypeInferrer {
       if (candidates === 0 && forced === undefined) break
     }
     this.#candidates[index] = candidates
+  }
+
+  /** Whether every value of column `index` seen so far is a faithful value of `type` (STRING always is). */
+  fits(index: number, type: ColumnType): boolean {
+    if (type === ColumnType.STRING || this.#seen[index] === 0) return true
+    return (this.#candidates[index]! & FIT_OF_TYPE[type]) !== 0
   }
 
   /** Final types: the forced one, else the narrowest that every value fits; all-empty columns are STRING. */

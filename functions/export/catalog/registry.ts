@@ -1,0 +1,144 @@
+/**
+ * The schema registry: one JSON document per table, beside the data (`_schemas/<name>.json`). It is the source
+ * of truth for what is written and for the catalog. Once a column's type is published it never changes: a
+ * value that no longer fits is written as NULL in the typed column and kept, as text, in `<column>__text`.
+ * Columns are only ever appended; a column that disappears from the CSV stays, NULL from then on.
+ */
+import { type ColumnType, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
+import type { NamedColumn } from '../normalize/columns.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+
+/** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
+export const TEXT_COMPANION_SUFFIX = '__text'
+export const SCHEMA_DOCUMENT_VERSION = 1
+
+export interface RegisteredColumn {
+  readonly name: string
+  /** Latest header text the service sent for it; companions have none. */
+  readonly header?: string
+  readonly type: ColumnType
+  /** For a companion text column: the typed column whose misfits it holds. */
+  readonly textOf?: string
+  readonly firstSeen: string
+  readonly lastSeen: string
+}
+
+export interface TableSchema {
+  readonly version: typeof SCHEMA_DOCUMENT_VERSION
+  readonly table: string
+  readonly sourceTableId: string
+  readonly firstExportDate: string
+  readonly lastExportDate: string
+  readonly columns: readonly RegisteredColumn[]
+}
+
+/** Where a column of the file being written takes its values from. */
+export type ColumnSource =
+  | { readonly kind: 'csv'; readonly index: number; readonly type: ColumnType; readonly companion?: number }
+  | { readonly kind: 'companion'; readonly of: number }
+  | { readonly kind: 'absent' }
+
+export interface WritePlan {
+  /** The registry after this export. */
+  readonly schema: TableSchema
+  /** One entry per registry column, in registry order. */
+  readonly sources: readonly ColumnSource[]
+  /** Whether names, types or headers changed (what the catalog cares about; dates do not count). */
+  readonly shapeChanged: boolean
+}
+
+export interface CurrentExport {
+  readonly table: string
+  readonly sourceTableId: string
+  readonly exportDate: string
+  readonly columns: readonly NamedColumn[]
+  /** Type inferred over this export's values, per CSV column. */
+  readonly inferred: readonly ColumnType[]
+  /** Whether every value of CSV column `index` fits `type` (so an older, wider type can be kept). */
+  readonly fits: (index: number, type: ColumnType) => boolean
+}
+
+export const schemaKey = (table: string): string => `${SCHEMAS_FOLDER}/${table}.json`
+
+export const readTableSchema = async (store: WarehouseStore, table: string): Promise<TableSchema | undefined> => {
+  const bytes = await store.getObject(schemaKey(table))
+  return bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as TableSchema)
+}
+
+export const writeTableSchema = (store: WarehouseStore, schema: TableSchema): Promise<string> =>
+  store.putObject(schemaKey(schema.table), `${JSON.stringify(schema, null, 2)}\n`, 'application/json')
+
+/** Decides the file's columns from the previous schema and this export, and the schema after it. */
+export const planWrite = (previous: TableSchema | undefined, current: CurrentExport): WritePlan => {
+  const { exportDate } = current
+  const columns: RegisteredColumn[] = previous ? [...previous.columns] : []
+  const indexOf = new Map(columns.map((c, i) => [c.name, i]))
+  const csvIndexOf = new Map(current.columns.map((c, i) => [c.name, i]))
+  let shapeChanged = previous === undefined
+
+  const touch = (position: number, changes: Partial<RegisteredColumn>) => {
+    const before = columns[position]!
+    if (changes.header !== undefined && changes.header !== before.header) shapeChanged = true
+    columns[position] = {
+      ...before,
+      ...changes,
+      firstSeen: minDate(before.firstSeen, exportDate),
+      lastSeen: maxDate(before.lastSeen, exportDate),
+    }
+  }
+  const append = (column: Omit<RegisteredColumn, 'firstSeen' | 'lastSeen'>): number => {
+    columns.push({ ...column, firstSeen: exportDate, lastSeen: exportDate })
+    indexOf.set(column.name, columns.length - 1)
+    shapeChanged = true
+    return columns.length - 1
+  }
+
+  current.columns.forEach((column, csvIndex) => {
+    const position = indexOf.get(column.name)
+    if (position === undefined || columns[position]!.textOf !== undefined) {
+      append({ name: column.name, header: column.header, type: current.inferred[csvIndex]! })
+      return
+    }
+    touch(position, { header: column.header })
+    const published = columns[position]!.type
+    if (published !== Types.STRING && !current.fits(csvIndex, published)) {
+      const companionName = `${column.name}${TEXT_COMPANION_SUFFIX}`
+      const companion = indexOf.get(companionName)
+      if (companion === undefined) append({ name: companionName, type: Types.STRING, textOf: column.name })
+      else touch(companion, {})
+    }
+  })
+
+  const sources: ColumnSource[] = columns.map((column) => {
+    const csvIndex = column.textOf === undefined ? csvIndexOf.get(column.name) : undefined
+    if (csvIndex !== undefined) {
+      const companionPosition = indexOf.get(`${column.name}${TEXT_COMPANION_SUFFIX}`)
+      const needsCompanion = column.type !== Types.STRING && !current.fits(csvIndex, column.type)
+      return needsCompanion && companionPosition !== undefined
+        ? { kind: 'csv', index: csvIndex, type: column.type, companion: companionPosition }
+        : { kind: 'csv', index: csvIndex, type: column.type }
+    }
+    if (column.textOf !== undefined) {
+      const of = csvIndexOf.get(column.textOf)
+      const ofColumn = columns[indexOf.get(column.textOf)!]!
+      if (of !== undefined && !current.fits(of, ofColumn.type)) return { kind: 'companion', of }
+    }
+    return { kind: 'absent' }
+  })
+
+  return {
+    schema: {
+      version: SCHEMA_DOCUMENT_VERSION,
+      table: current.table,
+      sourceTableId: current.sourceTableId,
+      firstExportDate: minDate(previous?.firstExportDate, exportDate),
+      lastExportDate: maxDate(previous?.lastExportDate, exportDate),
+      columns,
+    },
+    sources,
+    shapeChanged,
+  }
+}
+
+const minDate = (a: string | undefined, b: string): string => (a === undefined || b < a ? b : a)
+const maxDate = (a: string | undefined, b: string): string => (a === undefined || b > a ? b : a)
