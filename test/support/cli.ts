@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { runExportCommand } from '../../functions/local/cli.ts'
+import { main } from '../../functions/local/cli.ts'
 
 export interface CliResult {
   readonly exitCode: number
@@ -21,13 +21,16 @@ export const tokenFile = async (token: string): Promise<string> => {
   return file
 }
 
-/** `npm start -- <argv>` in this process, output captured. */
-export const runExportInProcess = async (argv: readonly string[]): Promise<CliResult> => {
+/** `node functions/local/cli.ts <command> <argv>` in this process, output captured. */
+export const runCommandInProcess = async (command: string, argv: readonly string[]): Promise<CliResult> => {
   const out: string[] = []
   const err: string[] = []
-  const exitCode = await runExportCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l) })
+  const exitCode = await main([command, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) })
   return { exitCode, stdout: out.join('\n'), stderr: err.join('\n') }
 }
+
+/** `npm start -- <argv>` in this process, output captured. */
+export const runExportInProcess = (argv: readonly string[]): Promise<CliResult> => runCommandInProcess('export', argv)
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
 

@@ -1,0 +1,135 @@
+/**
+ * `npm run check`: before deploying, shows whose token it is and, for each table, whether it is reachable and
+ * readable, with its columns as they would be named and typed, reading only the start of each export.
+ */
+import { readFile } from 'node:fs/promises'
+import { type ExportConfig, parseExportConfig, type TableConfig } from '../export/config.ts'
+import { decodeToUtf8 } from '../export/csv/decode.ts'
+import { openCsv } from '../export/csv/parse.ts'
+import { toExportError } from '../export/errors.ts'
+import { InventoryClient } from '../export/inventory/client.ts'
+import { nameColumns } from '../export/normalize/columns.ts'
+import { ColumnTypeInferrer } from '../export/normalize/types.ts'
+import { LINEAGE_COLUMNS } from '../export/table-export.ts'
+import { parseExportArgs, readToken } from './args.ts'
+import { startDemoService } from './demo.ts'
+import { ExitCode } from './exit-code.ts'
+import type { TerminalOutput } from './terminal.ts'
+
+export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
+
+Checks, without exporting anything, that the token works (and whose it is) and that every table is reachable and
+readable; shows each table's columns as they would be named and typed, judged from the first rows only.
+The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no --base-url and no --config it
+checks the built-in stand-in service.
+
+Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
+
+/** Rows read per table: enough to show plausible types without downloading the table. */
+export const PREVIEW_ROWS = 1000
+
+interface TablePreview {
+  readonly columns: { name: string; header: string; type: string }[]
+  readonly rowsRead: number
+}
+
+export const previewTable = async (client: InventoryClient, table: TableConfig): Promise<TablePreview> => {
+  const download = await client.downloadTable(table.id)
+  try {
+    const csv = await openCsv(decodeToUtf8(download.body, { tableId: table.id, ...table }), {
+      tableId: table.id,
+      delimiter: table.delimiter,
+      shortRows: table.shortRows,
+    })
+    const named = nameColumns(
+      csv.header,
+      LINEAGE_COLUMNS.map((c) => c.name),
+    )
+    const inferrer = new ColumnTypeInferrer({
+      tableId: table.id,
+      columnNames: named.map((c) => c.name),
+      forced: table.columnTypes,
+    })
+    const sample: string[][] = []
+    for await (const batch of csv.batches) {
+      sample.push(...batch.slice(0, PREVIEW_ROWS - sample.length))
+      if (sample.length >= PREVIEW_ROWS) break
+    }
+    named.forEach((_, index) => {
+      inferrer.observe(
+        index,
+        sample.map((record) => (record[index] ? record[index] : null)),
+        1,
+      )
+    })
+    const types = inferrer.types()
+    return { columns: named.map((c, i) => ({ ...c, type: types[i]! })), rowsRead: sample.length }
+  } finally {
+    download.cancel()
+  }
+}
+
+export const runCheckCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
+  const command = await parseExportArgs(argv)
+  if (command.help) {
+    output.out(CHECK_USAGE)
+    return ExitCode.OK
+  }
+  const demo = command.demo ? await startDemoService() : undefined
+  try {
+    const config = parseExportConfig(
+      demo ? { ...command.configInput, ...demo.configInput } : command.configInput,
+      command.configOrigin,
+    )
+    const token = demo ? demo.token : await readToken(command.tokenFile)
+    return await checkService(config, token, output)
+  } finally {
+    await demo?.close()
+  }
+}
+
+const checkService = async (config: ExportConfig, token: string, output: TerminalOutput): Promise<ExitCode> => {
+  const client = new InventoryClient({
+    baseUrl: config.source.baseUrl,
+    token,
+    tuning: { ...config.export, retry: { ...config.export.retry, maxAttempts: 1 } },
+    extraCaCertificates: config.source.caCertificatesFile
+      ? await readFile(config.source.caCertificatesFile, 'utf8')
+      : undefined,
+  })
+  output.out(`service: ${config.source.baseUrl}`)
+  try {
+    const user = await client.getCurrentUser()
+    const who = [user.displayName, user.email].filter((v) => typeof v === 'string').join(', ')
+    output.out(`token: OK, it belongs to ${String(user.username ?? 'an unnamed user')}${who ? ` (${who})` : ''}`)
+  } catch (error) {
+    reportProblem(output, 'token', error)
+    return ExitCode.TABLE_FAILED
+  }
+  let ready = true
+  for (const table of config.tables) {
+    const subject = `table ${table.id} -> ${table.name}`
+    try {
+      const preview = await previewTable(client, table)
+      output.out(
+        `${subject}: OK, ${preview.columns.length} columns (types judged from the first ${preview.rowsRead} rows)`,
+      )
+      const width = Math.max(...preview.columns.map((c) => c.name.length))
+      for (const column of preview.columns)
+        output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${column.header}"`)
+    } catch (error) {
+      ready = false
+      reportProblem(output, subject, error)
+    }
+  }
+  output.out(ready ? 'ready: every table can be exported' : 'NOT READY: fix the problems above, then check again')
+  return ready ? ExitCode.OK : ExitCode.TABLE_FAILED
+}
+
+const reportProblem = (output: TerminalOutput, subject: string, error: unknown) => {
+  const failure = toExportError(error)
+  output.out(
+    `${subject}: NOT READY [${failure.code}${failure.status ? ` HTTP ${failure.status}` : ''}] ${failure.message}`,
+  )
+  if (failure.hint) output.out(`    next step: ${failure.hint}`)
+}

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, DEMO_TOKENS, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
+
+let emulator: RunningEmulator
+let demoWarehouse: string
+
+beforeAll(async () => {
+  emulator = await startInventoryEmulator()
+  demoWarehouse = await tempDir()
+  const demo = await runExportInProcess(['--out', demoWarehouse, '--date', '2026-05-04'])
+  expect(demo.exitCode).toBe(0)
+})
+afterAll(() => emulator.close())
+
+const check = async (token: string, ...tables: string[]) =>
+  runCommandInProcess('check', [
+    '--base-url',
+    emulator.baseUrl,
+    ...tables.flatMap((t) => ['--table', t]),
+    '--token-file',
+    await tokenFile(token),
+  ])
+
+describe('npm run check', () => {
+  it('shows whose token it is and each table with its columns named and typed, and exits 0', async () => {
+    const result = await check(DEMO_TOKEN, '1001=devices', '1003')
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toContain('token: OK, it belongs to api-export')
+    expect(result.stdout).toMatch(/table 1001 -> devices: OK, 20 columns/)
+    expect(result.stdout).toMatch(/ram_gb\s+bigint\s+"RAM \(GB\)"/)
+    expect(result.stdout).toMatch(/last_seen\s+timestamp\s+"Last Seen"/)
+    expect(result.stdout).toMatch(/table 1003 -> table_1003: OK/)
+    expect(result.stdout).toContain('ready: every table can be exported')
+  })
+
+  it('reads only the start of each table, not the whole export', async () => {
+    const big = await startInventoryEmulator({
+      tables: (await import('../../emulator/index.ts')).demoTables({ rows: { devices: 200_000 } }),
+    })
+    try {
+      // Past 2 MB the body goes silent for longer than the test may run: only a preview gets through.
+      big.faults.always('1001', { kind: 'stall', afterBytes: 2_000_000, ms: 120_000 })
+      const result = await runCommandInProcess('check', [
+        '--base-url',
+        big.baseUrl,
+        '--table',
+        '1001',
+        '--token-file',
+        await tokenFile(DEMO_TOKEN),
+      ])
+      expect(result.exitCode).toBe(0)
+      expect(result.stdout).toContain('types judged from the first 1000 rows')
+    } finally {
+      await big.close()
+    }
+  })
+
+  it('explains a rejected token in plain words with the next step, and exits 1', async () => {
+    const result = await check(DEMO_TOKENS.revoked, '1001')
+    expect(result.exitCode).toBe(1)
+    expect(result.stdout).toContain('token: NOT READY [AUTH_REJECTED HTTP 401]')
+    expect(result.stdout).toMatch(/next step: create a new API token/)
+  })
+
+  it('explains a table the token may not read (403) and an unknown table (404), and exits 1', async () => {
+    const result = await check(DEMO_TOKENS.limited, '1003', '1005', '777')
+    expect(result.exitCode).toBe(1)
+    expect(result.stdout).toMatch(/table 1003 -> table_1003: OK/)
+    expect(result.stdout).toMatch(/table 1005 -> table_1005: NOT READY \[PERMISSION_DENIED HTTP 403\]/)
+    expect(result.stdout).toMatch(/next step: share the saved table with the token's user/)
+    expect(result.stdout).toMatch(/table 777 -> table_777: NOT READY \[TABLE_NOT_FOUND HTTP 404\]/)
+    expect(result.stdout).toContain('NOT READY: fix the problems above')
+  })
+})
+
+describe('npm run query', () => {
+  it('answers SQL over the demo warehouse with tables and latest views under their Athena names', async () => {
+    const result = await runCommandInProcess('query', [
+      '--out',
+      demoWarehouse,
+      'SELECT count(*) AS devices, min(dt) AS dt FROM devices_latest',
+    ])
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout.split('\n')).toEqual([
+      'devices | dt',
+      '--------+-----------',
+      '2500    | 2026-05-04',
+      '(1 row)',
+    ])
+  })
+
+  it('exits 2 with the database error on bad SQL', async () => {
+    const result = await runCommandInProcess('query', ['--out', demoWarehouse, 'SELECT nope FROM devices'])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toMatch(/the query failed: .*nope/)
+  })
+})
+
+describe('npm run ddl', () => {
+  it('prints the Athena tables and latest views of the demo data (reviewed snapshot)', async () => {
+    const result = await runCommandInProcess('ddl', [
+      '--out',
+      demoWarehouse,
+      '--database',
+      'inventory',
+      '--location-root',
+      's3://acme-inventory-warehouse/inventory',
+    ])
+    expect(result.exitCode).toBe(0)
+    await expect(`${result.stdout}\n`).toMatchFileSnapshot('../fixtures/ddl/demo-tables.sql')
+  })
+})
