@@ -27,6 +27,7 @@ export const ErrorCode = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
+  RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
@@ -242,7 +243,13 @@ export class ProtocolError extends ExportError {
 export class DataError extends ExportError {
   readonly line: number | undefined
   constructor(
-    code: 'EMPTY_BODY' | 'INVALID_ENCODING' | 'CSV_MALFORMED' | 'ROW_FIELD_COUNT' | 'VALUE_OUT_OF_RANGE',
+    code:
+      | 'EMPTY_BODY'
+      | 'INVALID_ENCODING'
+      | 'CSV_MALFORMED'
+      | 'ROW_FIELD_COUNT'
+      | 'VALUE_OUT_OF_RANGE'
+      | 'RAW_ARCHIVE_MISSING',
     details: { tableId?: string | undefined; reason: string; line?: number; hint?: string; cause?: unknown },
   ) {
     super(ErrorCode[code], FailureClass.DATA, `${tableSubject(details.tableId)}${details.reason}`, {

@@ -9,8 +9,15 @@ import { DeadlineError, ErrorCode, type ExportError, toExportError } from './err
 import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
+import { reprocessTable } from './reprocess.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
-import { exportTable, type RunIdentity, type TableCatalog, type TableExportProbe } from './table-export.ts'
+import {
+  exportTable,
+  type RunIdentity,
+  type TableCatalog,
+  type TableExportProbe,
+  type TableProgress,
+} from './table-export.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
 export interface RunDependencies {
@@ -32,6 +39,8 @@ export interface RunOptions {
   readonly exportDate?: string | undefined
   /** Narrow the run to these table ids or names. */
   readonly tables?: readonly string[] | undefined
+  /** Rebuild the date's Parquet from the raw archive instead of calling the service. */
+  readonly fromRawArchive?: boolean | undefined
 }
 
 export const newRunId = (at: Date): string =>
@@ -54,13 +63,15 @@ export const runExport = async (
   }
   const tables = selectTables(config.tables, options.tables)
   const deadline = new AbortController()
-  const client = new InventoryClient({
-    baseUrl: config.source.baseUrl,
-    token: deps.token,
-    tuning: config.export,
-    extraCaCertificates: deps.extraCaCertificates,
-    onRetry: (notice) => deps.telemetry.retried(notice),
-  })
+  const client = options.fromRawArchive
+    ? undefined
+    : new InventoryClient({
+        baseUrl: config.source.baseUrl,
+        token: deps.token,
+        tuning: config.export,
+        extraCaCertificates: deps.extraCaCertificates,
+        onRetry: (notice) => deps.telemetry.retried(notice),
+      })
   deps.telemetry.info('export run started', {
     runId: run.runId,
     exportDate: run.exportDate,
@@ -70,8 +81,8 @@ export const runExport = async (
   let tokenOwner: string | undefined
   let outcomes: TableOutcome[]
   try {
-    const user = await client.getCurrentUser(deadline.signal)
-    tokenOwner = typeof user.username === 'string' ? user.username : undefined
+    const user = await client?.getCurrentUser(deadline.signal)
+    tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
       exportOneTable(table, { config, deps, client, run, deadline }),
     )
@@ -104,7 +115,7 @@ export const runExport = async (
 interface TableRunContext {
   readonly config: ExportConfig
   readonly deps: RunDependencies
-  readonly client: InventoryClient
+  readonly client: InventoryClient | undefined
   readonly run: RunIdentity
   readonly deadline: AbortController
 }
@@ -126,15 +137,17 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
     }
     probe.bytesReceived = 0
     try {
-      const result = await exportTable(table, {
-        client: context.client,
+      const tableContext = {
         store: deps.store,
         run: context.run,
         spoolDirectory: deps.spoolDirectory,
         signal: context.deadline.signal,
         catalog: deps.catalog,
-        onProgress: (progress) => deps.telemetry.tableProgress(table, progress),
-      })
+        onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
+      }
+      const result = context.client
+        ? await exportTable(table, { ...tableContext, client: context.client }, probe)
+        : await reprocessTable(table, tableContext, probe)
       return finish(deps, {
         tableId: table.id,
         name: table.name,

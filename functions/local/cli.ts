@@ -1,5 +1,6 @@
 /**
- * The local runner's entry point: `npm start` (export), `npm run check`, `npm run query`, `npm run ddl`.
+ * The local runner's entry point: `npm start` (export), `npm run check`, `npm run query`, `npm run ddl`,
+ * `npm run reprocess`.
  * Exit status 0 = success, 1 = some table failed or is not ready, 2 = bad usage or configuration.
  */
 import { FailureClass } from '../export/constants.ts'
@@ -8,6 +9,7 @@ import { runCheckCommand } from './check-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
 import { runDdlCommand, runQueryCommand } from './query-command.ts'
+import { runReprocessCommand } from './reprocess-command.ts'
 import { consoleOutput, type TerminalOutput } from './terminal.ts'
 
 const COMMANDS = {
@@ -15,6 +17,7 @@ const COMMANDS = {
   check: runCheckCommand,
   query: runQueryCommand,
   ddl: runDdlCommand,
+  reprocess: runReprocessCommand,
 } as const
 
 export const main = async (argv: readonly string[], output: TerminalOutput = consoleOutput): Promise<ExitCode> => {

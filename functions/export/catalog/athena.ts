@@ -4,7 +4,7 @@
  * and the `<table>_latest` view. One definition feeds both the Glue API and the DDL printed by `npm run ddl`.
  */
 import { PARTITION_KEY } from '../constants.ts'
-import { LINEAGE_COLUMNS } from '../table-export.ts'
+import { LINEAGE_COLUMNS } from '../lineage.ts'
 import type { TableSchema } from './registry.ts'
 
 export const PARQUET_FORMAT = {
