@@ -21,188 +21,230 @@ const isLoopbackHost = (hostname: string): boolean =>
 
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.object({
-  /** Saved-table id: the last segment of the table's permalink. */
-  id: z.string().regex(TABLE_ID_PATTERN, 'must be the saved table id (letters, digits, "-" or "_")'),
-  /** Table name in the warehouse, Glue and Athena. @default `table_<id>` */
+  id: z
+    .string()
+    .regex(TABLE_ID_PATTERN, 'must be the saved table id (letters, digits, "-" or "_")')
+    .describe("Saved-table id: the last segment of the table's permalink"),
   name: z
     .string()
     .regex(
       TABLE_NAME_PATTERN,
       'must be lowercase letters, digits and "_", starting with a letter (it is a path segment)',
     )
-    .optional(),
-  /** Character encoding of the CSV when it has no BOM. @default 'utf-8' */
+    .optional()
+    .describe('Table name in the warehouse, Glue and Athena; default `table_<id>`'),
   encoding: z
     .string()
     .refine(isSupportedEncoding, 'is not an encoding this runtime can decode (try "utf-8" or "windows-1252")')
-    .default('utf-8'),
-  /** What to do with bytes that are invalid in the encoding: fail the table, or replace them with U+FFFD. */
-  invalidBytes: z.enum(['fail', 'replace']).default('fail'),
-  /** Field delimiter; detected from the header line when absent. */
-  delimiter: z.enum(DELIMITERS).optional(),
-  /** Rows with fewer fields than the header: fail the table, or pad them with NULLs. Longer rows always fail. */
-  shortRows: z.enum(['fail', 'pad']).default('fail'),
-  /** Column types forced by normalized column name, e.g. `{ "serial_number": "string" }`. */
-  columnTypes: z.record(z.string(), z.enum(COLUMN_TYPES)).default({}),
-  /** Keep the CSV exactly as received (gzip) under the raw prefix. */
-  archiveRaw: z.boolean().default(false),
+    .default('utf-8')
+    .describe('Character encoding of the CSV when it has no byte-order mark (a WHATWG label, e.g. `windows-1252`)'),
+  invalidBytes: z
+    .enum(['fail', 'replace'])
+    .default('fail')
+    .describe('Bytes invalid in the encoding: fail the table, or replace them with U+FFFD'),
+  delimiter: z.enum(DELIMITERS).optional().describe('Field delimiter; detected from the header line when absent'),
+  shortRows: z
+    .enum(['fail', 'pad'])
+    .default('fail')
+    .describe(
+      'Rows with fewer fields than the header: fail the table, or pad them with NULLs (longer rows always fail)',
+    ),
+  columnTypes: z
+    .record(z.string(), z.enum(COLUMN_TYPES))
+    .default({})
+    .describe('Types forced by column name when a column is first published, e.g. `{"serial_number": "string"}`'),
+  archiveRaw: z
+    .boolean()
+    .default(false)
+    .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
 })
 
 /** The inventory service to read from. */
 export const SourceConfigSchema = z
   .object({
-    /** Base URL of the service, e.g. `https://inventory.example.com`. */
-    baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://inventory.example.com' }),
-    /** Allow plain http to a non-loopback host (logged as a warning on every run). @default false */
-    allowInsecureHttp: z.boolean().default(false),
-    /** Path of a PEM file with extra CA certificates for a private TLS chain. */
-    caCertificatesFile: z.string().min(1).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://inventory.example.com' })
+      .describe('Base URL of the inventory service, e.g. `https://inventory.example.com`'),
+    allowInsecureHttp: z
+      .boolean()
+      .default(false)
+      .describe('Allow plain http to a non-loopback host (logged as a warning on every run)'),
+    caCertificatesFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('PEM file with extra CA certificates for a private TLS chain (bundled into the Lambda by the stack)'),
   })
   .superRefine((source, ctx) => {
     const url = new URL(source.baseUrl)
-    if (url.username || url.password) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['baseUrl'],
-        message: 'must not embed credentials; the token goes in the secret',
-      })
-    }
-    if (url.search || url.hash) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'must not have a query string or fragment' })
-    }
+    const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['baseUrl'], message })
+    if (url.username || url.password) problem('must not embed credentials; the token goes in the secret')
+    if (url.search || url.hash) problem('must not have a query string or fragment')
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !source.allowInsecureHttp) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['baseUrl'],
-        message: 'must use https (plain http is allowed for loopback, or with source.allowInsecureHttp: true)',
-      })
+      problem('must use https (plain http is allowed for loopback, or with source.allowInsecureHttp: true)')
     }
   })
 
 /** How hard and how long to try. */
 export const ExportTuningSchema = z.object({
-  /** Tables downloaded at once; the service is never hit with more. @default 2 */
-  concurrency: z.int().min(1).max(16).default(2),
+  concurrency: z.int().min(1).max(16).default(2).describe('Tables downloaded at once; the service never sees more'),
   retry: z
     .object({
-      /** Attempts per request, the first included. @default 4 */
-      maxAttempts: z.int().min(1).max(10).default(4),
-      /** First backoff ceiling; doubles per attempt, full jitter. @default 1000 */
-      baseDelayMs: z.int().min(0).max(60_000).default(1000),
-      /** Largest backoff between two attempts. @default 30000 */
-      maxDelayMs: z.int().min(0).max(600_000).default(30_000),
-      /** Largest `Retry-After` honoured; a longer one fails the request. @default 120 */
-      maxRetryAfterSeconds: z.int().min(0).max(3600).default(120),
-      /** Total time one request may spend retrying. @default 600 */
-      totalBudgetSeconds: z.int().min(1).max(3600).default(600),
+      maxAttempts: z.int().min(1).max(10).default(4).describe('Attempts per request, the first included'),
+      baseDelayMs: z
+        .int()
+        .min(0)
+        .max(60_000)
+        .default(1000)
+        .describe('First backoff ceiling in ms; doubles per attempt, with full jitter'),
+      maxDelayMs: z.int().min(0).max(600_000).default(30_000).describe('Largest backoff between two attempts, in ms'),
+      maxRetryAfterSeconds: z
+        .int()
+        .min(0)
+        .max(3600)
+        .default(120)
+        .describe('Largest `Retry-After` honoured; a longer one fails the request at once'),
+      totalBudgetSeconds: z.int().min(1).max(3600).default(600).describe('Total time one request may spend retrying'),
     })
     .prefault({}),
   timeouts: z
     .object({
-      /** TCP + TLS connect timeout. @default 10 */
-      connectSeconds: z.int().min(1).max(300).default(10),
-      /** Longest silence while waiting for headers or body bytes. @default 120 */
-      idleSeconds: z.int().min(1).max(900).default(120),
+      connectSeconds: z.int().min(1).max(300).default(10).describe('TCP and TLS connect timeout'),
+      idleSeconds: z
+        .int()
+        .min(1)
+        .max(900)
+        .default(120)
+        .describe('Longest silence while waiting for response headers or body bytes'),
     })
     .prefault({}),
-  /** In Lambda: stop starting tables when less than this remains. @default 60 */
-  deadlineMarginSeconds: z.int().min(5).max(600).default(60),
+  deadlineMarginSeconds: z
+    .int()
+    .min(5)
+    .max(600)
+    .default(60)
+    .describe('In Lambda: no table starts when less than this remains before the timeout'),
 })
 
 /** Where data lands, for the Lambda (S3) and the local runner (folder). */
 export const WarehouseConfigSchema = z.object({
-  /** Key prefix (S3) under which tables, runs and schemas live; no leading or trailing slash. @default 'inventory' */
   prefix: z
     .string()
     .regex(
       /^([a-z0-9][a-z0-9_.-]*)(\/[a-z0-9][a-z0-9_.-]*)*$/,
       'must be path segments of lowercase letters, digits, ".", "-", "_"',
     )
-    .default('inventory'),
-  /** Glue database that holds one table per saved table. @default 'inventory' */
+    .default('inventory')
+    .describe('S3 key prefix under which tables, run records and schemas live (no leading or trailing slash)'),
   glueDatabase: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,254}$/)
-    .default('inventory'),
+    .default('inventory')
+    .describe('Glue database holding one table (and one `_latest` view) per saved table'),
 })
 
 const ScheduleSchema = z.object({
-  /** EventBridge Scheduler expression. @default 'cron(0 2 * * ? *)' (daily 02:00) */
   expression: z
     .string()
     .regex(/^(cron\(.+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$/, 'must be cron(...) or rate(N unit)')
-    .default('cron(0 2 * * ? *)'),
-  /** IANA time zone the cron expression is read in. @default 'UTC' */
-  timeZone: z.string().min(1).default('UTC'),
-  /** Length of one schedule period in hours, used by the staleness alarm. @default 24 */
+    .default('cron(0 2 * * ? *)')
+    .describe('EventBridge Scheduler expression (default: daily at 02:00)'),
+  timeZone: z.string().min(1).default('UTC').describe('IANA time zone the cron expression is read in'),
   periodHours: z
     .number()
     .positive()
     .max(24 * 31)
-    .default(24),
+    .default(24)
+    .describe('Length of one schedule period in hours; the alarms count runs in periods'),
 })
 
 /** AWS-only settings read by the CDK app. */
 export const DeploymentConfigSchema = z.object({
   schedule: ScheduleSchema.prefault({}),
-  /** Existing secret holding the token (name or ARN); when absent the stack creates an empty one. */
-  secret: z.object({ nameOrArn: z.string().min(1).optional() }).prefault({}),
-  /** Existing bucket to write to; when absent the stack creates one. */
+  secret: z
+    .object({
+      nameOrArn: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Existing secret holding the token (name or ARN); when absent the stack creates an empty one'),
+    })
+    .prefault({}),
   bucket: z
     .object({
       name: z
         .string()
         .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
-        .optional(),
+        .optional()
+        .describe('Existing bucket to write to; when absent the stack creates one'),
     })
     .prefault({}),
   athena: z
     .object({
-      /** Athena workgroup created for analysts. @default 'inventory' */
       workgroup: z
         .string()
         .regex(/^[a-zA-Z0-9._-]{1,128}$/)
-        .default('inventory'),
-      /** Per-query bytes-scanned limit. @default 10 GiB */
+        .default('inventory')
+        .describe('Athena workgroup created for analysts'),
       bytesScannedCutoffPerQuery: z
         .int()
         .min(10 * 1024 * 1024)
-        .default(10 * 1024 ** 3),
+        .default(10 * 1024 ** 3)
+        .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
     })
     .prefault({}),
   alarms: z
     .object({
-      /** Runs with persistent 401/403/5xx failures, out of `evaluationRuns`, that page. @default 2 */
-      failedRunsToAlarm: z.int().min(1).default(2),
-      /** Window of runs the failure alarm looks at. @default 3 */
-      evaluationRuns: z.int().min(1).default(3),
-      /** Page when no successful export for this many schedule periods. @default 2 */
-      staleAfterPeriods: z.int().min(1).default(2),
-      /** E-mail addresses subscribed to the alarm topic. */
-      emails: z.array(z.email()).default([]),
+      failedRunsToAlarm: z
+        .int()
+        .min(1)
+        .default(2)
+        .describe('Runs with 401/403/5xx failures that persisted after retries, out of `evaluationRuns`, that page'),
+      evaluationRuns: z
+        .int()
+        .min(1)
+        .default(3)
+        .describe('Window of runs (schedule periods) the failure alarm looks at'),
+      staleAfterPeriods: z
+        .int()
+        .min(1)
+        .default(2)
+        .describe('Page when no run succeeded for this many schedule periods'),
+      emails: z.array(z.email()).default([]).describe('E-mail addresses subscribed to the alarm topic'),
     })
     .prefault({})
     .refine((a) => a.failedRunsToAlarm <= a.evaluationRuns, {
       message: 'failedRunsToAlarm must not exceed evaluationRuns',
       path: ['failedRunsToAlarm'],
     }),
-  /** Place the function in a VPC (the inventory service is often private). */
   vpc: z
     .object({
-      vpcId: z.string().regex(/^vpc-[0-9a-f]+$/),
-      availabilityZones: z.array(z.string().min(1)).min(1),
-      subnetIds: z.array(z.string().regex(/^subnet-[0-9a-f]+$/)).min(1),
-      securityGroupIds: z.array(z.string().regex(/^sg-[0-9a-f]+$/)).min(1),
+      vpcId: z
+        .string()
+        .regex(/^vpc-[0-9a-f]+$/)
+        .describe('VPC id'),
+      availabilityZones: z.array(z.string().min(1)).min(1).describe('Availability zones of the subnets'),
+      subnetIds: z
+        .array(z.string().regex(/^subnet-[0-9a-f]+$/))
+        .min(1)
+        .describe('Private subnets with a route to the service and to S3, Secrets Manager, Glue, CloudWatch'),
+      securityGroupIds: z
+        .array(z.string().regex(/^sg-[0-9a-f]+$/))
+        .min(1)
+        .describe('Security groups allowing outbound HTTPS to the service'),
     })
-    .optional(),
+    .optional()
+    .describe('Place the function in a VPC, for a service on a private network'),
   lambda: z
     .object({
-      /** @default 1769 (one full vCPU) */
-      memoryMb: z.int().min(256).max(10_240).default(1769),
-      /** @default 900 */
-      timeoutSeconds: z.int().min(60).max(900).default(900),
-      /** /tmp size; the spool of the largest table must fit. @default 2048 */
-      ephemeralStorageMb: z.int().min(512).max(10_240).default(2048),
+      memoryMb: z.int().min(256).max(10_240).default(1769).describe('Function memory; 1769 MB is one full vCPU'),
+      timeoutSeconds: z.int().min(60).max(900).default(900).describe('Function timeout'),
+      ephemeralStorageMb: z
+        .int()
+        .min(512)
+        .max(10_240)
+        .default(2048)
+        .describe('/tmp size; the pass-1 spool of the largest table must fit'),
     })
     .prefault({}),
 })
@@ -210,7 +252,7 @@ export const DeploymentConfigSchema = z.object({
 export const ExportConfigSchema = z
   .object({
     source: SourceConfigSchema,
-    tables: z.array(TableConfigSchema).min(1, 'must list at least one table'),
+    tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
     export: ExportTuningSchema.prefault({}),
     warehouse: WarehouseConfigSchema.prefault({}),
     deployment: DeploymentConfigSchema.prefault({}),
