@@ -1,11 +1,246 @@
-/** Lambda entry point: scheduled event + context -> run(), with AWS dependencies. (Being written.) */
-import type { Context } from 'aws-lambda'
+/**
+ * Lambda entry point: a scheduled (or manual) event and the Lambda context -> runExport() with AWS
+ * dependencies: the token from Secrets Manager, S3 for the warehouse, Powertools for logs and metrics.
+ * Settings, clients and the cached secret live per container; everything else per invocation.
+ */
+import { readFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { Logger } from '@aws-lambda-powertools/logger'
+import { GlueClient } from '@aws-sdk/client-glue'
+import { S3Client } from '@aws-sdk/client-s3'
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import type { Context, ScheduledEvent } from 'aws-lambda'
+import { glueTableCatalog } from './catalog/glue.ts'
+import type { ExportConfig } from './config.ts'
+import { EXPORT_DATE_PATTERN } from './constants.ts'
+import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from './environment.ts'
+import { ConfigError, type ConfigProblem, DeadlineError, toExportError } from './errors.ts'
+import { createLambdaTelemetry } from './lambda-telemetry.ts'
+import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
+import { type RunDependencies, type RunOptions, runExport } from './run.ts'
+import { type RunRecord, runRecordKey } from './run-record.ts'
+import { applySecretBaseUrl, TokenSecretReader } from './secrets.ts'
 
-export interface ScheduledExportEvent {
+/** What a manual invocation or the schedule's input may say; both fields optional. */
+export interface ExportInvocation {
   /** Narrow the run to these table ids or names. */
   readonly tables?: readonly string[]
+  /** Export date (the dt= partition); UTC today when absent. */
+  readonly exportDate?: string
 }
 
-export const handler = async (_event: ScheduledExportEvent, _context: Context): Promise<never> => {
-  throw new Error('not implemented yet')
+/** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail`. */
+export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
+
+export interface ExportSummary {
+  readonly runId: string
+  readonly exportDate: string
+  readonly status: RunRecord['status']
+  /** Where the run record was written. */
+  readonly runRecord: string
+  readonly tables: readonly {
+    readonly name: string
+    readonly status: 'succeeded' | 'failed'
+    readonly rows?: number
+    readonly error?: { readonly code: string; readonly status?: number; readonly message: string }
+  }[]
 }
+
+/** The invocation fails with this when any table failed; the other tables were published. */
+export class RunFailedError extends Error {
+  readonly summary: ExportSummary
+  constructor(summary: ExportSummary) {
+    const failed = summary.tables.filter((t) => t.status === 'failed')
+    const list = failed
+      .map(
+        (t) =>
+          `${t.name} [${t.error?.code ?? 'UNKNOWN'}${t.error?.status === undefined ? '' : ` HTTP ${t.error.status}`}]`,
+      )
+      .join(', ')
+    super(
+      `export run ${summary.runId} (dt=${summary.exportDate}): ${failed.length} of ${summary.tables.length} tables failed: ${list}. ` +
+        `The other tables were published; details in ${summary.runRecord}`,
+    )
+    this.name = 'RunFailedError'
+    this.summary = summary
+  }
+}
+
+/** Replaceable parts, for tests; the deployed handler uses the defaults. */
+export interface HandlerDependencies {
+  /** @default process.env, read once per container */
+  readonly environment?: Environment
+  /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */
+  readonly s3Client?: S3Client
+  /** @default likewise (AWS_ENDPOINT_URL_SECRETS_MANAGER, ...) */
+  readonly secretsClient?: SecretsManagerClient
+  /** @default likewise (AWS_ENDPOINT_URL_GLUE, ...) */
+  readonly glueClient?: GlueClient
+  readonly storeOptions?: Pick<S3WarehouseStoreOptions, 'partSize' | 'queueSize'>
+  /** @default `<os.tmpdir()>/inventory-export-spool` */
+  readonly spoolDirectory?: string
+}
+
+interface Container {
+  readonly settings: LambdaSettings
+  readonly s3: S3Client
+  readonly glue: GlueClient
+  readonly tokens: TokenSecretReader
+  readonly logger: Logger
+  readonly extraCaCertificates: string | undefined
+}
+
+const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
+  const settings = deps.environment === undefined ? lambdaSettings() : parseLambdaSettings(deps.environment)
+  const caFile = settings.config.source.caCertificatesFile
+  const extraCaCertificates =
+    caFile === undefined
+      ? undefined
+      : await readFile(caFile, 'utf8').catch((error: Error) => {
+          throw new ConfigError('Lambda environment', [{ field: 'source.caCertificatesFile', message: error.message }])
+        })
+  return {
+    settings,
+    s3: deps.s3Client ?? new S3Client({}),
+    glue: deps.glueClient ?? new GlueClient({}),
+    tokens: new TokenSecretReader(deps.secretsClient ?? new SecretsManagerClient({}), settings.tokenSecretId),
+    logger: new Logger({ serviceName: settings.serviceName }),
+    extraCaCertificates,
+  }
+}
+
+/** A handler with its own container state. */
+export const createHandler = (deps: HandlerDependencies = {}) => {
+  let container: Promise<Container> | undefined
+  return async (event: ExportEvent, context: Context): Promise<ExportSummary> => {
+    container ??= openContainer(deps).catch((error: unknown) => {
+      container = undefined
+      throw error
+    })
+    const { settings, s3, glue, tokens, extraCaCertificates, logger: root } = await container
+    const logger = root.createChild()
+    logger.addContext(context)
+    const options = parseEvent(event, settings.config)
+
+    let config: ExportConfig
+    let token: string
+    try {
+      const secret = await tokens.read()
+      config = applySecretBaseUrl(settings.config, secret)
+      token = secret.token
+    } catch (error) {
+      const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
+      telemetry.runNotStarted(toExportError(error))
+      throw error
+    }
+
+    const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive: [token] })
+    const baseUrl = new URL(config.source.baseUrl)
+    if (baseUrl.protocol === 'http:' && config.source.allowInsecureHttp) {
+      telemetry.warn(`plain http to ${baseUrl.host}: the token crosses the network unencrypted`)
+    }
+    const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds)
+    const store = new S3WarehouseStore(s3, settings.bucket, config.warehouse.prefix, {
+      ...deps.storeOptions,
+      signal: deadline.signal,
+    })
+    // `signal` aborts downloads too once RunDependencies accepts it (see the report of issue 5 item 4).
+    const runDeps: RunDependencies & { readonly signal: AbortSignal } = {
+      store,
+      token,
+      telemetry,
+      extraCaCertificates,
+      spoolDirectory: deps.spoolDirectory ?? path.join(os.tmpdir(), 'inventory-export-spool'),
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
+      signal: deadline.signal,
+    }
+    let record: RunRecord
+    try {
+      record = await runExport(config, runDeps, options)
+    } finally {
+      deadline.dispose()
+      telemetry.flush()
+    }
+    const summary = summarize(record, `${store.root}/${runRecordKey(record.exportDate, record.runId)}`)
+    if (summary.status === 'failed') throw new RunFailedError(summary)
+    return summary
+  }
+}
+
+/** The deployed entry point. */
+export const handler = createHandler()
+
+/** Fires at (remaining - margin / 2): in-flight work stops while there is still time to record the run. */
+const deadlineSignal = (context: Context, marginSeconds: number) => {
+  const controller = new AbortController()
+  const fireInMs = context.getRemainingTimeInMillis() - (marginSeconds * 1000) / 2
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new DeadlineError({
+          reason: `stopped ${marginSeconds / 2} s before the function's time limit; its upload was aborted and the previous data is kept`,
+        }),
+      ),
+    Math.min(Math.max(0, fireInMs), 2 ** 31 - 1),
+  )
+  return { signal: controller.signal, dispose: () => clearTimeout(timer) }
+}
+
+const isScheduledEvent = (event: object): event is ScheduledEvent<ExportInvocation> =>
+  'detail-type' in event && 'detail' in event
+
+/** The run options an event asks for; every problem is reported in one ConfigError. */
+export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions => {
+  if (event === null || event === undefined) return {}
+  if (typeof event !== 'object' || Array.isArray(event)) {
+    throw new ConfigError('invocation event', [{ field: '(event)', message: 'must be a JSON object' }])
+  }
+  const input: Readonly<Record<string, unknown>> = { ...(isScheduledEvent(event) ? event.detail : event) }
+  const problems: ConfigProblem[] = []
+  const { tables, exportDate } = input
+  if (tables !== undefined) {
+    const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
+    if (!Array.isArray(tables) || tables.some((t) => typeof t !== 'string')) {
+      problems.push({ field: 'tables', message: 'must be a list of table ids or names' })
+    } else {
+      for (const wanted of tables as string[]) {
+        if (!known.has(wanted)) problems.push({ field: 'tables', message: `"${wanted}" is not a configured table` })
+      }
+    }
+  }
+  const validDate = (value: string) => {
+    const date = new Date(`${value}T00:00:00Z`)
+    return EXPORT_DATE_PATTERN.test(value) && !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)
+  }
+  if (exportDate !== undefined && (typeof exportDate !== 'string' || !validDate(exportDate))) {
+    problems.push({ field: 'exportDate', message: 'must be a date as YYYY-MM-DD' })
+  }
+  if (problems.length > 0) throw new ConfigError('invocation event', problems)
+  return {
+    ...(tables === undefined ? {} : { tables: tables as string[] }),
+    ...(exportDate === undefined ? {} : { exportDate: exportDate as string }),
+  }
+}
+
+const summarize = (record: RunRecord, runRecord: string): ExportSummary => ({
+  runId: record.runId,
+  exportDate: record.exportDate,
+  status: record.status,
+  runRecord,
+  tables: record.tables.map((t) => ({
+    name: t.name,
+    status: t.status,
+    ...(t.rows === undefined ? {} : { rows: t.rows }),
+    ...(t.error === undefined
+      ? {}
+      : {
+          error: {
+            code: t.error.code,
+            ...(t.error.status === undefined ? {} : { status: t.error.status }),
+            message: t.error.message,
+          },
+        }),
+  })),
+})

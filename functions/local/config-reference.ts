@@ -74,11 +74,11 @@ export const configurationReference = (): string => {
   const schema = z.toJSONSchema(ExportConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema
   const table: string[][] = []
   rows(schema, '', true, table)
-  const escape = (cell: string) => cell.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+  const escapeCell = (cell: string) => cell.replace(/\|/g, '\\|').replace(/\n/g, ' ')
   return [
     '| setting | type | default | meaning |',
     '|---|---|---|---|',
-    ...table.map((r) => `| ${r.map(escape).join(' | ')} |`),
+    ...table.map((r) => `| ${r.map(escapeCell).join(' | ')} |`),
   ].join('\n')
 }
 

@@ -45,7 +45,7 @@ export async function* decodeToUtf8(
   if (first.length === 0 && done) {
     throw new DataError('EMPTY_BODY', {
       tableId: options.tableId,
-      reason: `the service sent an empty file (${head.length} bytes); even an empty table has a header line`,
+      reason: `the service sent an empty file (${head.length === 0 ? '0 bytes' : `${head.length} bytes, only a byte-order mark`}); even an empty table has a header line`,
       hint: 'check that the saved table has columns; the previous data is kept',
     })
   }
@@ -79,23 +79,41 @@ const incompleteTail = (chunk: Buffer): number => {
   return 0
 }
 
-/** Byte offset of the first invalid UTF-8 sequence in `bytes`, or -1. */
-export const firstInvalidUtf8Offset = (bytes: Buffer): number => {
-  let low = 0
-  let high = bytes.length
-  // Binary search on prefixes: in stream mode a prefix fails only at a definite error, and a failing prefix
-  // stays failing when extended. It runs once, on failure, so its cost does not matter.
-  while (low < high) {
-    const mid = (low + high) >>> 1
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid + 1), { stream: true })
-      low = mid + 1
-    } catch {
-      high = mid
+/**
+ * Byte offset where the first ill-formed UTF-8 sequence in `bytes` starts (Unicode table 3-7), or -1.
+ * A sequence cut off by the end of `bytes` counts as ill-formed. It runs once, on failure, so it can be simple.
+ */
+export const firstInvalidUtf8Offset = (bytes: Uint8Array): number => {
+  let i = 0
+  while (i < bytes.length) {
+    const lead = bytes[i]!
+    if (lead < 0x80) {
+      i++
+      continue
     }
+    let length: number
+    let low = 0x80
+    let high = 0xbf
+    if (lead >= 0xc2 && lead <= 0xdf) length = 2
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3
+      if (lead === 0xe0) low = 0xa0 // overlong
+      if (lead === 0xed) high = 0x9f // surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4
+      if (lead === 0xf0) low = 0x90 // overlong
+      if (lead === 0xf4) high = 0x8f // above U+10FFFF
+    } else return i
+    for (let k = 1; k < length; k++) {
+      const byte = bytes[i + k]
+      if (byte === undefined || byte < (k === 1 ? low : 0x80) || byte > (k === 1 ? high : 0xbf)) return i
+    }
+    i += length
   }
-  return low < bytes.length ? low : -1
+  return -1
 }
+
+const hexByte = (byte: number): string => `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`
 
 async function* validateUtf8(source: AsyncIterable<Buffer>, options: DecodeOptions, startOffset: number) {
   let carry: Buffer | undefined
@@ -114,10 +132,10 @@ async function* validateUtf8(source: AsyncIterable<Buffer>, options: DecodeOptio
 const checkUtf8 = (bytes: Buffer, offset: number, options: DecodeOptions, atEnd = false): Buffer => {
   if (isUtf8(bytes)) return bytes
   if (options.invalidBytes === 'replace') return Buffer.from(bytes.toString('utf8'), 'utf8')
-  const at = offset + Math.max(0, firstInvalidUtf8Offset(bytes))
+  const index = Math.max(0, firstInvalidUtf8Offset(bytes))
   throw new DataError('INVALID_ENCODING', {
     tableId: options.tableId,
-    reason: `${atEnd ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${at}`,
+    reason: `${atEnd ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${offset + index} (${hexByte(bytes[index] ?? 0)})`,
     hint: 'set the table\'s "encoding" (for example "windows-1252"), or "invalidBytes": "replace" to accept U+FFFD',
   })
 }

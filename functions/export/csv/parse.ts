@@ -3,9 +3,9 @@
  * Records are collected with `on_record` (synchronously, one batch per input chunk) instead of being pushed
  * through an object-mode stream, which would cost an async hop per record.
  */
-import { parse } from 'csv-parse'
+import { CsvError, type Info, parse } from 'csv-parse'
 import type { Delimiter } from '../constants.ts'
-import { DataError, ProtocolError } from '../errors.ts'
+import { DataError } from '../errors.ts'
 import { scanHeaderLine } from './dialect.ts'
 
 export interface ParseOptions {
@@ -26,6 +26,11 @@ export interface ParsedCsv {
 const MAX_HEADER_BYTES = 4 * 1024 * 1024
 /** Bounds the memory one record may take, so an unclosed quote cannot swallow the rest of a large file. */
 export const MAX_RECORD_CHARS = 128 * 1024 * 1024
+/**
+ * Every record may end in CRLF, LF or a lone CR. csv-parse would otherwise lock onto the first line's ending,
+ * then keep a stray CR at the end of values or merge lines when a file mixes them.
+ */
+const RECORD_DELIMITERS = ['\r\n', '\n', '\r']
 
 export const openCsv = async (source: AsyncIterable<Buffer>, options: ParseOptions): Promise<ParsedCsv> => {
   const iterator = source[Symbol.asyncIterator]()
@@ -66,13 +71,17 @@ async function* parseRecords(
 ): AsyncGenerator<string[][]> {
   let pending: string[][] = []
   let failure: unknown
+  /** Line on which the last complete record ended: the next record starts after it (for error messages). */
+  const position = { lastRecordLine: 0 }
   const parser = parse({
     delimiter: options.delimiter,
+    record_delimiter: RECORD_DELIMITERS,
     relax_column_count_less: options.shortRows === 'pad',
     // A blank line cannot be a record of a multi-column table; in a one-column table it is a NULL value.
     skip_empty_lines: options.headerFields > 1,
     max_record_size: MAX_RECORD_CHARS,
-    on_record: (record: string[]) => {
+    on_record: (record: string[], info: Info) => {
+      position.lastRecordLine = info.lines
       pending.push(record)
       return null
     },
@@ -96,51 +105,49 @@ async function* parseRecords(
     if (failure) throw failure
     if (pending.length > 0) yield pending
   } catch (error) {
-    throw toParseError(error, options.tableId)
+    throw toParseError(error, options.tableId, position.lastRecordLine)
   } finally {
     parser.destroy()
   }
 }
 
-interface CsvErrorLike {
-  code?: string
-  lines?: number
-  record?: unknown[]
-  message: string
-}
-
-const toParseError = (error: unknown, tableId: string): unknown => {
-  const csvError = error as CsvErrorLike
-  if (typeof csvError?.code !== 'string' || !csvError.code.startsWith('CSV_')) return error
-  const line = csvError.lines
-  switch (csvError.code) {
-    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
-    case 'CSV_RECORD_DONT_MATCH_COLUMNS_LENGTH': {
-      const expected = /expect (\d+)/.exec(csvError.message)?.[1]
-      const got = csvError.record?.length ?? /got (\d+)/.exec(csvError.message)?.[1]
+/** csv-parse's errors -> coded errors naming the line; anything else passes through unchanged. */
+const toParseError = (error: unknown, tableId: string, lastRecordLine: number): unknown => {
+  if (!(error instanceof CsvError)) return error
+  const line = typeof error.lines === 'number' ? error.lines : undefined
+  switch (error.code) {
+    case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH': {
+      const expected = /expect (\d+)/.exec(error.message)?.[1]
+      const got = Array.isArray(error.record) ? error.record.length : /got (\d+)/.exec(error.message)?.[1]
       return new DataError('ROW_FIELD_COUNT', {
         tableId,
-        line,
+        ...(line === undefined ? {} : { line }),
         reason: `the record ending on line ${line} has ${got} fields where the header has ${expected}`,
         hint: 'fix the saved table, or set the table\'s "delimiter"; "shortRows": "pad" accepts rows with missing trailing fields',
       })
     }
-    case 'CSV_QUOTE_NOT_CLOSED':
-      return new ProtocolError('BODY_TRUNCATED', {
+    case 'CSV_QUOTE_NOT_CLOSED': {
+      // The transport has checked that the whole body arrived, so this is the file's content, not a cut-off.
+      const opened = lastRecordLine + 1
+      return new DataError('CSV_MALFORMED', {
         tableId,
-        reason: `the file ends inside a quoted field (line ${line}): the download was cut off or the quoting is broken`,
+        line: opened,
+        reason: `the file ends inside a quoted field: a quote opened in the record starting on line ${opened} is never closed`,
+        hint: 'fix the quoting in the saved table (a quote inside a quoted field is written as two quotes); the previous data is kept',
       })
+    }
     case 'CSV_MAX_RECORD_SIZE':
       return new DataError('CSV_MALFORMED', {
         tableId,
-        line,
+        ...(line === undefined ? {} : { line }),
         reason: `a record on line ${line} exceeds ${MAX_RECORD_CHARS} characters; an opening quote is probably never closed`,
       })
     default:
       return new DataError('CSV_MALFORMED', {
         tableId,
-        line,
-        reason: `malformed CSV on line ${line}: ${csvError.message}`,
+        ...(line === undefined ? {} : { line }),
+        reason: `malformed CSV on line ${line}: ${error.message}`,
+        hint: 'a field with a quote, delimiter or line break must be quoted, and a quote inside it doubled; the previous data is kept',
       })
   }
 }

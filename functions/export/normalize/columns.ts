@@ -57,7 +57,7 @@ export const nameColumns = (headers: readonly string[], reserved: readonly strin
     let name = base
     for (let n = 2; taken.has(name); n++) {
       const suffix = `_${n}`
-      name = `${base.slice(0, MAX_COLUMN_NAME_LENGTH - suffix.length)}${suffix}`
+      name = `${base.slice(0, MAX_COLUMN_NAME_LENGTH - suffix.length).replace(/_+$/, '')}${suffix}`
     }
     taken.add(name)
     return { name, header }

@@ -183,15 +183,23 @@ export class RowGroupSpool {
       return
     }
     await this.#flushScratch(file)
-    await file.write(bytes, 0, bytes.length, this.#size)
-    this.#size += bytes.length
+    await this.#writeFully(file, bytes, bytes.length)
   }
 
   async #flushScratch(file: FileHandle): Promise<void> {
     if (this.#scratchUsed === 0) return
-    await file.write(this.#scratch, 0, this.#scratchUsed, this.#size)
-    this.#size += this.#scratchUsed
+    await this.#writeFully(file, this.#scratch, this.#scratchUsed)
     this.#scratchUsed = 0
+  }
+
+  /** write(2) may write less than asked; a short write must not leave a hole in the spool. */
+  async #writeFully(file: FileHandle, bytes: Buffer, length: number): Promise<void> {
+    let done = 0
+    while (done < length) {
+      const { bytesWritten } = await file.write(bytes, done, length - done, this.#size)
+      done += bytesWritten
+      this.#size += bytesWritten
+    }
   }
 
   async #open(): Promise<FileHandle> {
@@ -204,8 +212,12 @@ export class RowGroupSpool {
 
   async #readBytes(block: BlockEntry): Promise<Buffer> {
     const bytes = Buffer.allocUnsafeSlow(block.size)
-    const { bytesRead } = await this.#file!.read(bytes, 0, block.size, block.offset)
-    if (bytesRead !== block.size) throw new Error(`spool file is short: read ${bytesRead} of ${block.size} bytes`)
+    let done = 0
+    while (done < block.size) {
+      const { bytesRead } = await this.#file!.read(bytes, done, block.size - done, block.offset + done)
+      if (bytesRead === 0) throw new Error(`spool file is short: read ${done} of ${block.size} bytes`)
+      done += bytesRead
+    }
     return bytes
   }
 

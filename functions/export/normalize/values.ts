@@ -4,17 +4,25 @@
  * The rules are documented in the README ("Column types"); change both together.
  */
 
+/** Optional sign, no leading zeros except `0` itself, at most 19 digits (the range is checked after). */
 const BIGINT_TEXT = /^[+-]?(0|[1-9]\d{0,18})$/
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
-const DOUBLE_TEXT = /^[+-]?(0|[1-9]\d*)(\.(\d+))?([eE][+-]?\d{1,3})?$/
+/**
+ * Decimal point notation: an integer, or digits, a point and digits with an optional exponent.
+ * `1e5` (an exponent without a fraction, often a code), `.5` and `5.` are not doubles.
+ */
+const DOUBLE_TEXT = /^[+-]?(0|[1-9]\d*)(?:\.(\d+)(?:[eE][+-]?\d{1,3})?)?$/
 /** Decimal texts with at most 15 significant digits survive the round trip through a double exactly. */
 const DOUBLE_SIGNIFICANT_DIGITS = 15
 const MIN_NORMAL_DOUBLE = 2.2250738585072014e-308
 const DATE_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/
 const TIMESTAMP_TEXT =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i
+/** Timestamps are stored in milliseconds: digits after the third fraction digit must be zeros. */
+const SUB_MILLISECOND_DIGITS = /^\d{3}0*$/
 const MS_PER_DAY = 86_400_000
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const
 
 export const parseBigint = (text: string): bigint | undefined => {
   if (!BIGINT_TEXT.test(text)) return undefined
@@ -25,8 +33,7 @@ export const parseBigint = (text: string): bigint | undefined => {
 export const parseDouble = (text: string): number | undefined => {
   const match = DOUBLE_TEXT.exec(text)
   if (!match) return undefined
-  const digits = (match[1]! + (match[3] ?? '').replace(/0+$/, '')).replace(/^0+/, '')
-  const significant = digits.replace(/0+$/, '').length
+  const significant = (match[1]! + (match[2] ?? '')).replace(/^0+/, '').replace(/0+$/, '').length
   if (significant > DOUBLE_SIGNIFICANT_DIGITS) return undefined
   const value = Number(text)
   // Overflow to Infinity and underflow to 0 or to subnormals would change the value.
@@ -40,8 +47,12 @@ export const parseBoolean = (text: string): boolean | undefined => {
   return lower === 'true' ? true : lower === 'false' ? false : undefined
 }
 
-const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate()
+const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
 
+const daysInMonth = (year: number, month: number): number =>
+  month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!
+
+/** Milliseconds since the epoch of a proleptic Gregorian date-time read as UTC, or undefined if it does not exist. */
 const utcMillis = (
   year: number,
   month: number,
@@ -54,7 +65,7 @@ const utcMillis = (
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
   if (hour > 23 || minute > 59 || second > 59) return undefined
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms))
-  date.setUTCFullYear(year) // Date.UTC maps years 0-99 to 1900-1999
+  date.setUTCFullYear(year) // Date.UTC maps years 0-99 to 1900-1999; the day was checked against the real year
   return date.getTime()
 }
 
@@ -71,7 +82,12 @@ export const parseTimestamp = (text: string): number | undefined => {
   const match = TIMESTAMP_TEXT.exec(text)
   if (!match) return undefined
   const [, y, mo, d, h, mi, s, fraction, zone] = match
-  const ms = fraction === undefined ? 0 : Number(fraction.padEnd(3, '0'))
+  let ms = 0
+  if (fraction !== undefined) {
+    const padded = fraction.padEnd(3, '0')
+    if (!SUB_MILLISECOND_DIGITS.test(padded)) return undefined
+    ms = Number(padded.slice(0, 3))
+  }
   const local = utcMillis(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s ?? 0), ms)
   const offset = zoneOffsetMinutes(zone)
   if (local === undefined || offset === undefined) return undefined
