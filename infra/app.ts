@@ -1,0 +1,77 @@
+/**
+ * The CDK app: `npx cdk synth -c config=config/sample.json`. Reads the configuration file named by context,
+ * validates it with the shared schema (a bad file fails synth naming each field), builds the stack and
+ * runs the cdk-nag AwsSolutions checks on it.
+ */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { App, Validations } from 'aws-cdk-lib'
+import { AwsSolutionsChecks } from 'cdk-nag'
+import { type ExportConfig, parseExportConfig } from '../functions/export/config.ts'
+import { ConfigError } from '../functions/export/errors.ts'
+import { DEFAULT_STACK_NAME, ExportStack } from './export-stack.ts'
+
+/** Context keys read by the app (`-c key=value`). */
+export const ContextKey = { CONFIG: 'config', STACK_NAME: 'stackName', SERVICE_NAME: 'serviceName' } as const
+export const DEFAULT_CONFIG_FILE = 'config/sample.json'
+
+/** Reads and validates a configuration file; errors name the file and every offending field. */
+export const loadExportConfig = (file: string): ExportConfig => {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(file, [{ field: '(file)', message: `cannot be read: ${(error as Error).message}` }])
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(file, [{ field: '(file)', message: `is not valid JSON: ${(error as Error).message}` }])
+  }
+  return parseExportConfig(json, file)
+}
+
+export interface ExportAppResult {
+  readonly stack: ExportStack
+  readonly config: ExportConfig
+  readonly configFile: string
+}
+
+/** Adds the export stack, as the context of `app` describes it, and the cdk-nag checks. */
+export const addExportStack = (app: App): ExportAppResult => {
+  const context = (key: string): string | undefined => {
+    const value = app.node.tryGetContext(key)
+    return typeof value === 'string' && value.length > 0 ? value : undefined
+  }
+  const configFile = context(ContextKey.CONFIG) ?? DEFAULT_CONFIG_FILE
+  const config = loadExportConfig(configFile)
+  const serviceName = context(ContextKey.SERVICE_NAME)
+  const stack = new ExportStack(app, context(ContextKey.STACK_NAME) ?? DEFAULT_STACK_NAME, {
+    config,
+    ...(serviceName === undefined ? {} : { serviceName }),
+  })
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app))
+  return { stack, config, configFile }
+}
+
+const main = (): void => {
+  const app = new App()
+  try {
+    addExportStack(app)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n${error.hint ?? ''}\n`)
+      process.exit(1)
+    }
+    throw error
+  }
+  app.synth()
+}
+
+/** True when run as `node infra/app.ts` (import.meta.main needs Node 24.2; older Nodes compare the path). */
+const isEntryPoint = (): boolean =>
+  import.meta.main ?? (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+
+if (isEntryPoint()) main()

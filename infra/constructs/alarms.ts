@@ -1,0 +1,194 @@
+/**
+ * The pages: an encrypted SNS topic and four alarms on what the function emits. Each alarm's period and
+ * window come from the schedule (alarm-windows.ts), so "2 of the last 3 runs" means runs, not minutes.
+ */
+import { Duration, Stack } from 'aws-cdk-lib'
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  type IMetric,
+  MathExpression,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch'
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions'
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
+import { Key } from 'aws-cdk-lib/aws-kms'
+import type { IFunction } from 'aws-cdk-lib/aws-lambda'
+import { Topic } from 'aws-cdk-lib/aws-sns'
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions'
+import type { IQueue } from 'aws-cdk-lib/aws-sqs'
+import { Construct } from 'constructs'
+import type { DeploymentConfig } from '../../functions/export/config.ts'
+import { MetricName } from '../../functions/export/constants.ts'
+import { alarmDescriptions } from './alarm-texts.ts'
+import * as windows from './alarm-windows.ts'
+import { exportMetric } from './telemetry.ts'
+
+/** How often the dead-letter queue depth is looked at. */
+export const QUEUE_ALARM_PERIOD_SECONDS = 300
+
+export interface ExportAlarmsProps {
+  /** The `service` dimension of the metrics (POWERTOOLS_SERVICE_NAME). */
+  readonly serviceName: string
+  readonly function: IFunction
+  /** Invocations the schedule could not deliver. */
+  readonly scheduleDeadLetterQueue: IQueue
+  /** Length of one schedule period (config deployment.schedule.periodHours). */
+  readonly schedulePeriodHours: number
+  /** Thresholds and e-mail addresses (config deployment.alarms). */
+  readonly thresholds: DeploymentConfig['alarms']
+  /** Where the runbook is. @default 'README.md, section "When an alarm fires"' */
+  readonly runbook?: string
+  /** Prefix of the alarm names. @default the stack name */
+  readonly alarmNamePrefix?: string
+}
+
+const validate = (props: ExportAlarmsProps): void => {
+  const { schedulePeriodHours: hours, thresholds: t } = props
+  const checks: [string, windows.AlarmWindow][] = [
+    ['deployment.alarms.evaluationRuns', windows.failedRunsWindow(hours, t.failedRunsToAlarm, t.evaluationRuns)],
+    ['deployment.alarms.staleAfterPeriods', windows.staleWindow(hours, t.staleAfterPeriods)],
+  ]
+  const problems = checks.flatMap(([field, window]) => {
+    const problem = windows.windowProblem(window)
+    return problem === undefined ? [] : [`${field}: ${problem} (with deployment.schedule.periodHours ${hours})`]
+  })
+  if (problems.length > 0)
+    throw new Error(`ExportAlarms: invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+}
+
+/** The alarm topic and the alarms; every alarm notifies the topic on ALARM and on OK. */
+export class ExportAlarms extends Construct {
+  readonly topic: Topic
+  readonly topicKey: Key
+  /** (a) 401/403 or 5xx that outlasted the retries, in at least M of the last N runs. */
+  readonly persistentSourceFailures: Alarm
+  /** (b) the function failed: a table failed after retries, a timeout, a crash. */
+  readonly functionErrors: Alarm
+  /** (b) Scheduler could not invoke the function. */
+  readonly undeliveredRuns: Alarm
+  /** (c) no successful export for `staleAfterPeriods` schedule periods. */
+  readonly staleExport: Alarm
+  readonly alarms: readonly Alarm[]
+
+  constructor(scope: Construct, id: string, props: ExportAlarmsProps) {
+    super(scope, id)
+    validate(props)
+    const { serviceName, schedulePeriodHours: hours, thresholds } = props
+    const prefix = props.alarmNamePrefix ?? Stack.of(this).stackName
+    const texts = alarmDescriptions({ ...thresholds, schedulePeriodHours: hours, runbook: props.runbook })
+    ;({ topic: this.topic, key: this.topicKey } = this.createTopic(thresholds.emails))
+
+    const failed = windows.failedRunsWindow(hours, thresholds.failedRunsToAlarm, thresholds.evaluationRuns)
+    const perRun = { statistic: 'Maximum', periodSeconds: failed.periodSeconds } as const
+    this.persistentSourceFailures = this.alarm('PersistentSourceFailures', `${prefix}-persistent-source-failures`, {
+      metric: new MathExpression({
+        expression: 'MAX([auth, server])',
+        usingMetrics: {
+          auth: exportMetric(serviceName, MetricName.RUNS_WITH_AUTH_FAILURES, perRun),
+          server: exportMetric(serviceName, MetricName.RUNS_WITH_SERVER_FAILURES, perRun),
+        },
+        period: Duration.seconds(failed.periodSeconds),
+        label: 'Runs with persistent 401/403 or 5xx failures',
+      }),
+      window: failed,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      threshold: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description: texts.persistentSourceFailures,
+    })
+
+    const single = windows.singlePeriodWindow(hours)
+    this.functionErrors = this.alarm('FunctionErrors', `${prefix}-function-errors`, {
+      metric: props.function.metricErrors({ statistic: 'Sum', period: Duration.seconds(single.periodSeconds) }),
+      window: single,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      threshold: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description: texts.functionErrors,
+    })
+
+    this.undeliveredRuns = this.alarm('UndeliveredRuns', `${prefix}-undelivered-runs`, {
+      metric: props.scheduleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: Duration.seconds(QUEUE_ALARM_PERIOD_SECONDS),
+      }),
+      window: { periodSeconds: QUEUE_ALARM_PERIOD_SECONDS, evaluationPeriods: 1, datapointsToAlarm: 1 },
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      threshold: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      description: texts.undeliveredRuns,
+    })
+
+    const stale = windows.staleWindow(hours, thresholds.staleAfterPeriods)
+    this.staleExport = this.alarm('StaleExport', `${prefix}-stale-export`, {
+      metric: exportMetric(serviceName, MetricName.SUCCESSFUL_RUNS, {
+        statistic: 'Sum',
+        periodSeconds: stale.periodSeconds,
+      }),
+      window: stale,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+      threshold: 1,
+      treatMissingData: TreatMissingData.BREACHING,
+      description: texts.staleExport,
+    })
+    this.alarms = [this.persistentSourceFailures, this.functionErrors, this.undeliveredRuns, this.staleExport]
+  }
+
+  private createTopic(emails: readonly string[]): { topic: Topic; key: Key } {
+    const key = new Key(this, 'TopicKey', {
+      enableKeyRotation: true,
+      description: 'Encrypts the inventory export alarm topic',
+    })
+    // CloudWatch publishes alarm notifications itself, so it needs the data key of the encrypted topic.
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublishToTopic',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: ['*'],
+      }),
+    )
+    const topic = new Topic(this, 'Topic', { displayName: 'Inventory export alarms', masterKey: key, enforceSSL: true })
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisAccount',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    )
+    for (const email of new Set(emails.map((e) => e.toLowerCase()))) topic.addSubscription(new EmailSubscription(email))
+    return { topic, key }
+  }
+
+  private alarm(
+    id: string,
+    alarmName: string,
+    spec: {
+      metric: IMetric
+      window: windows.AlarmWindow
+      comparisonOperator: ComparisonOperator
+      threshold: number
+      treatMissingData: TreatMissingData
+      description: string
+    },
+  ): Alarm {
+    const alarm = new Alarm(this, id, {
+      alarmName,
+      alarmDescription: spec.description,
+      metric: spec.metric,
+      threshold: spec.threshold,
+      comparisonOperator: spec.comparisonOperator,
+      evaluationPeriods: spec.window.evaluationPeriods,
+      datapointsToAlarm: spec.window.datapointsToAlarm,
+      treatMissingData: spec.treatMissingData,
+    })
+    const action: IAlarmAction = new SnsAction(this.topic)
+    alarm.addAlarmAction(action)
+    alarm.addOkAction(action)
+    return alarm
+  }
+}

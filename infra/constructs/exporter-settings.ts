@@ -1,0 +1,149 @@
+/**
+ * Pure pieces of the exporter: the runtime configuration and environment handed to the function, the
+ * esbuild options, how the secret is referenced, and the IAM statements. The construct only wires them.
+ */
+import { ArnFormat, type Stack } from 'aws-cdk-lib'
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
+import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
+import type { ExportConfig } from '../../functions/export/config.ts'
+import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { PowertoolsEnvironment } from './telemetry.ts'
+
+/** Where Lambda unpacks the bundle. */
+export const LAMBDA_TASK_ROOT = '/var/task'
+/** File name of the extra CA certificates inside the bundle. */
+export const BUNDLED_CA_CERTIFICATES = 'ca-certificates.pem'
+/** Lambda allows 4 KB of environment in total; the other variables take roughly 600 bytes. */
+export const MAX_EXPORT_CONFIG_BYTES = 3_400
+
+/** The sections of the configuration the function reads at run time (EXPORT_CONFIG). */
+export const runtimeConfig = (config: ExportConfig, bundledCaCertificates: string | undefined) => ({
+  source:
+    bundledCaCertificates === undefined
+      ? config.source
+      : { ...config.source, caCertificatesFile: bundledCaCertificates },
+  tables: config.tables,
+  export: config.export,
+  warehouse: config.warehouse,
+})
+
+export interface FunctionEnvironmentInput {
+  readonly config: ExportConfig
+  readonly bucketName: string
+  readonly secretArn: string
+  readonly serviceName: string
+  /** Path of the CA bundle inside the function, when one is bundled. */
+  readonly bundledCaCertificates?: string | undefined
+}
+
+/** Every environment variable of the function. */
+export const functionEnvironment = (input: FunctionEnvironmentInput): Record<string, string> => ({
+  [LambdaEnvironment.EXPORT_CONFIG]: JSON.stringify(runtimeConfig(input.config, input.bundledCaCertificates)),
+  [LambdaEnvironment.WAREHOUSE_BUCKET]: input.bucketName,
+  [LambdaEnvironment.TOKEN_SECRET_ARN]: input.secretArn,
+  [PowertoolsEnvironment.SERVICE_NAME]: input.serviceName,
+  [PowertoolsEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
+  NODE_OPTIONS: '--enable-source-maps',
+  ...(input.bundledCaCertificates === undefined ? {} : { NODE_EXTRA_CA_CERTS: input.bundledCaCertificates }),
+})
+
+const shellQuote = (value: string): string => `'${value.replaceAll("'", `'"'"'`)}'`
+
+/** esbuild options: one ESM file with every dependency (AWS SDK included, so versions are pinned), offline. */
+export const bundlingOptions = (caCertificatesPath: string | undefined): BundlingOptions => ({
+  format: OutputFormat.ESM,
+  mainFields: ['module', 'main'],
+  banner: "import { createRequire as __cjsRequire } from 'node:module'; const require = __cjsRequire(import.meta.url);",
+  minify: true,
+  sourceMap: true,
+  externalModules: [],
+  forceDockerBundling: false,
+  ...(caCertificatesPath === undefined
+    ? {}
+    : {
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir: string, outputDir: string) => [
+            `cp ${shellQuote(caCertificatesPath)} ${shellQuote(`${outputDir}/${BUNDLED_CA_CERTIFICATES}`)}`,
+          ],
+        },
+      }),
+})
+
+/** How the token secret is found: created by the stack, or imported by name, complete ARN or partial ARN. */
+export type SecretReference =
+  | { readonly kind: 'create' }
+  | { readonly kind: 'name'; readonly name: string }
+  | { readonly kind: 'completeArn' | 'partialArn'; readonly arn: string }
+
+/** A complete secret ARN ends in "-" and the 6 characters Secrets Manager appends to the name. */
+export const secretReference = (nameOrArn: string | undefined): SecretReference => {
+  if (nameOrArn === undefined) return { kind: 'create' }
+  if (!nameOrArn.startsWith('arn:')) return { kind: 'name', name: nameOrArn }
+  return { kind: /:secret:.+-[A-Za-z0-9]{6}$/.test(nameOrArn) ? 'completeArn' : 'partialArn', arn: nameOrArn }
+}
+
+/** S3 actions on objects under the prefix: read, write, delete, and multipart upload housekeeping. */
+export const WAREHOUSE_OBJECT_ACTIONS = [
+  's3:GetObject',
+  's3:PutObject',
+  's3:DeleteObject',
+  's3:AbortMultipartUpload',
+  's3:ListMultipartUploadParts',
+] as const
+
+/** Glue actions that keep the table definitions in step with the data. */
+export const GLUE_CATALOG_ACTIONS = [
+  'glue:GetDatabase',
+  'glue:GetTable',
+  'glue:CreateTable',
+  'glue:UpdateTable',
+] as const
+
+/** Object rights under `<bucket>/<prefix>/*` and listing restricted to that prefix. */
+export const warehouseStatements = (bucketArn: string, prefix: string): PolicyStatement[] => [
+  new PolicyStatement({
+    sid: 'WarehouseObjectsUnderPrefix',
+    effect: Effect.ALLOW,
+    actions: [...WAREHOUSE_OBJECT_ACTIONS],
+    resources: [`${bucketArn}/${prefix}/*`],
+  }),
+  new PolicyStatement({
+    sid: 'ListWarehousePrefix',
+    effect: Effect.ALLOW,
+    actions: ['s3:ListBucket'],
+    resources: [bucketArn],
+    conditions: { StringLike: { 's3:prefix': [prefix, `${prefix}/*`] } },
+  }),
+]
+
+/** Glue rights on the catalog, the one database and its tables. */
+export const glueStatements = (stack: Stack, databaseName: string): PolicyStatement[] => [
+  new PolicyStatement({
+    sid: 'GlueCatalogOfWarehouse',
+    effect: Effect.ALLOW,
+    actions: [...GLUE_CATALOG_ACTIONS],
+    resources: [
+      stack.formatArn({ service: 'glue', resource: 'catalog', arnFormat: ArnFormat.NO_RESOURCE_NAME }),
+      stack.formatArn({ service: 'glue', resource: 'database', resourceName: databaseName }),
+      stack.formatArn({ service: 'glue', resource: 'table', resourceName: `${databaseName}/*` }),
+    ],
+  }),
+]
+
+/** What Lambda needs to attach the function to the configured subnets (EC2 has no resource scoping for Describe*). */
+export const vpcNetworkInterfaceStatement = (): PolicyStatement =>
+  new PolicyStatement({
+    sid: 'AttachToConfiguredSubnets',
+    effect: Effect.ALLOW,
+    actions: [
+      'ec2:CreateNetworkInterface',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSubnets',
+      'ec2:DeleteNetworkInterface',
+      'ec2:AssignPrivateIpAddresses',
+      'ec2:UnassignPrivateIpAddresses',
+    ],
+    resources: ['*'],
+  })

@@ -1,0 +1,236 @@
+/** The exporter: the bundled function, its token secret, its schedule, failure queues and least-privilege role. */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Duration, Size, Stack, TimeZone } from 'aws-cdk-lib'
+import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda'
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations'
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
+import type { IBucket } from 'aws-cdk-lib/aws-s3'
+import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler'
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets'
+import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
+import { Construct } from 'constructs'
+import type { ExportConfig } from '../../functions/export/config.ts'
+import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
+import * as settings from './exporter-settings.ts'
+import { validateExporterProps } from './exporter-validation.ts'
+import { DEFAULT_SERVICE_NAME } from './telemetry.ts'
+
+/** The repository root, which holds package-lock.json and functions/. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface ExporterProps {
+  /** The parsed configuration: runtime sections go to the function, deployment settings shape the resources. */
+  readonly config: ExportConfig
+  /** The warehouse bucket; the function may only touch `<prefix>/*` in it. */
+  readonly bucket: IBucket
+  /** POWERTOOLS_SERVICE_NAME, the `service` dimension of every metric. @default 'inventory-export' */
+  readonly serviceName?: string
+  /** Root of the npm project; relative `source.caCertificatesFile` paths resolve against it. @default the repository root */
+  readonly projectRoot?: string
+  /** @default `<projectRoot>/functions/export/handler.ts` */
+  readonly entry?: string
+  /** @default `<projectRoot>/package-lock.json` */
+  readonly depsLockFilePath?: string
+  /** @default RetentionDays.THREE_MONTHS */
+  readonly logRetention?: RetentionDays
+  /** Scheduler retries when the invocation itself cannot be delivered (0 to 185). @default 3 */
+  readonly scheduleRetryAttempts?: number
+  /** How long Scheduler keeps trying to deliver one invocation (1 minute to 24 hours). @default 1 hour */
+  readonly scheduleMaxEventAge?: Duration
+}
+
+/** The function and everything around one scheduled run. */
+export class Exporter extends Construct {
+  readonly function: NodejsFunction
+  readonly role: Role
+  readonly logGroup: LogGroup
+  readonly secret: ISecret
+  /** True when the stack created the (empty) secret. */
+  readonly secretCreated: boolean
+  readonly schedule: Schedule
+  /** The role Scheduler assumes: invoke this function, write to the dead-letter queue. */
+  readonly scheduleRole: Role
+  /** Invocations Scheduler could not deliver. */
+  readonly scheduleDeadLetterQueue: Queue
+  /** Asynchronous invocations that failed (Lambda on-failure destination). */
+  readonly failureQueue: Queue
+  readonly serviceName: string
+
+  constructor(scope: Construct, id: string, props: ExporterProps) {
+    super(scope, id)
+    const projectRoot = props.projectRoot ?? PROJECT_ROOT
+    const { config } = props
+    const { lambda, schedule, vpc } = config.deployment
+    const caPath = config.source.caCertificatesFile && resolve(projectRoot, config.source.caCertificatesFile)
+    const bundledCa =
+      caPath === undefined ? undefined : `${settings.LAMBDA_TASK_ROOT}/${settings.BUNDLED_CA_CERTIFICATES}`
+    const scheduleMaxEventAge = props.scheduleMaxEventAge ?? Duration.hours(1)
+    const scheduleRetryAttempts = props.scheduleRetryAttempts ?? 3
+    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts, bundledCa })
+    this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME
+
+    this.secret = this.tokenSecret(config.deployment.secret.nameOrArn)
+    this.secretCreated = settings.secretReference(config.deployment.secret.nameOrArn).kind === 'create'
+    this.failureQueue = this.queue(
+      'FailureQueue',
+      'it is the on-failure destination of the function: failed invocations end here',
+    )
+    this.scheduleDeadLetterQueue = this.queue('ScheduleDeadLetterQueue', 'it is the dead-letter queue of the schedule')
+    this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.THREE_MONTHS })
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Inventory exporter: token secret, warehouse prefix, Glue database, own log group',
+    })
+    const network = vpc === undefined ? undefined : this.network(vpc)
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: 'Exports saved tables of the inventory service to S3 as Parquet for Athena',
+      entry: props.entry ?? join(projectRoot, 'functions/export/handler.ts'),
+      handler: 'handler',
+      projectRoot,
+      depsLockFilePath: props.depsLockFilePath ?? join(projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: lambda.memoryMb,
+      timeout: Duration.seconds(lambda.timeoutSeconds),
+      ephemeralStorageSize: Size.mebibytes(lambda.ephemeralStorageMb),
+      role: this.role,
+      logGroup: this.logGroup,
+      // One run at a time: a run still going when the next is due makes the next wait, never overlap.
+      reservedConcurrentExecutions: 1,
+      // A failed run is not retried whole: requests are retried inside the run, tables by the next run.
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(Math.min(Math.max(Math.round(schedule.periodHours * 3600), 60), 6 * 3600)),
+      onFailure: new SqsDestination(this.failureQueue),
+      environment: settings.functionEnvironment({
+        config,
+        bucketName: props.bucket.bucketName,
+        secretArn: this.secret.secretArn,
+        serviceName: this.serviceName,
+        bundledCaCertificates: bundledCa,
+      }),
+      bundling: settings.bundlingOptions(caPath),
+      ...network,
+    })
+
+    this.grantRuntimeAccess(props.bucket, config, network !== undefined)
+    this.scheduleRole = new Role(this, 'ScheduleRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+      description: 'Inventory export schedule: invoke the exporter, send undeliverable runs to the dead-letter queue',
+    })
+    this.schedule = new Schedule(this, 'Schedule', {
+      description: `Runs the inventory export (${schedule.expression} ${schedule.timeZone})`,
+      schedule: ScheduleExpression.expression(schedule.expression, TimeZone.of(schedule.timeZone)),
+      timeWindow: TimeWindow.off(),
+      target: new LambdaInvoke(this.function, {
+        role: this.scheduleRole,
+        input: ScheduleTargetInput.fromObject({}),
+        deadLetterQueue: this.scheduleDeadLetterQueue,
+        retryAttempts: scheduleRetryAttempts,
+        maxEventAge: scheduleMaxEventAge,
+      }),
+    })
+    acknowledgeWildcardResource(
+      this.scheduleRole,
+      `${this.function.functionArn}:*`,
+      'Scheduler may invoke only this function; the ":*" suffix matches its versions and aliases, nothing else.',
+    )
+  }
+
+  private tokenSecret(nameOrArn: string | undefined): ISecret {
+    const reference = settings.secretReference(nameOrArn)
+    switch (reference.kind) {
+      case 'name':
+        return Secret.fromSecretNameV2(this, 'TokenSecret', reference.name)
+      case 'completeArn':
+        return Secret.fromSecretCompleteArn(this, 'TokenSecret', reference.arn)
+      case 'partialArn':
+        return Secret.fromSecretPartialArn(this, 'TokenSecret', reference.arn)
+      case 'create':
+        return this.emptySecret()
+    }
+  }
+
+  private emptySecret(): Secret {
+    const secret = new Secret(this, 'TokenSecret', {
+      description:
+        'API token of the inventory service for the exporter. Fill it after deploy: the plain token, or JSON {"token": "...", "baseUrl": "..."} ' +
+        '(aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string <token>).',
+    })
+    // Created empty (CloudFormation creates no value when neither property is set): a random value would look like a token.
+    ;(secret.node.defaultChild as CfnSecret).addPropertyDeletionOverride('GenerateSecretString')
+    acknowledgeFinding(
+      secret,
+      'AwsSolutions-SMG4',
+      'The secret holds an API token issued by an administrator of the inventory service; it cannot be rotated by a Lambda, it is replaced by hand (README runbook).',
+    )
+    return secret
+  }
+
+  private queue(id: string, why: string): Queue {
+    const queue = new Queue(this, id, {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    })
+    acknowledgeFinding(queue, 'AwsSolutions-SQS3', `This queue needs no dead-letter queue of its own: ${why}.`)
+    return queue
+  }
+
+  private network(vpc: NonNullable<ExportConfig['deployment']['vpc']>): {
+    vpc: IVpc
+    vpcSubnets: { subnets: ISubnet[] }
+    securityGroups: ISecurityGroup[]
+  } {
+    return {
+      vpc: Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: vpc.vpcId, availabilityZones: [...vpc.availabilityZones] }),
+      vpcSubnets: { subnets: vpc.subnetIds.map((subnetId) => this.importSubnet(subnetId)) },
+      securityGroups: vpc.securityGroupIds.map((sg) =>
+        SecurityGroup.fromSecurityGroupId(this, `SecurityGroup-${sg}`, sg, { mutable: false }),
+      ),
+    }
+  }
+
+  private importSubnet(subnetId: string): ISubnet {
+    const subnet = Subnet.fromSubnetId(this, `Subnet-${subnetId}`, subnetId)
+    acknowledgeFinding(
+      subnet,
+      'Annotation::@aws-cdk/aws-ec2:noSubnetRouteTableId',
+      'The function is only placed in this subnet by id; nothing in the stack reads or changes its route table.',
+    )
+    return subnet
+  }
+
+  private grantRuntimeAccess(bucket: IBucket, config: ExportConfig, inVpc: boolean): void {
+    const { prefix, glueDatabase } = config.warehouse
+    this.secret.grantRead(this.role)
+    this.logGroup.grantWrite(this.role)
+    for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
+    for (const statement of settings.glueStatements(Stack.of(this), glueDatabase)) this.role.addToPolicy(statement)
+    acknowledgeWildcardResource(
+      this.role,
+      `${bucket.bucketArn}/${prefix}/*`,
+      `Objects are written per table and date under the configured prefix "${prefix}/"; the wildcard stops at that prefix.`,
+    )
+    acknowledgeWildcardResource(
+      this.role,
+      Stack.of(this).formatArn({ service: 'glue', resource: 'table', resourceName: `${glueDatabase}/*` }),
+      `Tables are created as saved tables are configured; the wildcard covers the tables of database "${glueDatabase}" only.`,
+    )
+    if (inVpc) {
+      this.role.addToPolicy(settings.vpcNetworkInterfaceStatement())
+      acknowledgeFinding(
+        this.role,
+        'AwsSolutions-IAM5[Resource::*]',
+        'Lambda creates and deletes the network interfaces of the configured subnets; ec2:Describe* supports no resource scoping.',
+      )
+    }
+  }
+}

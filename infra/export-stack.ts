@@ -1,0 +1,75 @@
+/** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
+import { Stack, type StackProps } from 'aws-cdk-lib'
+import type { Construct } from 'constructs'
+import type { ExportConfig } from '../functions/export/config.ts'
+import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
+import { ExportAlarms } from './constructs/alarms.ts'
+import { ExportDashboard } from './constructs/dashboard.ts'
+import { Exporter } from './constructs/exporter.ts'
+import { DEFAULT_SERVICE_NAME } from './constructs/telemetry.ts'
+import { Warehouse } from './constructs/warehouse.ts'
+
+export const DEFAULT_STACK_NAME = 'InventoryExport'
+
+export interface ExportStackProps extends StackProps {
+  /** The parsed, validated configuration (parseExportConfig). */
+  readonly config: ExportConfig
+  /** POWERTOOLS_SERVICE_NAME and the `service` metric dimension. @default 'inventory-export' */
+  readonly serviceName?: string
+  /** Root of the npm project (lock file, functions/, relative CA path). @default the repository root */
+  readonly projectRoot?: string
+}
+
+/** Picks the table the analyst queries read: one named "devices", else the first configured. */
+const devicesTable = (config: ExportConfig): string =>
+  (config.tables.find((table) => table.name === 'devices') ?? config.tables[0])?.name ?? 'devices'
+
+export class ExportStack extends Stack {
+  readonly warehouse: Warehouse
+  readonly exporter: Exporter
+  readonly alarms: ExportAlarms
+  readonly dashboard: ExportDashboard
+
+  constructor(scope: Construct, id: string, props: ExportStackProps) {
+    super(scope, id, {
+      description:
+        'Inventory export: a scheduled Lambda lands saved tables of the inventory service in S3 as Parquet for Athena',
+      ...props,
+    })
+    const { config } = props
+    const { deployment } = config
+
+    this.warehouse = new Warehouse(this, 'Warehouse', {
+      prefix: config.warehouse.prefix,
+      glueDatabaseName: config.warehouse.glueDatabase,
+      workgroupName: deployment.athena.workgroup,
+      bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
+      ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
+      analystQueries: { devicesTable: devicesTable(config) },
+    })
+
+    this.exporter = new Exporter(this, 'Exporter', {
+      config,
+      bucket: this.warehouse.bucket,
+      serviceName: props.serviceName ?? DEFAULT_SERVICE_NAME,
+      ...(props.projectRoot === undefined ? {} : { projectRoot: props.projectRoot }),
+    })
+
+    this.alarms = new ExportAlarms(this, 'Alarms', {
+      serviceName: this.exporter.serviceName,
+      function: this.exporter.function,
+      scheduleDeadLetterQueue: this.exporter.scheduleDeadLetterQueue,
+      schedulePeriodHours: deployment.schedule.periodHours,
+      thresholds: deployment.alarms,
+    })
+
+    this.dashboard = new ExportDashboard(this, 'Dashboard', {
+      serviceName: this.exporter.serviceName,
+      tableNames: config.tables.map((table) => table.name),
+      timeoutSeconds: deployment.lambda.timeoutSeconds,
+      periodSeconds: alarmPeriodSeconds(deployment.schedule.periodHours),
+      alarms: this.alarms.alarms,
+      dashboardName: this.stackName,
+    })
+  }
+}

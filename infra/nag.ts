@@ -1,0 +1,47 @@
+/** cdk-nag v3 acknowledgements, each with a reason specific enough for a security review. */
+import { Stack, Validations } from 'aws-cdk-lib'
+import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js'
+import type { IConstruct } from 'constructs'
+
+/** A reason shorter than this cannot say why the finding is acceptable. */
+export const MIN_ACKNOWLEDGEMENT_REASON_LENGTH = 40
+
+/** Acknowledges one cdk-nag finding (e.g. `AwsSolutions-IAM5[Resource::...]`) on a construct and its children. */
+export const acknowledgeFinding = (scope: IConstruct, id: string, reason: string): void => {
+  if (reason.trim().length < MIN_ACKNOWLEDGEMENT_REASON_LENGTH) {
+    throw new Error(
+      `cdk-nag acknowledgement ${id} on ${scope.node.path}: the reason must say why (at least ${MIN_ACKNOWLEDGEMENT_REASON_LENGTH} characters)`,
+    )
+  }
+  Validations.of(scope).acknowledge({ id, reason })
+}
+
+/**
+ * Acknowledges AwsSolutions-IAM5 for one wildcard resource (e.g. `${bucketArn}/prefix/*`) of the policies under
+ * `scope`, spelling the finding id exactly as cdk-nag does.
+ */
+export const acknowledgeWildcardResource = (scope: IConstruct, resource: string, reason: string): void => {
+  const flattened = flattenCfnReference(Stack.of(scope).resolve(resource))
+  acknowledgeFinding(scope, `AwsSolutions-IAM5[Resource::${flattened}]`, reason)
+}
+
+/** One acknowledgement recorded in the construct tree. */
+export interface NagAcknowledgement {
+  readonly path: string
+  readonly id: string
+  readonly reason: string
+}
+
+/** Every acknowledgement recorded under `root`, for audits and tests. */
+export const listNagAcknowledgements = (root: IConstruct): NagAcknowledgement[] =>
+  root.node.findAll().flatMap((construct) =>
+    construct.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY && entry.data)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, unknown>).map(([key, reason]) => ({
+          path: construct.node.path,
+          id: key.replace(/^annotation::/i, ''),
+          reason: String(reason),
+        })),
+      ),
+  )

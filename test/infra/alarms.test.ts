@@ -1,0 +1,188 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { type AlarmDefinition, alarmDefinitions, breaches } from '../../infra/alarm-definitions.ts'
+import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
+
+const DAY = 86_400
+const SERVICE = { service: 'inventory-export' }
+
+const byName = (alarms: AlarmDefinition[], suffix: string): AlarmDefinition => {
+  const alarm = alarms.find((a) => a.alarmName?.endsWith(suffix))
+  if (!alarm) throw new Error(`no alarm named *${suffix}`)
+  return alarm
+}
+
+describe('the alarms built from the sample configuration', () => {
+  let template: Template
+  let alarms: AlarmDefinition[]
+  beforeAll(() => {
+    template = synthesize(sampleConfigInput()).template
+    alarms = alarmDefinitions(template.toJSON())
+  })
+
+  it('publishes to an encrypted, TLS-only topic with the configured e-mail subscription', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^AlarmsTopicKey'), 'Arn'] },
+    })
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true })
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+          }),
+        ]),
+      },
+    })
+    template.resourceCountIs('AWS::SNS::Subscription', 1)
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'platform-oncall@example.com',
+    })
+  })
+
+  it('sends every alarm and its recovery to the topic, with a description that points to the runbook', () => {
+    expect(alarms).toHaveLength(4)
+    for (const [, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
+      expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
+      expect(alarm.OKActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
+      expect(alarm.AlarmDescription).toMatch(/Do: .*Runbook: README\.md, section "When an alarm fires"\.$/)
+      expect((alarm.AlarmDescription as string).length).toBeLessThanOrEqual(1024)
+    }
+  })
+
+  it('pages on 401/403 or 5xx failures that outlast retries in 2 of the last 3 daily runs', () => {
+    const alarm = byName(alarms, '-persistent-source-failures')
+    expect(alarm).toMatchObject({
+      expression: 'MAX([auth, server])',
+      periodSeconds: DAY,
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: 'notBreaching',
+    })
+    expect(alarm.metrics).toEqual([
+      {
+        id: 'auth',
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RunsWithAuthFailures',
+        dimensions: SERVICE,
+        statistic: 'Maximum',
+        periodSeconds: DAY,
+      },
+      {
+        id: 'server',
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RunsWithServerFailures',
+        dimensions: SERVICE,
+        statistic: 'Maximum',
+        periodSeconds: DAY,
+      },
+    ])
+  })
+
+  it('pages when the function errors or times out in a schedule period', () => {
+    const alarm = byName(alarms, '-function-errors')
+    expect(alarm).toMatchObject({
+      expression: undefined,
+      periodSeconds: DAY,
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+    })
+    expect(alarm.metrics).toEqual([
+      expect.objectContaining({
+        namespace: 'AWS/Lambda',
+        metricName: 'Errors',
+        statistic: 'Sum',
+        dimensions: { FunctionName: expect.stringMatching(/^<ExporterFunction/) },
+      }),
+    ])
+  })
+
+  it('pages when the schedule could not deliver a run to the function', () => {
+    const alarm = byName(alarms, '-undelivered-runs')
+    expect(alarm).toMatchObject({
+      periodSeconds: 300,
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+    })
+    expect(alarm.metrics).toEqual([
+      expect.objectContaining({
+        namespace: 'AWS/SQS',
+        metricName: 'ApproximateNumberOfMessagesVisible',
+        statistic: 'Maximum',
+        dimensions: { QueueName: expect.stringMatching(/^<ExporterScheduleDeadLetterQueue.*\.QueueName>$/) },
+      }),
+    ])
+  })
+
+  it('pages when no run succeeded for two schedule periods, counting silence as failure', () => {
+    const alarm = byName(alarms, '-stale-export')
+    expect(alarm).toMatchObject({
+      expression: undefined,
+      periodSeconds: DAY,
+      threshold: 1,
+      comparisonOperator: 'LessThanThreshold',
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      treatMissingData: 'breaching',
+    })
+    expect(alarm.metrics).toEqual([
+      {
+        id: 'm',
+        namespace: METRICS_NAMESPACE,
+        metricName: 'SuccessfulRuns',
+        dimensions: SERVICE,
+        statistic: 'Sum',
+        periodSeconds: DAY,
+      },
+    ])
+    expect(breaches(alarm, 0)).toBe(true)
+    expect(breaches(alarm, 1)).toBe(false)
+  })
+})
+
+describe('the alarms with an hourly schedule and other thresholds', () => {
+  it('look at runs, not days: hourly periods, 3 of the last 5 runs, stale after 6 hours, one subscription per address', () => {
+    const input = sampleWith({
+      deployment: {
+        ...(sampleConfigInput().deployment as object),
+        schedule: { expression: 'rate(1 hour)', timeZone: 'Europe/Berlin', periodHours: 1 },
+        alarms: {
+          failedRunsToAlarm: 3,
+          evaluationRuns: 5,
+          staleAfterPeriods: 6,
+          emails: ['a@example.com', 'A@example.com', 'b@example.com'],
+        },
+      },
+    })
+    const { template } = synthesize(input)
+    const alarms = alarmDefinitions(template.toJSON())
+    expect(byName(alarms, '-persistent-source-failures')).toMatchObject({
+      periodSeconds: 3600,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+    })
+    expect(byName(alarms, '-stale-export')).toMatchObject({
+      periodSeconds: 3600,
+      evaluationPeriods: 6,
+      datapointsToAlarm: 6,
+    })
+    expect(byName(alarms, '-function-errors')).toMatchObject({ periodSeconds: 3600 })
+    template.resourceCountIs('AWS::SNS::Subscription', 2)
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 hour)',
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+    })
+  })
+})

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { App } from 'aws-cdk-lib'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../../functions/export/errors.ts'
+import { addExportStack, loadExportConfig } from '../../infra/app.ts'
+import {
+  cdkContext,
+  SAMPLE_CONFIG_FILE,
+  SKIP_BUNDLING,
+  sampleConfigInput,
+  sampleWith,
+  scratchDir,
+  synthesize,
+} from './synth.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'inventory-config-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const writeConfig = (name: string, content: unknown): string => {
+  const file = join(dir, name)
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content))
+  return file
+}
+
+const deploymentWith = (changes: Record<string, unknown>) => ({
+  deployment: { ...(sampleConfigInput().deployment as Record<string, unknown>), ...changes },
+})
+
+const configError = (run: () => unknown): ConfigError => {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('the configuration file', () => {
+  it('loads the committed sample', () => {
+    const config = loadExportConfig(SAMPLE_CONFIG_FILE)
+    expect(config.tables.map((t) => t.name)).toEqual(['devices', 'installed_software', 'users'])
+    expect(config.deployment.alarms.emails).toEqual(['platform-oncall@example.com'])
+  })
+
+  it('fails with the file and field named when the base URL is not https', () => {
+    const file = writeConfig('http.json', sampleWith({ source: { baseUrl: 'http://inventory.example.com' } }))
+    const error = configError(() => loadExportConfig(file))
+    expect(error.code).toBe('CONFIG_INVALID')
+    expect(error.message).toContain(`invalid ${file}:`)
+    expect(error.problems).toEqual([
+      expect.objectContaining({ field: 'source.baseUrl', message: expect.stringMatching(/must use https/) }),
+    ])
+  })
+
+  it('fails naming failedRunsToAlarm when it exceeds evaluationRuns', () => {
+    const alarms = { failedRunsToAlarm: 4, evaluationRuns: 3, staleAfterPeriods: 2, emails: [] }
+    const file = writeConfig('alarms.json', sampleWith(deploymentWith({ alarms })))
+    expect(configError(() => loadExportConfig(file)).message).toContain(
+      '- deployment.alarms.failedRunsToAlarm: failedRunsToAlarm must not exceed evaluationRuns',
+    )
+  })
+
+  it('fails naming every bad field at once', () => {
+    const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
+    expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([
+      'tables',
+      'deployment.lambda.memoryMb',
+    ])
+  })
+
+  it.each([
+    ['is not JSON', '{ "source": ', /is not valid JSON/],
+    ['does not exist', undefined, /cannot be read/],
+  ])('fails with the file named when it %s', (_what, content, message) => {
+    const file = content === undefined ? join(dir, 'missing.json') : writeConfig('broken.json', content)
+    const error = configError(() => loadExportConfig(file))
+    expect(error.problems).toEqual([{ field: '(file)', message: expect.stringMatching(message) }])
+  })
+
+  it('is read from the file named by the "config" context', () => {
+    const file = writeConfig('named.json', sampleWith({ warehouse: { prefix: 'from-context', glueDatabase: 'ctx' } }))
+    const app = new App({ context: { ...cdkContext(), ...SKIP_BUNDLING, config: file }, outdir: scratchDir() })
+    expect(addExportStack(app).config.warehouse.prefix).toBe('from-context')
+  })
+})
+
+describe('settings the schema cannot check alone', () => {
+  it('fail synth naming an unknown time zone', () => {
+    const input = sampleWith(
+      deploymentWith({ schedule: { expression: 'cron(0 2 * * ? *)', timeZone: 'Mars/Olympus', periodHours: 24 } }),
+    )
+    expect(() => synthesize(input)).toThrow(/deployment\.schedule\.timeZone: "Mars\/Olympus" is not an IANA time zone/)
+  })
+
+  it('fail synth naming a CA file that does not exist', () => {
+    const input = sampleWith({
+      source: { baseUrl: 'https://inventory.example.com', caCertificatesFile: 'no/such/ca.pem' },
+    })
+    expect(() => synthesize(input)).toThrow(/source\.caCertificatesFile: no file at .*no\/such\/ca\.pem/)
+  })
+
+  it('fail synth naming a failure window longer than CloudWatch allows', () => {
+    const alarms = { failedRunsToAlarm: 2, evaluationRuns: 8, staleAfterPeriods: 2, emails: [] }
+    expect(() => synthesize(sampleWith(deploymentWith({ alarms })))).toThrow(
+      /deployment\.alarms\.evaluationRuns: it would look back 8 day\(s\), CloudWatch allows at most 7 day\(s\)/,
+    )
+  })
+
+  it('fail synth when the runtime configuration would not fit in the function environment', () => {
+    const tables = Array.from({ length: 40 }, (_, i) => ({ id: `${2000 + i}`, name: `table_number_${i}` }))
+    expect(() => synthesize({ ...sampleConfigInput(), tables })).toThrow(
+      /tables: the runtime configuration is \d+ bytes/,
+    )
+  })
+})

@@ -1,0 +1,191 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Match, type Template } from 'aws-cdk-lib/assertions'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
+
+const VPC = {
+  vpcId: 'vpc-0abc1234567890def',
+  availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+  subnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb', 'subnet-0cccccccccccccccc'],
+  securityGroupIds: ['sg-0123456789abcdef0'],
+}
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:inventory/api-token-AbCdEf'
+
+describe('the exporter built from the sample configuration', () => {
+  let template: Template
+  beforeAll(() => {
+    template = synthesize(sampleConfigInput()).template
+  })
+
+  it('runs on Node.js 24 on arm64 with the configured memory, timeout and /tmp size', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 1769,
+      Timeout: 900,
+      EphemeralStorage: { Size: 2048 },
+    })
+  })
+
+  it('never runs twice at once and sends failed asynchronous invocations to an encrypted queue', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 1 })
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 21_600,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFailureQueue'), 'Arn'] } },
+      },
+    })
+    template.resourceCountIs('AWS::SQS::Queue', 2)
+    for (const [, queue] of resourcesOfType(template, 'AWS::SQS::Queue')) {
+      expect(queue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 })
+    }
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+      },
+    })
+  })
+
+  it('hands the runtime sections of the configuration, the bucket, the secret and Powertools settings to the function', () => {
+    const [[, fn]] = resourcesOfType(template, 'AWS::Lambda::Function') as [
+      [string, { Environment: { Variables: Record<string, unknown> } }],
+    ]
+    const variables = fn.Environment.Variables
+    expect(Object.keys(variables).sort()).toEqual(
+      [
+        LambdaEnvironment.EXPORT_CONFIG,
+        LambdaEnvironment.WAREHOUSE_BUCKET,
+        LambdaEnvironment.TOKEN_SECRET_ARN,
+        'POWERTOOLS_SERVICE_NAME',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'NODE_OPTIONS',
+      ].sort(),
+    )
+    const runtime = JSON.parse(variables[LambdaEnvironment.EXPORT_CONFIG] as string)
+    expect(Object.keys(runtime)).toEqual(['source', 'tables', 'export', 'warehouse'])
+    expect(runtime.tables.map((t: { id: string; name: string }) => `${t.id}:${t.name}`)).toEqual([
+      '1001:devices',
+      '1002:installed_software',
+      '1003:users',
+    ])
+    expect(runtime.source.baseUrl).toBe('https://inventory.example.com')
+    expect(variables[LambdaEnvironment.WAREHOUSE_BUCKET]).toEqual({ Ref: expect.stringMatching(/^WarehouseBucket/) })
+    expect(variables[LambdaEnvironment.TOKEN_SECRET_ARN]).toEqual({
+      Ref: expect.stringMatching(/^ExporterTokenSecret/),
+    })
+    expect(variables.POWERTOOLS_SERVICE_NAME).toBe('inventory-export')
+    expect(variables.POWERTOOLS_METRICS_NAMESPACE).toBe(METRICS_NAMESPACE)
+  })
+
+  it('logs to its own log group with a retention', () => {
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 })
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp('^ExporterLogGroup') } },
+    })
+  })
+
+  it('is scheduled by EventBridge Scheduler with the expression, time zone, retry policy and a dead-letter queue', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'cron(0 2 * * ? *)',
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: {
+        Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFunction'), 'Arn'] },
+        Input: '{}',
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: {
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterScheduleDeadLetterQueue'), 'Arn'] },
+        },
+      },
+    })
+  })
+
+  it('creates an empty token secret whose description says what to put in it', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', 1)
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      Description: Match.stringLikeRegexp('put-secret-value'),
+      GenerateSecretString: Match.absent(),
+      SecretString: Match.absent(),
+    })
+  })
+
+  it('stays outside any VPC when none is configured', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', { VpcConfig: Match.absent() })
+  })
+})
+
+describe('the exporter with an existing secret, a VPC and a private CA', () => {
+  let template: Template
+  let outdir: string
+  const caDir = mkdtempSync(join(tmpdir(), 'inventory-ca-'))
+  beforeAll(() => {
+    const caFile = join(caDir, 'private-ca.pem')
+    writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n')
+    outdir = mkdtempSync(join(tmpdir(), 'inventory-cdk-'))
+    const input = sampleWith({
+      source: { caCertificatesFile: caFile },
+      deployment: { ...(sampleConfigInput().deployment as object), secret: { nameOrArn: SECRET_ARN }, vpc: VPC },
+    })
+    template = synthesize(input, { outdir, bundle: true }).template
+  })
+  afterAll(() => {
+    rmSync(caDir, { recursive: true, force: true })
+    rmSync(outdir, { recursive: true, force: true })
+  })
+
+  it('imports the secret instead of creating one and passes its ARN', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', 0)
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [LambdaEnvironment.TOKEN_SECRET_ARN]: SECRET_ARN }) },
+    })
+  })
+
+  it('places the function in the configured subnets and security groups', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      VpcConfig: { SubnetIds: VPC.subnetIds, SecurityGroupIds: VPC.securityGroupIds },
+    })
+    template.resourceCountIs('AWS::EC2::SecurityGroup', 0)
+  })
+
+  it('bundles the CA certificates and points the runtime and Node at the bundled copy', () => {
+    const [[, fn]] = resourcesOfType(template, 'AWS::Lambda::Function') as [
+      [string, { Environment: { Variables: Record<string, string> } }],
+    ]
+    const bundled = '/var/task/ca-certificates.pem'
+    expect(fn.Environment.Variables.NODE_EXTRA_CA_CERTS).toBe(bundled)
+    expect(
+      JSON.parse(fn.Environment.Variables[LambdaEnvironment.EXPORT_CONFIG] as string).source.caCertificatesFile,
+    ).toBe(bundled)
+    const assets = readdirSync(outdir).filter(
+      (name) => name.startsWith('asset.') && existsSync(join(outdir, name, 'index.mjs')),
+    )
+    expect(assets).toHaveLength(1)
+    expect(readFileSync(join(outdir, assets[0]!, 'ca-certificates.pem'), 'utf8')).toContain('MIIBtest')
+  })
+})
+
+describe('the exporter with a secret imported by name', () => {
+  it('reads the secret through its name-based ARN', () => {
+    const input = sampleWith({
+      deployment: { ...(sampleConfigInput().deployment as object), secret: { nameOrArn: 'inventory/api-token' } },
+    })
+    const { template } = synthesize(input)
+    template.resourceCountIs('AWS::SecretsManager::Secret', 0)
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+            Resource: { 'Fn::Join': ['', Match.arrayWith([':secret:inventory/api-token-??????'])] },
+          }),
+        ]),
+      },
+    })
+  })
+})

@@ -1,0 +1,127 @@
+import type { Template } from 'aws-cdk-lib/assertions'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { flattenValue } from '../../infra/alarm-definitions.ts'
+import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
+
+type Statement = {
+  Effect: string
+  Action: string | string[]
+  Resource?: unknown
+  Principal?: unknown
+  Condition?: unknown
+  Sid?: string
+}
+
+const list = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value])
+
+/** Every policy statement of the template, with where it lives. */
+const allStatements = (template: Template): { where: string; statement: Statement }[] => {
+  const documents: [string, unknown][] = [
+    ...resourcesOfType(template, 'AWS::IAM::Policy').map(([id, p]): [string, unknown] => [id, p.PolicyDocument]),
+    ...resourcesOfType(template, 'AWS::IAM::Role').flatMap(([id, role]): [string, unknown][] => [
+      [id, role.AssumeRolePolicyDocument],
+      ...list(role.Policies as { PolicyDocument: unknown }[]).map((p): [string, unknown] => [id, p.PolicyDocument]),
+    ]),
+    ...resourcesOfType(template, 'AWS::IAM::ManagedPolicy').map(([id, p]): [string, unknown] => [id, p.PolicyDocument]),
+    ...resourcesOfType(template, 'AWS::S3::BucketPolicy').map(([id, p]): [string, unknown] => [id, p.PolicyDocument]),
+    ...resourcesOfType(template, 'AWS::SQS::QueuePolicy').map(([id, p]): [string, unknown] => [id, p.PolicyDocument]),
+    ...resourcesOfType(template, 'AWS::SNS::TopicPolicy').map(([id, p]): [string, unknown] => [id, p.PolicyDocument]),
+    ...resourcesOfType(template, 'AWS::KMS::Key').map(([id, k]): [string, unknown] => [id, k.KeyPolicy]),
+  ]
+  return documents.flatMap(([where, document]) =>
+    list((document as { Statement: Statement[] }).Statement).map((statement) => ({ where, statement })),
+  )
+}
+
+const isAccountRoot = (principal: unknown): boolean =>
+  /:root$/.test(flattenValue((principal as { AWS?: unknown })?.AWS))
+
+const exporterStatements = (template: Template): Statement[] =>
+  resourcesOfType(template, 'AWS::IAM::Policy')
+    .filter(([id]) => id.startsWith('ExporterRoleDefaultPolicy'))
+    .flatMap(([, p]) => (p.PolicyDocument as { Statement: Statement[] }).Statement)
+
+describe.each([
+  ['the sample configuration', sampleConfigInput()],
+  [
+    'an existing bucket, secret and VPC',
+    sampleWith({
+      deployment: {
+        ...(sampleConfigInput().deployment as object),
+        bucket: { name: 'acme-data-lake' },
+        secret: { nameOrArn: 'inventory/api-token' },
+        vpc: {
+          vpcId: 'vpc-0abc1234567890def',
+          availabilityZones: ['eu-west-1a'],
+          subnetIds: ['subnet-0aaaaaaaaaaaaaaaa'],
+          securityGroupIds: ['sg-0123456789abcdef0'],
+        },
+      },
+    }),
+  ],
+])('permissions with %s', (_label, input) => {
+  let template: Template
+  beforeAll(() => {
+    template = synthesize(input).template
+  })
+
+  it('allow no wildcard action anywhere but the key administration of the account root', () => {
+    const wildcards = allStatements(template)
+      .filter(({ statement }) => statement.Effect === 'Allow')
+      .flatMap(({ where, statement }) =>
+        list(statement.Action)
+          .filter((a) => a.includes('*'))
+          .map((action) => ({ where, action, statement })),
+      )
+    expect(wildcards.map(({ where, action }) => `${where}: ${action}`)).toEqual([
+      expect.stringMatching(/^AlarmsTopicKey.*: kms:\*$/),
+    ])
+    expect(isAccountRoot(wildcards[0]?.statement.Principal)).toBe(true)
+  })
+
+  it('scope object access to the warehouse prefix and listing to that prefix', () => {
+    const statements = exporterStatements(template).filter((s) => list(s.Action).some((a) => a.startsWith('s3:')))
+    const objects = statements.find((s) => s.Sid === 'WarehouseObjectsUnderPrefix')
+    expect(list(objects?.Action).sort()).toEqual([
+      's3:AbortMultipartUpload',
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListMultipartUploadParts',
+      's3:PutObject',
+    ])
+    expect(flattenValue(objects?.Resource)).toMatch(/\/inventory\/\*$/)
+    const listing = statements.find((s) => s.Sid === 'ListWarehousePrefix')
+    expect(listing?.Action).toBe('s3:ListBucket')
+    expect(listing?.Condition).toEqual({ StringLike: { 's3:prefix': ['inventory', 'inventory/*'] } })
+    expect(statements).toHaveLength(2)
+  })
+
+  it('let the function, and nothing else, read the token secret', () => {
+    const readers = allStatements(template).filter(({ statement }) =>
+      list(statement.Action).some((a) => a.startsWith('secretsmanager:')),
+    )
+    expect(readers.map(({ where }) => where)).toEqual([expect.stringMatching(/^ExporterRoleDefaultPolicy/)])
+    const statement = readers[0]!.statement
+    expect(list(statement.Action).sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'])
+    expect(list(statement.Resource)).toHaveLength(1)
+    expect(flattenValue(statement.Resource)).toMatch(
+      /^<ExporterTokenSecret[0-9A-F]+>$|:secret:inventory\/api-token-\?{6}$/,
+    )
+  })
+
+  it('scope Glue rights to the catalog, the database and its tables', () => {
+    const glue = exporterStatements(template).find((s) => s.Sid === 'GlueCatalogOfWarehouse')
+    expect(list(glue?.Action).sort()).toEqual([
+      'glue:CreateTable',
+      'glue:GetDatabase',
+      'glue:GetTable',
+      'glue:UpdateTable',
+    ])
+    const arn = 'arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>'
+    expect(list(glue?.Resource).map(flattenValue)).toEqual([
+      `${arn}:catalog`,
+      `${arn}:database/inventory`,
+      `${arn}:table/inventory/*`,
+    ])
+  })
+})
