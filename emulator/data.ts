@@ -7,8 +7,10 @@ export {
   demoTables,
 } from './demo-tables.ts'
 export {
+  type CsvFileTable,
   DemoTableId,
   type GeneratedTable,
+  isCsvFileTable,
   isRawCsvTable,
   type RawCsvTable,
   type Row,

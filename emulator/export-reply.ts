@@ -1,9 +1,10 @@
 /** The CSV and XLSX answers for a table the caller may read. */
+import { createReadStream, readFileSync, statSync } from 'node:fs'
 import { csvChunks } from './csv.ts'
 import { parseRawCsv } from './raw-csv.ts'
 import { bytesBody, type Exchange, reply } from './reply.ts'
 import type { ExportFormat } from './routes.ts'
-import { isRawCsvTable, type Row, type SavedTable } from './tables.ts'
+import { isCsvFileTable, isRawCsvTable, type Row, type SavedTable } from './tables.ts'
 import { XLSX_CONTENT_TYPE, xlsxChunks } from './xlsx.ts'
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'
@@ -24,6 +25,14 @@ const replyCsv = (exchange: Exchange, table: SavedTable): Promise<void> => {
     const headers = { 'Content-Type': table.contentType ?? CSV_CONTENT_TYPE, 'Content-Disposition': disposition }
     return reply(exchange, 200, headers, bytesBody(bytes))
   }
+  if (isCsvFileTable(table)) {
+    const headers = { 'Content-Type': table.contentType ?? CSV_CONTENT_TYPE, 'Content-Disposition': disposition }
+    const file = table.csvFile
+    return reply(exchange, 200, headers, {
+      length: statSync(file).size,
+      chunks: () => createReadStream(file, { highWaterMark: 256 * 1024 }),
+    })
+  }
   return reply(
     exchange,
     200,
@@ -35,7 +44,11 @@ const replyCsv = (exchange: Exchange, table: SavedTable): Promise<void> => {
 /** Raw CSV tables are parsed simply (see raw-csv.ts) so fixtures can be fetched as XLSX as well. */
 const replyXlsx = (exchange: Exchange, table: SavedTable): Promise<void> => {
   const records = (): Iterable<Row> =>
-    isRawCsvTable(table) ? parseRawCsv(table.rawCsv) : withHeader(table.columns, table.rows())
+    isRawCsvTable(table)
+      ? parseRawCsv(table.rawCsv)
+      : isCsvFileTable(table)
+        ? parseRawCsv(readFileSync(table.csvFile))
+        : withHeader(table.columns, table.rows())
   return reply(
     exchange,
     200,

@@ -24,9 +24,17 @@ export interface RawCsvTable extends TableBase {
   readonly contentType?: string
 }
 
-export type SavedTable = GeneratedTable | RawCsvTable
+/** Served byte for byte from a file, streamed: large pre-generated exports (benchmarks, memory tests). */
+export interface CsvFileTable extends TableBase {
+  readonly csvFile: string
+  /** @default 'text/csv; charset=utf-8' */
+  readonly contentType?: string
+}
+
+export type SavedTable = GeneratedTable | RawCsvTable | CsvFileTable
 
 export const isRawCsvTable = (table: SavedTable): table is RawCsvTable => 'rawCsv' in table
+export const isCsvFileTable = (table: SavedTable): table is CsvFileTable => 'csvFile' in table
 
 /** Ids of the demo tables. */
 export const DemoTableId = {

@@ -6,7 +6,7 @@ import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
-import { DEFAULT_SERVICE_NAME } from './constructs/telemetry.ts'
+import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
 import { Warehouse } from './constructs/warehouse.ts'
 
 export const DEFAULT_STACK_NAME = 'InventoryExport'

@@ -16,6 +16,15 @@ const isSupportedEncoding = (label: string): boolean => {
   }
 }
 
+const isTimeZone = (zone: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
+
 const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 
@@ -149,7 +158,11 @@ const ScheduleSchema = z.object({
     .regex(/^(cron\(.+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$/, 'must be cron(...) or rate(N unit)')
     .default('cron(0 2 * * ? *)')
     .describe('EventBridge Scheduler expression (default: daily at 02:00)'),
-  timeZone: z.string().min(1).default('UTC').describe('IANA time zone the cron expression is read in'),
+  timeZone: z
+    .string()
+    .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
+    .default('UTC')
+    .describe('IANA time zone the cron expression is read in'),
   periodHours: z
     .number()
     .positive()
@@ -158,96 +171,112 @@ const ScheduleSchema = z.object({
     .describe('Length of one schedule period in hours; the alarms count runs in periods'),
 })
 
+/** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
+const alarmLookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
+
 /** AWS-only settings read by the CDK app. */
-export const DeploymentConfigSchema = z.object({
-  schedule: ScheduleSchema.prefault({}),
-  secret: z
-    .object({
-      nameOrArn: z
-        .string()
-        .min(1)
-        .optional()
-        .describe('Existing secret holding the token (name or ARN); when absent the stack creates an empty one'),
-    })
-    .prefault({}),
-  bucket: z
-    .object({
-      name: z
-        .string()
-        .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
-        .optional()
-        .describe('Existing bucket to write to; when absent the stack creates one'),
-    })
-    .prefault({}),
-  athena: z
-    .object({
-      workgroup: z
-        .string()
-        .regex(/^[a-zA-Z0-9._-]{1,128}$/)
-        .default('inventory')
-        .describe('Athena workgroup created for analysts'),
-      bytesScannedCutoffPerQuery: z
-        .int()
-        .min(10 * 1024 * 1024)
-        .default(10 * 1024 ** 3)
-        .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
-    })
-    .prefault({}),
-  alarms: z
-    .object({
-      failedRunsToAlarm: z
-        .int()
-        .min(1)
-        .default(2)
-        .describe('Runs with 401/403/5xx failures that persisted after retries, out of `evaluationRuns`, that page'),
-      evaluationRuns: z
-        .int()
-        .min(1)
-        .default(3)
-        .describe('Window of runs (schedule periods) the failure alarm looks at'),
-      staleAfterPeriods: z
-        .int()
-        .min(1)
-        .default(2)
-        .describe('Page when no run succeeded for this many schedule periods'),
-      emails: z.array(z.email()).default([]).describe('E-mail addresses subscribed to the alarm topic'),
-    })
-    .prefault({})
-    .refine((a) => a.failedRunsToAlarm <= a.evaluationRuns, {
-      message: 'failedRunsToAlarm must not exceed evaluationRuns',
-      path: ['failedRunsToAlarm'],
-    }),
-  vpc: z
-    .object({
-      vpcId: z
-        .string()
-        .regex(/^vpc-[0-9a-f]+$/)
-        .describe('VPC id'),
-      availabilityZones: z.array(z.string().min(1)).min(1).describe('Availability zones of the subnets'),
-      subnetIds: z
-        .array(z.string().regex(/^subnet-[0-9a-f]+$/))
-        .min(1)
-        .describe('Private subnets with a route to the service and to S3, Secrets Manager, Glue, CloudWatch'),
-      securityGroupIds: z
-        .array(z.string().regex(/^sg-[0-9a-f]+$/))
-        .min(1)
-        .describe('Security groups allowing outbound HTTPS to the service'),
-    })
-    .optional()
-    .describe('Place the function in a VPC, for a service on a private network'),
-  lambda: z
-    .object({
-      memoryMb: z.int().min(256).max(10_240).default(1769).describe('Function memory; 1769 MB is one full vCPU'),
-      timeoutSeconds: z.int().min(60).max(900).default(900).describe('Function timeout'),
-      ephemeralStorageMb: z
-        .int()
-        .min(512)
-        .max(10_240)
-        .default(2048)
-        .describe('/tmp size; the pass-1 spool of the largest table must fit'),
-    })
-    .prefault({}),
-})
+export const DeploymentConfigSchema = z
+  .object({
+    schedule: ScheduleSchema.prefault({}),
+    secret: z
+      .object({
+        nameOrArn: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('Existing secret holding the token (name or ARN); when absent the stack creates an empty one'),
+      })
+      .prefault({}),
+    bucket: z
+      .object({
+        name: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
+          .optional()
+          .describe('Existing bucket to write to; when absent the stack creates one'),
+      })
+      .prefault({}),
+    athena: z
+      .object({
+        workgroup: z
+          .string()
+          .regex(/^[a-zA-Z0-9._-]{1,128}$/)
+          .default('inventory')
+          .describe('Athena workgroup created for analysts'),
+        bytesScannedCutoffPerQuery: z
+          .int()
+          .min(10 * 1024 * 1024)
+          .default(10 * 1024 ** 3)
+          .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+      })
+      .prefault({}),
+    alarms: z
+      .object({
+        failedRunsToAlarm: z
+          .int()
+          .min(1)
+          .default(2)
+          .describe('Runs with 401/403/5xx failures that persisted after retries, out of `evaluationRuns`, that page'),
+        evaluationRuns: z
+          .int()
+          .min(1)
+          .default(3)
+          .describe('Window of runs (schedule periods) the failure alarm looks at'),
+        staleAfterPeriods: z
+          .int()
+          .min(1)
+          .default(2)
+          .describe('Page when no run succeeded for this many schedule periods'),
+        emails: z.array(z.email()).default([]).describe('E-mail addresses subscribed to the alarm topic'),
+      })
+      .prefault({})
+      .refine((a) => a.failedRunsToAlarm <= a.evaluationRuns, {
+        message: 'failedRunsToAlarm must not exceed evaluationRuns',
+        path: ['failedRunsToAlarm'],
+      }),
+    vpc: z
+      .object({
+        vpcId: z
+          .string()
+          .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/)
+          .describe('VPC id'),
+        availabilityZones: z.array(z.string().min(1)).min(1).describe('Availability zones of the subnets'),
+        subnetIds: z
+          .array(z.string().regex(/^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/))
+          .min(1)
+          .describe('Private subnets with a route to the service and to S3, Secrets Manager, Glue, CloudWatch'),
+        securityGroupIds: z
+          .array(z.string().regex(/^sg-([0-9a-f]{8}|[0-9a-f]{17})$/))
+          .min(1)
+          .describe('Security groups allowing outbound HTTPS to the service'),
+      })
+      .optional()
+      .describe('Place the function in a VPC, for a service on a private network'),
+    lambda: z
+      .object({
+        memoryMb: z.int().min(256).max(10_240).default(1769).describe('Function memory; 1769 MB is one full vCPU'),
+        timeoutSeconds: z.int().min(60).max(900).default(900).describe('Function timeout'),
+        ephemeralStorageMb: z
+          .int()
+          .min(512)
+          .max(10_240)
+          .default(2048)
+          .describe('/tmp size; the pass-1 spool of the largest table must fit'),
+      })
+      .prefault({}),
+  })
+  .superRefine((deployment, ctx) => {
+    const limit = alarmLookBackHours(deployment.schedule.periodHours)
+    for (const key of ['evaluationRuns', 'staleAfterPeriods'] as const) {
+      if (deployment.alarms[key] * deployment.schedule.periodHours > limit) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['alarms', key],
+          message: `× schedule.periodHours must not exceed ${limit} hours (how far back CloudWatch alarms look)`,
+        })
+      }
+    }
+  })
 
 export const ExportConfigSchema = z
   .object({

@@ -89,4 +89,10 @@ export const LambdaEnvironment = {
   EXPORT_CONFIG: 'EXPORT_CONFIG',
   WAREHOUSE_BUCKET: 'WAREHOUSE_BUCKET',
   TOKEN_SECRET_ARN: 'TOKEN_SECRET_ARN',
+  /** Read by Powertools; also the `service` dimension of every metric. */
+  SERVICE_NAME: 'POWERTOOLS_SERVICE_NAME',
+  METRICS_NAMESPACE: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const
+
+/** POWERTOOLS_SERVICE_NAME unless a stack overrides it. */
+export const DEFAULT_SERVICE_NAME = 'inventory-export'

@@ -7,7 +7,6 @@ import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
-import { PowertoolsEnvironment } from './telemetry.ts'
 
 /** Where Lambda unpacks the bundle. */
 export const LAMBDA_TASK_ROOT = '/var/task'
@@ -41,8 +40,8 @@ export const functionEnvironment = (input: FunctionEnvironmentInput): Record<str
   [LambdaEnvironment.EXPORT_CONFIG]: JSON.stringify(runtimeConfig(input.config, input.bundledCaCertificates)),
   [LambdaEnvironment.WAREHOUSE_BUCKET]: input.bucketName,
   [LambdaEnvironment.TOKEN_SECRET_ARN]: input.secretArn,
-  [PowertoolsEnvironment.SERVICE_NAME]: input.serviceName,
-  [PowertoolsEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
+  [LambdaEnvironment.SERVICE_NAME]: input.serviceName,
+  [LambdaEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
   NODE_OPTIONS: '--enable-source-maps',
   ...(input.bundledCaCertificates === undefined ? {} : { NODE_EXTRA_CA_CERTS: input.bundledCaCertificates }),
 })

@@ -18,7 +18,7 @@ import type { ExportConfig } from '../../functions/export/config.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
-import { DEFAULT_SERVICE_NAME } from './telemetry.ts'
+import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
 
 /** The repository root, which holds package-lock.json and functions/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))

@@ -3,15 +3,6 @@ import { Duration } from 'aws-cdk-lib'
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch'
 import { METRICS_NAMESPACE, MetricDimension, type MetricName } from '../../functions/export/constants.ts'
 
-/** Powertools reads these; the service name is also the `service` dimension of every metric. */
-export const PowertoolsEnvironment = {
-  SERVICE_NAME: 'POWERTOOLS_SERVICE_NAME',
-  METRICS_NAMESPACE: 'POWERTOOLS_METRICS_NAMESPACE',
-} as const
-
-/** Value of POWERTOOLS_SERVICE_NAME unless a stack overrides it. */
-export const DEFAULT_SERVICE_NAME = 'inventory-export'
-
 export interface ExportMetricOptions {
   readonly statistic: 'Sum' | 'Maximum' | 'Minimum' | 'Average'
   readonly periodSeconds: number

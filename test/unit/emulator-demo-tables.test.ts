@@ -7,12 +7,11 @@ import {
   demoTables,
   EmulatorError,
   type GeneratedTable,
-  isRawCsvTable,
 } from '../../emulator/index.ts'
 
 const generated = (tables: ReturnType<typeof demoTables>, id: string): GeneratedTable => {
   const table = tables.find((candidate) => candidate.id === id)
-  if (table === undefined || isRawCsvTable(table)) throw new Error(`no generated table ${id}`)
+  if (table === undefined || !('rows' in table)) throw new Error(`no generated table ${id}`)
   return table
 }
 
