@@ -2,11 +2,11 @@
 import { Stack, type StackProps } from 'aws-cdk-lib'
 import type { Construct } from 'constructs'
 import type { ExportConfig } from '../functions/export/config.ts'
+import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
-import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
 import { Warehouse } from './constructs/warehouse.ts'
 
 export const DEFAULT_STACK_NAME = 'InventoryExport'

@@ -15,10 +15,10 @@ import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsman
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { ExportConfig } from '../../functions/export/config.ts'
+import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
-import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
 
 /** The repository root, which holds package-lock.json and functions/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))

@@ -177,6 +177,7 @@ describe('schema evolution', () => {
         'projection.dt.range': '2026-03-01,NOW',
         'projection.dt.interval': '1',
         'projection.dt.interval.unit': 'DAYS',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: Athena's location template is literally ${dt}
         'storage.location.template': 's3://bucket/inventory/assets/dt=${dt}/',
         'inventory.source_table_id': '2001',
       },
