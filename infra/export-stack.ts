@@ -1,5 +1,5 @@
 /** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
-import { Stack, type StackProps } from 'aws-cdk-lib'
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib'
 import type { Construct } from 'constructs'
 import type { ExportConfig } from '../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
@@ -71,5 +71,17 @@ export class ExportStack extends Stack {
       alarms: this.alarms.alarms,
       dashboardName: this.stackName,
     })
+
+    // What the deploy guide refers to: where to put the token, what to invoke, where to look.
+    const outputs: Record<string, string> = {
+      TokenSecretArn: this.exporter.secret.secretArn,
+      ExportFunctionName: this.exporter.function.functionName,
+      WarehouseBucketName: this.warehouse.bucket.bucketName,
+      GlueDatabaseName: this.warehouse.databaseName,
+      AthenaWorkgroupName: this.warehouse.workgroupName,
+      AlarmTopicArn: this.alarms.topic.topicArn,
+      FailureQueueUrl: this.exporter.failureQueue.queueUrl,
+    }
+    for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
   }
 }

@@ -39,6 +39,8 @@ export const EXPORT_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/
 /** Athena caps identifiers at 255 characters. */
 export const MAX_COLUMN_NAME_LENGTH = 255
 
+/** Suffix of the view that shows only a table's newest export. */
+export const LATEST_VIEW_SUFFIX = '_latest'
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */

@@ -2,15 +2,12 @@
  * Athena named queries for the analyst questions, as pure SQL builders. They read a device table and its
  * `<table>_latest` view; the column names are options because they come from the saved table's columns.
  */
-import { PARTITION_KEY } from '../../functions/export/constants.ts'
-
-/** Suffix of the view that shows only a table's newest export. */
-export const LATEST_VIEW_SUFFIX = '_latest'
+import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../../functions/export/constants.ts'
 
 export interface AnalystQueryOptions {
   /** Table holding one row per device and export date. */
   readonly devicesTable: string
-  /** @default 'name' */
+  /** @default 'hostname' */
   readonly keyColumn?: string
   /** @default 'operating_system' */
   readonly osColumn?: string
@@ -31,7 +28,7 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
 /** The analyst questions, written against `options.devicesTable` and its latest view. */
 export const analystQueries = (options: AnalystQueryOptions): readonly AnalystQuery[] => {
-  const { devicesTable: table, keyColumn: key = 'name', osColumn: os = 'operating_system' } = options
+  const { devicesTable: table, keyColumn: key = 'hostname', osColumn: os = 'operating_system' } = options
   const { lastSeenColumn: lastSeen = 'last_seen', notSeenDays = 30 } = options
   for (const [field, value] of Object.entries({
     devicesTable: table,

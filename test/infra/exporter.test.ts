@@ -20,6 +20,18 @@ describe('the exporter built from the sample configuration', () => {
     template = synthesize(sampleConfigInput()).template
   })
 
+  it('names in its outputs what the deploy guide refers to', () => {
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
+      'AlarmTopicArn',
+      'AthenaWorkgroupName',
+      'ExportFunctionName',
+      'FailureQueueUrl',
+      'GlueDatabaseName',
+      'TokenSecretArn',
+      'WarehouseBucketName',
+    ])
+  })
+
   it('runs on Node.js 24 on arm64 with the configured memory, timeout and /tmp size', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',

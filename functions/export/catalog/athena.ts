@@ -3,7 +3,7 @@
  * with partition projection (no crawler, no MSCK REPAIR: a new day is queryable the moment its object lands),
  * and the `<table>_latest` view. One definition feeds both the Glue API and the DDL printed by `npm run ddl`.
  */
-import { PARTITION_KEY } from '../constants.ts'
+import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../constants.ts'
 import { LINEAGE_COLUMNS } from '../lineage.ts'
 import type { TableSchema } from './registry.ts'
 
@@ -12,8 +12,6 @@ export const PARQUET_FORMAT = {
   inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
   outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
 } as const
-
-export const LATEST_VIEW_SUFFIX = '_latest'
 
 export interface CatalogColumn {
   readonly name: string
