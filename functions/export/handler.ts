@@ -140,12 +140,16 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     if (baseUrl.protocol === 'http:' && config.source.allowInsecureHttp) {
       telemetry.warn(`plain http to ${baseUrl.host}: the token crosses the network unencrypted`)
     }
-    const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds)
+    const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
+      telemetry.warn('the time limit is near: stopping downloads and uploads in flight', {
+        remainingMs: context.getRemainingTimeInMillis(),
+      }),
+    )
     const store = new S3WarehouseStore(s3, settings.bucket, config.warehouse.prefix, {
       ...deps.storeOptions,
       signal: deadline.signal,
     })
-    // `signal` aborts downloads too once RunDependencies accepts it (see the report of issue 5 item 4).
+    // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
     const runDeps: RunDependencies & { readonly signal: AbortSignal } = {
       store,
       token,
@@ -173,18 +177,18 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
 export const handler = createHandler()
 
 /** Fires at (remaining - margin / 2): in-flight work stops while there is still time to record the run. */
-const deadlineSignal = (context: Context, marginSeconds: number) => {
+const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => void) => {
   const controller = new AbortController()
   const fireInMs = context.getRemainingTimeInMillis() - (marginSeconds * 1000) / 2
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new DeadlineError({
-          reason: `stopped ${marginSeconds / 2} s before the function's time limit; its upload was aborted and the previous data is kept`,
-        }),
-      ),
-    Math.min(Math.max(0, fireInMs), 2 ** 31 - 1),
-  )
+  const fire = () => {
+    onFire()
+    controller.abort(
+      new DeadlineError({
+        reason: `stopped ${marginSeconds / 2} s before the function's time limit; its upload was aborted and the previous data is kept`,
+      }),
+    )
+  }
+  const timer = setTimeout(fire, Math.min(Math.max(0, fireInMs), 2 ** 31 - 1))
   return { signal: controller.signal, dispose: () => clearTimeout(timer) }
 }
 

@@ -1,0 +1,75 @@
+/**
+ * The Lambda's settings, read from its environment once per container. This is the only module of the
+ * function that reads `process.env` (Powertools and the AWS SDK read their own variables themselves).
+ */
+import { type ExportConfig, parseExportConfig } from './config.ts'
+import { LambdaEnvironment } from './constants.ts'
+import { ConfigError, type ConfigProblem } from './errors.ts'
+
+/** Set by the stack (and read by Powertools too); the `service` dimension of every metric. */
+export const SERVICE_NAME_VARIABLE = 'POWERTOOLS_SERVICE_NAME'
+/** `service` when POWERTOOLS_SERVICE_NAME is absent; the stack's default too. */
+export const DEFAULT_SERVICE_NAME = 'inventory-export'
+
+/** Bucket names as S3 accepts them for new buckets. */
+const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
+
+export interface LambdaSettings {
+  /** The runtime sections of the configuration (EXPORT_CONFIG), validated by the shared schema. */
+  readonly config: ExportConfig
+  readonly bucket: string
+  /** ARN (or name) of the secret that holds the API token. */
+  readonly tokenSecretId: string
+  readonly serviceName: string
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>
+
+/** Validates the variables the stack sets; one ConfigError names every missing or invalid one. */
+export const parseLambdaSettings = (env: Environment): LambdaSettings => {
+  const problems: ConfigProblem[] = []
+  const required = (name: string): string | undefined => {
+    const value = env[name]?.trim()
+    if (!value) problems.push({ field: name, message: 'is not set' })
+    return value || undefined
+  }
+  const configText = required(LambdaEnvironment.EXPORT_CONFIG)
+  const bucket = required(LambdaEnvironment.WAREHOUSE_BUCKET)
+  const tokenSecretId = required(LambdaEnvironment.TOKEN_SECRET_ARN)
+  if (bucket !== undefined && !BUCKET_NAME_PATTERN.test(bucket)) {
+    problems.push({ field: LambdaEnvironment.WAREHOUSE_BUCKET, message: `"${bucket}" is not an S3 bucket name` })
+  }
+  const config = configText === undefined ? undefined : parseConfig(configText, problems)
+  if (problems.length > 0 || config === undefined || bucket === undefined || tokenSecretId === undefined) {
+    throw new ConfigError('Lambda environment', problems)
+  }
+  const serviceName = env[SERVICE_NAME_VARIABLE]?.trim() || DEFAULT_SERVICE_NAME
+  return { config, bucket, tokenSecretId, serviceName }
+}
+
+const parseConfig = (text: string, problems: ConfigProblem[]): ExportConfig | undefined => {
+  const field = LambdaEnvironment.EXPORT_CONFIG
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    problems.push({ field, message: `is not valid JSON (${(error as Error).message})` })
+    return undefined
+  }
+  try {
+    return parseExportConfig(json, field)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    for (const problem of error.problems)
+      problems.push({ field: `${field}.${problem.field}`, message: problem.message })
+    return undefined
+  }
+}
+
+let cached: LambdaSettings | undefined
+
+/** The settings of this container: parsed from `process.env` on first use, then kept. */
+export const lambdaSettings = (): LambdaSettings => {
+  cached ??= parseLambdaSettings(process.env)
+  return cached
+}

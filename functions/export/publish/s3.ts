@@ -1,0 +1,218 @@
+/**
+ * S3 warehouse. An upload is one streamed multipart upload: S3 makes the object visible only when
+ * CompleteMultipartUpload succeeds, in one step, replacing the previous object whole; until then readers
+ * see the previous object. Aborting sends AbortMultipartUpload, so no parts are left behind.
+ */
+import { PassThrough } from 'node:stream'
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { ExportError, PublishError } from '../errors.ts'
+import type { ObjectUpload, WarehouseStore } from './store.ts'
+
+/** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */
+export const DEFAULT_PART_SIZE = 8 * 1024 * 1024
+/** Parts in flight at once; memory is about (queueSize + 1) x partSize. */
+export const DEFAULT_QUEUE_SIZE = 2
+
+export interface S3WarehouseStoreOptions {
+  /** Bytes per multipart part (lib-storage refuses less than 5 MiB). @default DEFAULT_PART_SIZE */
+  readonly partSize?: number
+  /** Parts uploaded at once. @default DEFAULT_QUEUE_SIZE */
+  readonly queueSize?: number
+  /** Keys per ListObjectsV2 page. @default 1000 */
+  readonly listPageSize?: number
+  /** When it fires, uploads in flight are aborted and new ones refused (the Lambda deadline). */
+  readonly signal?: AbortSignal | undefined
+}
+
+export class S3WarehouseStore implements WarehouseStore {
+  readonly root: string
+  readonly #client: S3Client
+  readonly #bucket: string
+  readonly #prefix: string
+  readonly #options: S3WarehouseStoreOptions
+
+  /** `prefix` has no leading or trailing slash; every key lands under `<prefix>/`. */
+  constructor(client: S3Client, bucket: string, prefix: string, options: S3WarehouseStoreOptions = {}) {
+    this.#client = client
+    this.#bucket = bucket
+    this.#prefix = prefix.replace(/^\/+|\/+$/g, '')
+    this.#options = options
+    this.root = `s3://${bucket}/${this.#prefix}`
+  }
+
+  async openUpload(key: string, contentType: string): Promise<ObjectUpload> {
+    const objectKey = this.#key(key)
+    const { signal } = this.#options
+    if (signal?.aborted) throw this.#abortReason(key, signal)
+    const body = new PassThrough()
+    // Destroying the body with a reason must not become an uncaught 'error' once lib-storage stopped reading it.
+    body.on('error', () => undefined)
+    const upload = new Upload({
+      client: this.#client,
+      params: { Bucket: this.#bucket, Key: objectKey, Body: body, ContentType: contentType },
+      partSize: this.#options.partSize ?? DEFAULT_PART_SIZE,
+      queueSize: this.#options.queueSize ?? DEFAULT_QUEUE_SIZE,
+      leavePartsOnError: false,
+    })
+    let bytes = 0
+    let failure: unknown
+    let closed = false
+    let stopping: Promise<void> | undefined
+    // done() consumes `body`; it settles only after a failed upload has been aborted on S3.
+    const done = upload.done().catch((error: unknown) => {
+      failure ??= error
+      body.destroy()
+      throw error
+    })
+    done.catch(() => undefined)
+    /** Ends the body with an error: every part uploader stops, then lib-storage sends AbortMultipartUpload. */
+    const stop = (reason: Error): Promise<void> => {
+      closed = true
+      failure ??= reason
+      stopping ??= (async () => {
+        body.destroy(reason)
+        await done.catch(() => undefined)
+      })()
+      return stopping
+    }
+    const onAbort = () => void stop(this.#abortReason(key, signal!))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const settle = () => signal?.removeEventListener('abort', onAbort)
+
+    return {
+      write: async (chunk) => {
+        if (closed) throw this.#error(key, failure ?? 'the upload is closed')
+        bytes += chunk.length
+        if (body.write(chunk)) return
+        await drained(body, () => failure).catch((error: unknown) => {
+          throw this.#error(key, error)
+        })
+      },
+      commit: async () => {
+        if (closed) {
+          settle()
+          throw this.#error(key, failure ?? 'the upload is closed')
+        }
+        closed = true
+        body.end()
+        try {
+          await done
+          return { bytes, location: `s3://${this.#bucket}/${objectKey}` }
+        } catch (error) {
+          throw this.#error(key, failure ?? error)
+        } finally {
+          settle()
+        }
+      },
+      abort: async () => {
+        settle()
+        await stop(new Error('upload aborted by the exporter'))
+      },
+    }
+  }
+
+  async putObject(key: string, body: string | Uint8Array, contentType: string): Promise<string> {
+    const objectKey = this.#key(key)
+    try {
+      await this.#client.send(
+        new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey, Body: body, ContentType: contentType }),
+      )
+    } catch (error) {
+      throw this.#error(key, error)
+    }
+    return `s3://${this.#bucket}/${objectKey}`
+  }
+
+  async getObject(key: string): Promise<Buffer | undefined> {
+    try {
+      const response = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+      return response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      throw this.#error(key, error)
+    }
+  }
+
+  async listKeys(prefix: string): Promise<string[]> {
+    const folder = prefix === '' ? '' : `${prefix.replace(/\/+$/, '')}/`
+    const keys: string[] = []
+    let continuationToken: string | undefined
+    do {
+      let page: ListObjectsV2CommandOutput
+      try {
+        page = await this.#client.send(
+          new ListObjectsV2Command({
+            Bucket: this.#bucket,
+            Prefix: `${this.#prefix}/${folder}`,
+            MaxKeys: this.#options.listPageSize ?? 1000,
+            ContinuationToken: continuationToken,
+          }),
+        )
+      } catch (error) {
+        throw this.#error(folder, error)
+      }
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) keys.push(object.Key.slice(this.#prefix.length + 1))
+      }
+      continuationToken = page.NextContinuationToken
+    } while (continuationToken !== undefined)
+    return keys.sort()
+  }
+
+  /** The full object key; keys are relative and may not climb out of the prefix. */
+  #key(key: string): string {
+    const segments = key.split('/')
+    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
+      throw new PublishError({
+        target: `${this.root}/${key}`,
+        reason: 'the key is not a relative path of named segments',
+      })
+    }
+    return `${this.#prefix}/${key}`
+  }
+
+  #abortReason(key: string, signal: AbortSignal): ExportError {
+    return signal.reason instanceof ExportError
+      ? signal.reason
+      : new PublishError({ target: `${this.root}/${key}`, reason: 'the upload was stopped before it completed' })
+  }
+
+  #error(key: string, cause: unknown): ExportError {
+    if (cause instanceof ExportError) return cause
+    return new PublishError({ target: `${this.root}/${key}`, reason: describe(cause), cause })
+  }
+}
+
+/** An SDK error as "Name (HTTP status): message"; SDK messages carry no credentials. */
+const describe = (cause: unknown): string => {
+  if (!(cause instanceof Error)) return String(cause)
+  const status = (cause as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
+  const name = cause.name && cause.name !== 'Error' ? `${cause.name}${status ? ` (HTTP ${status})` : ''}: ` : ''
+  return `${name}${cause.message}`
+}
+
+/** Waits until `body` accepts more bytes, or rejects when the upload behind it failed and closed it. */
+const drained = (body: PassThrough, failure: () => unknown) =>
+  new Promise<void>((resolve, reject) => {
+    const cleanup = () => {
+      body.off('drain', onDrain)
+      body.off('close', onClose)
+    }
+    const onDrain = () => {
+      cleanup()
+      resolve()
+    }
+    const onClose = () => {
+      cleanup()
+      reject(failure() ?? new Error('the upload stream closed'))
+    }
+    body.on('drain', onDrain)
+    body.on('close', onClose)
+  })

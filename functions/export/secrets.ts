@@ -1,0 +1,88 @@
+/**
+ * The API token from Secrets Manager, through Powertools Parameters: fetched on first use, then served from
+ * memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
+ * The secret is the plain token, or JSON `{"token": "...", "baseUrl": "..."}`. Its value is never logged and
+ * never put in an error message.
+ */
+
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets'
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import { type ExportConfig, SourceConfigSchema } from './config.ts'
+import { ConfigError, TokenUnavailableError } from './errors.ts'
+
+/** How long a fetched secret is reused before Secrets Manager is asked again. */
+export const TOKEN_CACHE_SECONDS = 300
+
+export interface TokenSecret {
+  readonly token: string
+  /** Overrides `source.baseUrl` of the configuration when present. */
+  readonly baseUrl?: string
+}
+
+/** Reads one secret, cached per container for `maxAgeSeconds`. */
+export class TokenSecretReader {
+  readonly #provider: SecretsProvider
+  readonly #secretId: string
+  readonly #maxAgeSeconds: number
+
+  constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
+    this.#provider = new SecretsProvider({ awsSdkV3Client: client })
+    this.#secretId = secretId
+    this.#maxAgeSeconds = maxAgeSeconds
+  }
+
+  async read(): Promise<TokenSecret> {
+    const source = `secret ${this.#secretId}`
+    let value: string | Uint8Array | undefined
+    try {
+      value = await this.#provider.get(this.#secretId, { maxAge: this.#maxAgeSeconds })
+    } catch (error) {
+      throw new TokenUnavailableError(`${source}: ${whyUnreadable(error)}`, (error as Error).cause ?? error)
+    }
+    if (value === undefined) throw new TokenUnavailableError(`${source}: it has no value yet`)
+    return parseTokenSecret(value, source)
+  }
+}
+
+const whyUnreadable = (error: unknown): string => {
+  const name = ((error as Error).cause as Error | undefined)?.name ?? (error as Error).name
+  if (name === 'ResourceNotFoundException') return 'it does not exist or has no value yet'
+  if (name === 'AccessDeniedException') return 'the function may not read it (AccessDeniedException)'
+  if (name === 'DecryptionFailure') return 'its KMS key cannot decrypt it (DecryptionFailure)'
+  return `Secrets Manager failed (${name})`
+}
+
+/** The token (and optional base URL) from a secret's value; `source` names the secret in errors. */
+export const parseTokenSecret = (value: string | Uint8Array, source: string): TokenSecret => {
+  const text = (typeof value === 'string' ? value : Buffer.from(value).toString('utf8')).trim()
+  if (text === '') throw new TokenUnavailableError(`${source}: it is empty`)
+  if (!text.startsWith('{')) return { token: text }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // The parser's message quotes the input, which is the secret: leave it out.
+    throw new TokenUnavailableError(`${source}: it starts with "{" but is not valid JSON`)
+  }
+  const { token, baseUrl } = (parsed ?? {}) as { token?: unknown; baseUrl?: unknown }
+  if (typeof token !== 'string' || token.trim() === '') {
+    throw new TokenUnavailableError(`${source}: its JSON has no non-empty "token" string`)
+  }
+  if (baseUrl !== undefined && typeof baseUrl !== 'string') {
+    throw new TokenUnavailableError(`${source}: its "baseUrl" is not a string`)
+  }
+  return baseUrl === undefined ? { token: token.trim() } : { token: token.trim(), baseUrl }
+}
+
+/** The configuration with the secret's base URL, validated by the same schema as the configuration's own. */
+export const applySecretBaseUrl = (config: ExportConfig, secret: TokenSecret): ExportConfig => {
+  if (secret.baseUrl === undefined) return config
+  const result = SourceConfigSchema.safeParse({ ...config.source, baseUrl: secret.baseUrl })
+  if (!result.success) {
+    throw new ConfigError(
+      'baseUrl in the token secret',
+      result.error.issues.map((issue) => ({ field: issue.path.join('.') || 'baseUrl', message: issue.message })),
+    )
+  }
+  return Object.freeze({ ...config, source: Object.freeze(result.data) })
+}

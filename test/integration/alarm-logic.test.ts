@@ -1,0 +1,219 @@
+/**
+ * The alarms as deployed, replayed over what the function really emits. The stack is synthesized from the
+ * sample configuration (daily schedule: one alarm period per run), the handler is driven through a scripted
+ * sequence of runs against the stand-in, the EMF data points of each run (and the Lambda Errors data point
+ * the runtime records for a failed invocation) form one period, and each synthesized alarm's own settings
+ * decide its state after every period.
+ */
+import { CreateTableCommand, EntityNotFoundException, GetTableCommand, GlueClient } from '@aws-sdk/client-glue'
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import { mockClient } from 'aws-sdk-client-mock'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  DEMO_TOKEN,
+  DEMO_TOKENS,
+  demoTables,
+  type RunningEmulator,
+  startInventoryEmulator,
+} from '../../emulator/index.ts'
+import { createHandler } from '../../functions/export/handler.ts'
+import { type AlarmDefinition, alarmDefinitions } from '../../infra/alarm-definitions.ts'
+import { sampleConfigInput, synthesize } from '../infra/synth.ts'
+import {
+  type AlarmState,
+  alarmSeries,
+  captureOutput,
+  evaluateAlarm,
+  lambdaContext,
+  type MetricDatum,
+  valuesOf,
+} from '../support/emf.ts'
+import { type RunningS3, startS3 } from '../support/s3rver.ts'
+
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:InventoryExportToken-AbCdEf'
+
+interface Scenario {
+  readonly name: string
+  /** undefined: the schedule did not run in this period (no invocation, no data). */
+  readonly arrange?: (emulator: RunningEmulator) => { token: string }
+}
+
+const healthy = () => ({ token: DEMO_TOKEN })
+const SCENARIOS: readonly Scenario[] = [
+  { name: 'success', arrange: healthy },
+  {
+    name: 'one 500, absorbed by a retry',
+    arrange: (emulator) => {
+      emulator.faults.script('1002', [{ kind: 'status', status: 500 }])
+      return healthy()
+    },
+  },
+  {
+    name: 'persistent 500',
+    arrange: (emulator) => {
+      emulator.faults.always('1002', { kind: 'status', status: 500 })
+      return healthy()
+    },
+  },
+  { name: 'success', arrange: healthy },
+  {
+    name: 'persistent 503 on every table',
+    arrange: (emulator) => {
+      emulator.faults.always('*', { kind: 'status', status: 503 })
+      return healthy()
+    },
+  },
+  { name: '401: revoked token', arrange: () => ({ token: DEMO_TOKENS.revoked }) },
+  { name: 'success', arrange: healthy },
+  { name: 'success', arrange: healthy },
+  { name: 'no run (schedule disabled)' },
+  { name: 'no run (schedule disabled)' },
+]
+
+let emulator: RunningEmulator
+let s3: RunningS3
+let alarms: AlarmDefinition[]
+let functionEnv: Record<string, string>
+let functionLogicalId: string
+/** Per period: the data points CloudWatch would hold, and what each run did. */
+const periods: MetricDatum[][] = []
+const threw: (boolean | undefined)[] = []
+
+beforeAll(async () => {
+  const { template } = synthesize(sampleConfigInput())
+  const json = template.toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }
+  alarms = alarmDefinitions(json)
+  const [id, fn] = Object.entries(json.Resources).find(
+    ([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler',
+  )!
+  functionLogicalId = id
+  functionEnv = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables
+  emulator = await startInventoryEmulator({ tables: demoTables({ rows: { devices: 50, software: 80, users: 20 } }) })
+  s3 = await startS3('warehouse')
+  await runScenarios()
+}, 120_000)
+
+afterAll(async () => {
+  await emulator?.close()
+  await s3?.close()
+})
+
+/** The synthesized EXPORT_CONFIG with fast retries; the base URL comes from the (JSON) secret. */
+const exportConfig = (): string => {
+  const config = JSON.parse(functionEnv.EXPORT_CONFIG!)
+  config.export.retry = { ...config.export.retry, baseDelayMs: 1, maxDelayMs: 5 }
+  return JSON.stringify(config)
+}
+
+const runScenarios = async () => {
+  for (const scenario of SCENARIOS) {
+    emulator.faults.clear()
+    if (scenario.arrange === undefined) {
+      periods.push([])
+      threw.push(undefined)
+      continue
+    }
+    const { token } = scenario.arrange(emulator)
+    // A new container per run, as for a daily schedule: the secret is read afresh.
+    const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
+    mockClient(secretsClient)
+      .on(GetSecretValueCommand)
+      .resolves({ SecretString: JSON.stringify({ token, baseUrl: emulator.baseUrl }) })
+    const glueClient = new GlueClient({ region: 'us-east-1' })
+    mockClient(glueClient)
+      .on(GetTableCommand)
+      .rejects(new EntityNotFoundException({ message: 'no such table', $metadata: {} }))
+      .on(CreateTableCommand)
+      .resolves({})
+    const handler = createHandler({
+      environment: {
+        EXPORT_CONFIG: exportConfig(),
+        WAREHOUSE_BUCKET: s3.bucket,
+        TOKEN_SECRET_ARN: SECRET_ARN,
+        POWERTOOLS_SERVICE_NAME: functionEnv.POWERTOOLS_SERVICE_NAME,
+      },
+      s3Client: s3.client,
+      secretsClient,
+      glueClient,
+    })
+    const output = captureOutput()
+    const failed = await handler({}, lambdaContext()).then(
+      () => false,
+      () => true,
+    )
+    output.restore()
+    // The runtime's own metric: Errors is 1 for an invocation that threw, 0 otherwise.
+    const errors = {
+      namespace: 'AWS/Lambda',
+      name: 'Errors',
+      unit: 'Count',
+      dimensions: { FunctionName: `<${functionLogicalId}>` },
+      values: [failed ? 1 : 0],
+    }
+    periods.push([...output.metrics(), errors])
+    threw.push(failed)
+  }
+}
+
+const alarm = (logicalIdPart: string): AlarmDefinition => {
+  const found = alarms.find((a) => a.logicalId.includes(logicalIdPart))
+  if (found === undefined) throw new Error(`no alarm ${logicalIdPart} in ${alarms.map((a) => a.logicalId).join(', ')}`)
+  return found
+}
+const states = (logicalIdPart: string): AlarmState[] => {
+  const definition = alarm(logicalIdPart)
+  return evaluateAlarm(alarmSeries(definition, periods), definition)
+}
+
+describe('the synthesized alarms over the metrics of a sequence of runs', () => {
+  it('reads the settings the sample configuration asks for', () => {
+    expect(alarm('PersistentSourceFailures')).toMatchObject({
+      expression: 'MAX([auth, server])',
+      periodSeconds: 86_400,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      treatMissingData: 'notBreaching',
+    })
+    expect(alarm('StaleExport')).toMatchObject({
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      treatMissingData: 'breaching',
+    })
+  })
+
+  it('counts a transient 500 that a retry absorbed as a retry, not as a failed run', () => {
+    const service = { service: functionEnv.POWERTOOLS_SERVICE_NAME! }
+    expect(valuesOf(periods[1]!, 'Retries', service)).toEqual([1])
+    expect(valuesOf(periods[1]!, 'RunsWithServerFailures', service)).toEqual([0])
+    expect(valuesOf(periods[1]!, 'SuccessfulRuns', service)).toEqual([1])
+    expect(threw[1]).toBe(false)
+  })
+
+  it('fires each alarm exactly in the periods its settings say, and not on an absorbed blip', () => {
+    const timeline = SCENARIOS.map((scenario, i) =>
+      [
+        String(i + 1).padStart(2),
+        scenario.name.padEnd(30),
+        states('PersistentSourceFailures')[i]!.padEnd(8),
+        states('FunctionErrors')[i]!.padEnd(8),
+        states('StaleExport')[i]!.padEnd(8),
+        states('UndeliveredRuns')[i]!,
+      ].join(' '),
+    )
+    expect(timeline).toEqual([
+      //                                 persistent  errors  stale  undelivered
+      ' 1 success                        OK       OK       OK       OK',
+      ' 2 one 500, absorbed by a retry   OK       OK       OK       OK',
+      ' 3 persistent 500                 OK       ALARM    OK       OK',
+      ' 4 success                        OK       OK       OK       OK',
+      ' 5 persistent 503 on every table  ALARM    ALARM    OK       OK',
+      ' 6 401: revoked token             ALARM    ALARM    ALARM    OK',
+      ' 7 success                        ALARM    OK       OK       OK',
+      ' 8 success                        OK       OK       OK       OK',
+      ' 9 no run (schedule disabled)     OK       OK       OK       OK',
+      '10 no run (schedule disabled)     OK       OK       ALARM    OK',
+    ])
+  })
+})

@@ -1,0 +1,228 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import {
+  CreateTableCommand,
+  EntityNotFoundException,
+  GetTableCommand,
+  GlueClient,
+  UpdateTableCommand,
+} from '@aws-sdk/client-glue'
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import { mockClient } from 'aws-sdk-client-mock'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { createHandler } from '../../functions/export/handler.ts'
+import { query } from '../support/duckdb.ts'
+import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
+import { type RunningS3, startS3 } from '../support/s3rver.ts'
+
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-token-AbCdEf'
+const SERVICE = 'inventory-export-test'
+const DATE = '2026-03-01'
+const ROWS = { devices: 300, software: 500, users: 80 }
+const TABLES = [
+  { id: '1001', name: 'devices' },
+  { id: '1002', name: 'installed_software' },
+  { id: '1003', name: 'users' },
+]
+
+let emulator: RunningEmulator
+let s3: RunningS3
+let output: CapturedOutput
+const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
+const secrets = mockClient(secretsClient)
+const glueClient = new GlueClient({ region: 'us-east-1' })
+const glue = mockClient(glueClient)
+
+beforeAll(async () => {
+  emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
+  s3 = await startS3('warehouse')
+})
+afterAll(async () => {
+  await emulator.close()
+  await s3.close()
+})
+beforeEach(() => {
+  secrets.reset()
+  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: DEMO_TOKEN })
+  glue.reset()
+  glue.on(GetTableCommand).rejects(new EntityNotFoundException({ message: 'no such table', $metadata: {} }))
+  glue.on(CreateTableCommand).resolves({})
+  glue.on(UpdateTableCommand).resolves({})
+  emulator.faults.clear()
+  output = captureOutput()
+})
+afterEach(() => output.restore())
+
+const environment = (source: Record<string, unknown> = { baseUrl: emulator.baseUrl }) => ({
+  EXPORT_CONFIG: JSON.stringify({
+    source,
+    tables: TABLES,
+    export: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
+    warehouse: { prefix: 'inventory' },
+  }),
+  WAREHOUSE_BUCKET: 'warehouse',
+  TOKEN_SECRET_ARN: SECRET_ARN,
+  POWERTOOLS_SERVICE_NAME: SERVICE,
+})
+
+const newHandler = (source?: Record<string, unknown>) =>
+  createHandler({ environment: environment(source), s3Client: s3.client, secretsClient, glueClient })
+
+/** Downloads an object and runs SQL over it with DuckDB (`FROM t`). */
+const sql = async (key: string, select: string) => {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'handler-parquet-'))
+  try {
+    const file = path.join(folder, 'data.parquet')
+    await writeFile(file, (await s3.read(key))!)
+    return await query(select.replace('FROM t', `FROM read_parquet('${file}')`))
+  } finally {
+    await rm(folder, { recursive: true, force: true })
+  }
+}
+
+describe('the Lambda handler', () => {
+  it('exports every configured table to <prefix>/<name>/dt=<date>/data.parquet and returns a summary', async () => {
+    const summary = await newHandler()({ exportDate: DATE }, lambdaContext())
+
+    expect(summary).toMatchObject({
+      exportDate: DATE,
+      status: 'succeeded',
+      runRecord: `s3://warehouse/inventory/_runs/dt=${DATE}/${summary.runId}.json`,
+      tables: [
+        { name: 'devices', status: 'succeeded', rows: ROWS.devices },
+        { name: 'installed_software', status: 'succeeded', rows: ROWS.software },
+        { name: 'users', status: 'succeeded', rows: ROWS.users },
+      ],
+    })
+    const devices = await sql(
+      `inventory/devices/dt=${DATE}/data.parquet`,
+      'SELECT count(*) AS n, typeof(any_value(ram_gb)) AS ram, typeof(any_value(purchase_date)) AS bought, ' +
+        'typeof(any_value(virtual)) AS virt, min(_export_run_id) AS run FROM t',
+    )
+    expect(devices).toEqual([
+      { n: String(ROWS.devices), ram: 'BIGINT', bought: 'DATE', virt: 'BOOLEAN', run: summary.runId },
+    ])
+    const users = await sql(`inventory/users/dt=${DATE}/data.parquet`, 'SELECT count(*) AS n FROM t')
+    expect(users).toEqual([{ n: String(ROWS.users) }])
+    const record = JSON.parse((await s3.read(`inventory/_runs/dt=${DATE}/${summary.runId}.json`))!.toString())
+    expect(record).toMatchObject({ runId: summary.runId, status: 'succeeded', tokenOwner: 'api-export' })
+    expect(await s3.pendingUploads()).toEqual([])
+    const created = glue.commandCalls(CreateTableCommand).map((call) => call.args[0].input)
+    expect(created.map((input) => input.TableInput?.Name).sort()).toEqual(
+      ['devices', 'devices_latest', 'installed_software', 'installed_software_latest', 'users', 'users_latest'].sort(),
+    )
+    expect(created.find((input) => input.TableInput?.Name === 'devices')).toMatchObject({
+      DatabaseName: 'inventory',
+      TableInput: { StorageDescriptor: { Location: 's3://warehouse/inventory/devices/' } },
+    })
+  })
+
+  it('emits per-run and per-table metrics in EMF and JSON logs keyed by run and table, never the token', async () => {
+    const summary = await newHandler()({ exportDate: DATE }, lambdaContext())
+    const data = output.metrics()
+    const service = { service: SERVICE }
+
+    expect(new Set(data.map((d) => d.namespace))).toEqual(new Set([METRICS_NAMESPACE]))
+    expect(valuesOf(data, 'Runs', service)).toEqual([1])
+    expect(valuesOf(data, 'SuccessfulRuns', service)).toEqual([1])
+    expect(valuesOf(data, 'RunsWithAuthFailures', service)).toEqual([0])
+    expect(valuesOf(data, 'RunsWithServerFailures', service)).toEqual([0])
+    expect(valuesOf(data, 'TablesSucceeded', service)).toEqual([3])
+    expect(valuesOf(data, 'TablesFailed', service)).toEqual([0])
+    expect(valuesOf(data, 'Retries', service)).toEqual([0])
+    expect(valuesOf(data, 'RunDuration', service)[0]).toBeGreaterThan(0)
+    expect(valuesOf(data, 'Rows', { ...service, table: 'devices' })).toEqual([ROWS.devices])
+    expect(valuesOf(data, 'Rows', { ...service, table: 'installed_software' })).toEqual([ROWS.software])
+    expect(valuesOf(data, 'BytesReceived', { ...service, table: 'users' })[0]).toBeGreaterThan(1000)
+    expect(valuesOf(data, 'BytesWritten', { ...service, table: 'users' })[0]).toBeGreaterThan(1000)
+    expect(valuesOf(data, 'TableDuration', { ...service, table: 'users' })).toHaveLength(1)
+    expect(data.filter((d) => d.name === 'TableFailures')).toEqual([])
+
+    const exported = output.logs().filter((log) => log.message === 'table exported')
+    expect(exported.map((log) => [log.runId, log.table, log.service])).toEqual(
+      expect.arrayContaining([[summary.runId, 'devices', SERVICE]]),
+    )
+    expect(exported[0]).toMatchObject({ function_request_id: lambdaContext().awsRequestId, level: 'INFO' })
+    expect(output.text()).not.toContain(DEMO_TOKEN)
+  })
+
+  it('reads the secret by TOKEN_SECRET_ARN once for two invocations within the cache age', async () => {
+    const handler = newHandler()
+    await handler({ tables: ['users'], exportDate: DATE }, lambdaContext())
+    await handler({ tables: ['users'], exportDate: DATE }, lambdaContext())
+
+    const calls = secrets.commandCalls(GetSecretValueCommand)
+    expect(calls).toHaveLength(1)
+    expect(calls[0]!.args[0].input).toEqual({ SecretId: SECRET_ARN })
+  })
+
+  it('takes the base URL from a JSON secret over the configured one', async () => {
+    secrets
+      .on(GetSecretValueCommand, { SecretId: SECRET_ARN })
+      .resolves({ SecretString: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }) })
+    const handler = newHandler({ baseUrl: 'https://inventory.invalid' })
+
+    const summary = await handler({ tables: ['users'], exportDate: DATE }, lambdaContext())
+
+    expect(summary.tables).toEqual([{ name: 'users', status: 'succeeded', rows: ROWS.users }])
+  })
+
+  it('narrows the run to the tables named in the detail of an EventBridge Scheduled Event', async () => {
+    const event = {
+      version: '0',
+      id: 'e2f6c3d4-1111-4222-8333-944455556666',
+      'detail-type': 'Scheduled Event' as const,
+      source: 'aws.events',
+      account: '123456789012',
+      time: `${DATE}T02:00:00Z`,
+      region: 'us-east-1',
+      resources: ['arn:aws:events:us-east-1:123456789012:rule/inventory-export'],
+      detail: { tables: ['1003'], exportDate: DATE },
+    }
+    const summary = await newHandler()(event, lambdaContext())
+    expect(summary.tables.map((t) => t.name)).toEqual(['users'])
+  })
+
+  it.each([
+    [{ tables: ['nope'] }, 'tables: "nope" is not a configured table'],
+    [{ tables: 'users' }, 'tables: must be a list of table ids or names'],
+    [{ exportDate: '2026-02-30' }, 'exportDate: must be a date as YYYY-MM-DD'],
+  ])('rejects the event %j with a ConfigError naming the field', async (event, message) => {
+    const error = await newHandler()(event as never, lambdaContext()).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
+    expect((error as Error).message).toContain(message)
+  })
+})
+
+describe('the Lambda environment', () => {
+  it.each([
+    ['EXPORT_CONFIG is missing', { EXPORT_CONFIG: undefined }, '  - EXPORT_CONFIG: is not set'],
+    ['EXPORT_CONFIG is not JSON', { EXPORT_CONFIG: '{source:' }, '  - EXPORT_CONFIG: is not valid JSON'],
+    [
+      'EXPORT_CONFIG has no table',
+      { EXPORT_CONFIG: '{"source":{"baseUrl":"https://x.example.com"},"tables":[]}' },
+      '  - EXPORT_CONFIG.tables: must list at least one table',
+    ],
+    [
+      'WAREHOUSE_BUCKET is not a bucket name',
+      { WAREHOUSE_BUCKET: 'Not_A_Bucket' },
+      '  - WAREHOUSE_BUCKET: "Not_A_Bucket" is not an S3 bucket name',
+    ],
+    ['TOKEN_SECRET_ARN is empty', { TOKEN_SECRET_ARN: ' ' }, '  - TOKEN_SECRET_ARN: is not set'],
+  ])('fails with a ConfigError naming the variable when %s', async (_, change, line) => {
+    const handler = createHandler({
+      environment: { ...environment(), ...change },
+      s3Client: s3.client,
+      secretsClient,
+      glueClient,
+    })
+    const error = await handler({}, lambdaContext()).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', failureClass: 'config' })
+    expect((error as Error).message).toContain('invalid Lambda environment:\n')
+    expect((error as Error).message).toContain(line)
+    expect(secrets.commandCalls(GetSecretValueCommand)).toEqual([])
+  })
+})

@@ -1,0 +1,250 @@
+/**
+ * The exact bundle `cdk synth` produces, loaded in a child process on the `node` of node_modules (the Lambda's
+ * major) with the function's synthesized environment, invoked with the schedule's synthesized input, against
+ * the inventory stand-in, s3rver and a loopback Secrets Manager. No AWS account, no network.
+ */
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { query } from '../support/duckdb.ts'
+import { emfData, valuesOf } from '../support/emf.ts'
+import { type RunningS3, startS3 } from '../support/s3rver.ts'
+
+const run = promisify(execFile)
+const REPO = path.resolve(import.meta.dirname, '../..')
+const BIN = path.join(REPO, 'node_modules/.bin')
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:InventoryExportToken-AbCdEf'
+const ROWS = { devices: 400, software: 900, users: 60 }
+
+interface Resource {
+  readonly Type: string
+  readonly Properties: {
+    readonly Handler?: string
+    readonly Runtime?: string
+    readonly MemorySize?: number
+    readonly Environment?: { readonly Variables: Record<string, unknown> }
+    readonly Target?: { readonly Input?: string }
+  }
+  readonly Metadata?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A loopback endpoint for the AWS JSON 1.1 services the function calls: Secrets Manager GetSecretValue for
+ * one secret, and a Glue catalog (GetTable / CreateTable / UpdateTable) kept in memory.
+ */
+interface AwsJsonBody {
+  readonly SecretId?: string
+  readonly DatabaseName?: string
+  readonly Name?: string
+  readonly TableInput?: { readonly Name?: string; readonly StorageDescriptor?: { readonly Location?: string } }
+}
+
+const startAwsJsonEndpoint = async (secretId: string, secretString: string) => {
+  const requests: { target: string; body: AwsJsonBody }[] = []
+  const glueTables = new Map<string, NonNullable<AwsJsonBody['TableInput']>>()
+  const answer = (target: string, body: AwsJsonBody): [number, Record<string, unknown>] => {
+    const tableKey = `${body.DatabaseName}.${body.Name ?? body.TableInput?.Name}`
+    switch (target) {
+      case 'secretsmanager.GetSecretValue':
+        return body.SecretId === secretId
+          ? [
+              200,
+              {
+                ARN: secretId,
+                Name: 'InventoryExportToken',
+                SecretString: secretString,
+                VersionStages: ['AWSCURRENT'],
+              },
+            ]
+          : [400, { __type: 'ResourceNotFoundException', message: 'Secrets Manager cannot find the specified secret.' }]
+      case 'AWSGlue.GetTable':
+        return glueTables.has(tableKey)
+          ? [200, { Table: glueTables.get(tableKey)! }]
+          : [400, { __type: 'EntityNotFoundException', Message: 'Table not found' }]
+      case 'AWSGlue.CreateTable':
+      case 'AWSGlue.UpdateTable':
+        glueTables.set(tableKey, body.TableInput ?? {})
+        return [200, {}]
+      default:
+        return [400, { __type: 'UnknownOperationException', message: target }]
+    }
+  }
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as AwsJsonBody
+    const target = String(req.headers['x-amz-target'])
+    requests.push({ target, body })
+    const [status, reply] = answer(target, body)
+    res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' })
+    res.end(JSON.stringify(reply))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { endpoint, requests, glueTables, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
+
+/** What the child process runs: import the bundle's module, call its handler once, print the outcome. */
+const INVOKER = `
+import { pathToFileURL } from 'node:url'
+const [modulePath, exportName, eventJson, remainingMs] = process.argv.slice(2)
+const handler = (await import(pathToFileURL(modulePath).href))[exportName]
+const deadline = Date.now() + Number(remainingMs)
+const context = {
+  callbackWaitsForEmptyEventLoop: true, functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:' + process.env.AWS_LAMBDA_FUNCTION_NAME,
+  memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, awsRequestId: '5e1f0c2a-0000-4000-8000-00000000b0d1',
+  logGroupName: '/aws/lambda/x', logStreamName: 'x', getRemainingTimeInMillis: () => deadline - Date.now(),
+  done() {}, fail() {}, succeed() {},
+}
+let outcome
+try { outcome = { ok: true, result: await handler(JSON.parse(eventJson), context) } }
+catch (error) { outcome = { ok: false, error: { name: error.name, message: error.message } } }
+process.stdout.write('__OUTCOME__' + JSON.stringify({ ...outcome, node: process.version }) + '\\n')
+`
+
+let work: string
+let out: string
+let template: { Resources: Record<string, Resource> }
+let emulator: RunningEmulator
+let s3: RunningS3
+let aws: Awaited<ReturnType<typeof startAwsJsonEndpoint>>
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'lambda-bundle-'))
+  out = path.join(work, 'cdk.out')
+  await run(
+    path.join(BIN, 'cdk'),
+    ['synth', '-c', 'config=config/sample.json', '-o', out, '-q', '--no-notices', '--no-version-reporting'],
+    {
+      cwd: REPO,
+      env: { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  )
+  const templateFile = (await readdir(out)).find((f) => f.endsWith('.template.json'))!
+  template = JSON.parse(await readFile(path.join(out, templateFile), 'utf8'))
+  emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
+  s3 = await startS3('inventory-warehouse-test')
+  aws = await startAwsJsonEndpoint(SECRET_ARN, JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }))
+}, 180_000)
+
+afterAll(async () => {
+  await emulator?.close()
+  await s3?.close()
+  await aws?.close()
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+const resources = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type)
+
+/** The exporter: the one function whose code is a bundled asset folder with index.mjs. */
+const exporterFunction = () => {
+  const bundled = resources('AWS::Lambda::Function').filter((f) => {
+    const asset = f.Metadata?.['aws:asset:path']
+    return typeof asset === 'string' && existsSync(path.join(out, asset, 'index.mjs'))
+  })
+  expect(bundled).toHaveLength(1)
+  return { fn: bundled[0]!, assetDir: path.join(out, bundled[0]!.Metadata!['aws:asset:path'] as string) }
+}
+
+/** The function's environment as the stack sets it, with CloudFormation references resolved to local values. */
+const functionEnvironment = (fn: Resource): Record<string, string> => {
+  const local: Record<string, string> = { WAREHOUSE_BUCKET: s3.bucket, TOKEN_SECRET_ARN: SECRET_ARN }
+  const variables = fn.Properties.Environment?.Variables ?? {}
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : local[name]!]),
+  )
+}
+
+describe('the synthesized Lambda bundle', () => {
+  it('exports the sample tables to S3 when invoked with the schedule input on the Lambda runtime major', async () => {
+    const { fn, assetDir } = exporterFunction()
+    const [moduleName, exportName] = fn.Properties.Handler!.split('.') as [string, string]
+    const runtimeMajor = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime!)![1]
+    const scheduleInput = resources('AWS::Scheduler::Schedule')[0]!.Properties.Target!.Input!
+    const environment = functionEnvironment(fn)
+    const tmp = await mkdtemp(path.join(work, 'tmp-'))
+    await writeFile(path.join(work, 'invoke.mjs'), INVOKER)
+
+    const child = await run(
+      path.join(BIN, 'node'),
+      [path.join(work, 'invoke.mjs'), path.join(assetDir, `${moduleName}.mjs`), exportName, scheduleInput, '900000'],
+      {
+        cwd: assetDir,
+        maxBuffer: 64 * 1024 * 1024,
+        env: {
+          PATH: process.env.PATH,
+          TMPDIR: tmp,
+          TZ: ':UTC',
+          LAMBDA_TASK_ROOT: assetDir,
+          AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${runtimeMajor}.x`,
+          AWS_LAMBDA_FUNCTION_NAME: 'InventoryExport-ExporterFunction',
+          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.Properties.MemorySize),
+          AWS_CONFIG_FILE: path.join(tmp, 'no-config'),
+          AWS_SHARED_CREDENTIALS_FILE: path.join(tmp, 'no-credentials'),
+          AWS_EC2_METADATA_DISABLED: 'true',
+          ...s3.sdkEnvironment,
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.endpoint,
+          AWS_ENDPOINT_URL_GLUE: aws.endpoint,
+          ...environment,
+        },
+      },
+    )
+
+    const outcomeLine = child.stdout.split('\n').find((line) => line.startsWith('__OUTCOME__'))!
+    const outcome = JSON.parse(outcomeLine.slice('__OUTCOME__'.length))
+    expect(outcome).toMatchObject({ ok: true, result: { status: 'succeeded' } })
+    expect(outcome.node.split('.')[0]).toBe(`v${runtimeMajor}`)
+    const { exportDate, runId, tables } = outcome.result
+    expect(tables).toEqual([
+      { name: 'devices', status: 'succeeded', rows: ROWS.devices },
+      { name: 'installed_software', status: 'succeeded', rows: ROWS.software },
+      { name: 'users', status: 'succeeded', rows: ROWS.users },
+    ])
+
+    const prefix = JSON.parse(environment.EXPORT_CONFIG!).warehouse.prefix as string
+    for (const [name, rows] of [
+      ['devices', ROWS.devices],
+      ['installed_software', ROWS.software],
+      ['users', ROWS.users],
+    ] as const) {
+      const file = path.join(work, `${name}.parquet`)
+      await writeFile(file, (await s3.read(`${prefix}/${name}/dt=${exportDate}/data.parquet`))!)
+      const [stats] = await query(
+        `SELECT count(*) AS n, min(_export_run_id) AS run, min(_source_table_id) AS source FROM read_parquet('${file}')`,
+      )
+      expect(stats).toMatchObject({ n: String(rows), run: runId })
+    }
+    const [device] = await query(
+      `SELECT typeof(ram_gb) AS ram, typeof(last_seen) AS seen FROM read_parquet('${path.join(work, 'devices.parquet')}') LIMIT 1`,
+    )
+    expect(device).toEqual({ ram: 'BIGINT', seen: 'TIMESTAMP WITH TIME ZONE' })
+    expect(await s3.read(`${prefix}/_runs/dt=${exportDate}/${runId}.json`)).toBeDefined()
+
+    const secretReads = aws.requests.filter((r) => r.target.startsWith('secretsmanager.'))
+    expect(secretReads).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET_ARN } }])
+    const { glueDatabase } = JSON.parse(environment.EXPORT_CONFIG!).warehouse as { glueDatabase: string }
+    expect([...aws.glueTables.keys()].sort()).toEqual(
+      ['devices', 'devices_latest', 'installed_software', 'installed_software_latest', 'users', 'users_latest']
+        .map((name) => `${glueDatabase}.${name}`)
+        .sort(),
+    )
+    expect(aws.glueTables.get(`${glueDatabase}.devices`)?.StorageDescriptor?.Location).toBe(
+      `s3://${s3.bucket}/${prefix}/devices/`,
+    )
+    const data = child.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{"_aws"'))
+      .flatMap((line) => emfData(JSON.parse(line)))
+    expect(valuesOf(data, 'SuccessfulRuns', { service: environment.POWERTOOLS_SERVICE_NAME! })).toEqual([1])
+    expect(`${child.stdout}${child.stderr}`).not.toContain(DEMO_TOKEN)
+  }, 120_000)
+})

@@ -1,0 +1,165 @@
+/**
+ * An S3-protocol server on loopback (s3rver) with one bucket, and an S3 client for it. Two shims make s3rver 3.7
+ * speak what the store needs: it implements neither AbortMultipartUpload nor ListMultipartUploads (answered here
+ * from its own folder layout, so an abort is a real request and "no upload left behind" is asked over the wire),
+ * and its ListObjectsV2 continuation tokens use DES, which the OpenSSL of Node 24 refuses (served here as V1
+ * marker listings).
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { GetObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3'
+
+/** s3rver's built-in account; any other key is refused. */
+export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const
+export const S3RVER_REGION = 'us-east-1'
+const NS = 'http://s3.amazonaws.com/doc/2006-03-01/'
+
+interface KoaContext {
+  method: string
+  path: string
+  query: Record<string, string | string[] | undefined>
+  params: Record<string, string>
+  status: number
+  type: string
+  body: unknown
+}
+type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
+interface S3rverInstance {
+  middleware: KoaMiddleware[]
+  run(): Promise<{ port: number }>
+  close(): Promise<void>
+}
+type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance
+const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor
+
+export interface RunningS3 {
+  /** e.g. http://127.0.0.1:41234 */
+  readonly endpoint: string
+  readonly bucket: string
+  /** Path-style client with s3rver's credentials. */
+  readonly client: S3Client
+  /** Environment variables that point an AWS SDK (the handler's) at this server. */
+  readonly sdkEnvironment: Record<string, string>
+  /** Keys of multipart uploads started and neither completed nor aborted. */
+  pendingUploads(): Promise<string[]>
+  /** An object's bytes, or undefined when there is none. */
+  read(key: string): Promise<Buffer | undefined>
+  close(): Promise<void>
+}
+
+const escapeXml = (text: string): string =>
+  text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
+
+/** s3rver keeps an upload's parts in `<dir>/<bucket>/._S3rver_uploads/<uploadId>/`, with the key in `key`. */
+const multipartShim =
+  (directory: string): KoaMiddleware =>
+  async (ctx, next) => {
+    const [bucket, ...keyParts] = ctx.path.split('/').filter((part) => part !== '')
+    const uploadsDir = path.join(directory, bucket ?? '', '._S3rver_uploads')
+    if (ctx.method === 'GET' && keyParts.length === 0 && 'uploads' in ctx.query) {
+      const ids = await readdir(uploadsDir).catch(() => [] as string[])
+      const uploads = await Promise.all(
+        ids.map(async (id) => ({ id, key: await readFile(path.join(uploadsDir, id, 'key'), 'utf8') })),
+      )
+      ctx.type = 'application/xml'
+      ctx.body =
+        `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult xmlns="${NS}">` +
+        `<Bucket>${escapeXml(bucket ?? '')}</Bucket><IsTruncated>false</IsTruncated>` +
+        uploads.map((u) => `<Upload><Key>${escapeXml(u.key)}</Key><UploadId>${u.id}</UploadId></Upload>`).join('') +
+        '</ListMultipartUploadsResult>'
+      return
+    }
+    const uploadId = ctx.query.uploadId
+    if (ctx.method === 'DELETE' && keyParts.length > 0 && typeof uploadId === 'string') {
+      const folder = path.join(uploadsDir, path.basename(uploadId))
+      const known = await readdir(folder).then(
+        () => true,
+        () => false,
+      )
+      await rm(folder, { recursive: true, force: true })
+      ctx.status = known ? 204 : 404
+      if (!known) {
+        ctx.type = 'application/xml'
+        ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`
+      }
+      return
+    }
+    await next()
+  }
+
+const toToken = (key: string): string => Buffer.from(key, 'utf8').toString('base64url')
+const fromToken = (token: string): string => Buffer.from(token, 'base64url').toString('utf8')
+
+/** ListObjectsV2 as a V1 listing that starts after the key the continuation token names. */
+const listV2Shim: KoaMiddleware = async (ctx, next) => {
+  const parts = ctx.path.split('/').filter((part) => part !== '')
+  const { 'list-type': listType, 'continuation-token': token, 'start-after': startAfter, ...rest } = ctx.query
+  if (ctx.method !== 'GET' || parts.length !== 1 || listType !== '2') return next()
+  const marker = typeof token === 'string' ? fromToken(token) : startAfter
+  ctx.query = { ...rest, ...(typeof marker === 'string' ? { marker } : {}) }
+  await next()
+  const result = (ctx.body as { ListBucketResult?: Record<string, unknown> } | undefined)?.ListBucketResult
+  if (result === undefined) return
+  const contents = (result.Contents ?? []) as { Key: string }[]
+  delete result.Marker
+  delete result.NextMarker
+  result['@'] = { xmlns: NS }
+  result.KeyCount = contents.length
+  if (typeof token === 'string') result.ContinuationToken = token
+  if (result.IsTruncated === true && contents.length > 0) result.NextContinuationToken = toToken(contents.at(-1)!.Key)
+}
+
+/** Starts s3rver on 127.0.0.1 (a free port) over a fresh temporary folder, with `bucket` created. */
+export const startS3 = async (bucket = 'warehouse'): Promise<RunningS3> => {
+  const directory = await mkdtemp(path.join(os.tmpdir(), 's3rver-'))
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    allowMismatchedSignatures: true,
+    configureBuckets: [{ name: bucket }],
+  })
+  // After s3rver's logger and XML encoder (so ctx.body is still an object), before its routes.
+  if (server.middleware.length !== 5) throw new Error('s3rver changed its middleware; revisit test/support/s3rver.ts')
+  server.middleware.splice(2, 0, multipartShim(directory), listV2Shim)
+  const { port } = await server.run()
+  const endpoint = `http://127.0.0.1:${port}`
+  const client = new S3Client({
+    endpoint,
+    region: S3RVER_REGION,
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+  })
+  return {
+    endpoint,
+    bucket,
+    client,
+    sdkEnvironment: {
+      AWS_ENDPOINT_URL_S3: endpoint,
+      AWS_REGION: S3RVER_REGION,
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    },
+    pendingUploads: async () => {
+      const listing = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))
+      return (listing.Uploads ?? []).map((upload) => upload.Key ?? '')
+    },
+    read: async (key) => {
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+        return Buffer.from((await object.Body?.transformToByteArray()) ?? [])
+      } catch (error) {
+        if ((error as Error).name === 'NoSuchKey') return undefined
+        throw error
+      }
+    },
+    close: async () => {
+      client.destroy()
+      await server.close()
+      await rm(directory, { recursive: true, force: true })
+    },
+  }
+}
