@@ -67,8 +67,13 @@ export const MetricName = {
   SUCCESSFUL_RUNS: 'SuccessfulRuns',
   /** 1 when a table failed with 401/403 after retries, else 0 (one data point per run). */
   RUNS_WITH_AUTH_FAILURES: 'RunsWithAuthFailures',
-  /** 1 when a table failed with 5xx/429 after retries, else 0 (one data point per run). */
+  /** 1 when a table failed with 5xx/429 or the service unreachable after retries, else 0 (one per run). */
   RUNS_WITH_SERVER_FAILURES: 'RunsWithServerFailures',
+  /**
+   * 1 when the run failed and every failed table failed on the service's side (401/403, 5xx/429, unreachable),
+   * else 0. The function-errors alarm subtracts these runs: they are the persistent-failures alarm's to judge.
+   */
+  RUNS_FAILED_BY_SOURCE: 'RunsFailedBySource',
   TABLES_SUCCEEDED: 'TablesSucceeded',
   TABLES_FAILED: 'TablesFailed',
   RUN_DURATION: 'RunDuration',
@@ -83,6 +88,13 @@ export const MetricName = {
   RETRIES: 'Retries',
 } as const
 export type MetricName = (typeof MetricName)[keyof typeof MetricName]
+/** Failure classes that are the inventory service's side: the persistent-failures alarm counts them. */
+export const SOURCE_FAILURE_CLASSES: readonly FailureClass[] = [
+  FailureClass.AUTH,
+  FailureClass.SERVER,
+  FailureClass.NETWORK,
+]
+
 export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const
 
 /** Environment variables the stack sets on the function; read only in functions/export/environment.ts. */

@@ -3,13 +3,8 @@
  * function that reads `process.env` (Powertools and the AWS SDK read their own variables themselves).
  */
 import { type ExportConfig, parseExportConfig } from './config.ts'
-import { LambdaEnvironment } from './constants.ts'
+import { DEFAULT_SERVICE_NAME, LambdaEnvironment } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
-
-/** Set by the stack (and read by Powertools too); the `service` dimension of every metric. */
-export const SERVICE_NAME_VARIABLE = 'POWERTOOLS_SERVICE_NAME'
-/** `service` when POWERTOOLS_SERVICE_NAME is absent; the stack's default too. */
-export const DEFAULT_SERVICE_NAME = 'inventory-export'
 
 /** Bucket names as S3 accepts them for new buckets. */
 const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
@@ -43,7 +38,7 @@ export const parseLambdaSettings = (env: Environment): LambdaSettings => {
   if (problems.length > 0 || config === undefined || bucket === undefined || tokenSecretId === undefined) {
     throw new ConfigError('Lambda environment', problems)
   }
-  const serviceName = env[SERVICE_NAME_VARIABLE]?.trim() || DEFAULT_SERVICE_NAME
+  const serviceName = env[LambdaEnvironment.SERVICE_NAME]?.trim() || DEFAULT_SERVICE_NAME
   return { config, bucket, tokenSecretId, serviceName }
 }
 

@@ -13,9 +13,9 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import type { Context, ScheduledEvent } from 'aws-lambda'
 import { glueTableCatalog } from './catalog/glue.ts'
 import type { ExportConfig } from './config.ts'
-import { EXPORT_DATE_PATTERN } from './constants.ts'
+import { EXPORT_DATE_PATTERN, FailureClass } from './constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from './environment.ts'
-import { ConfigError, type ConfigProblem, DeadlineError, toExportError } from './errors.ts'
+import { ConfigError, type ConfigProblem, DeadlineError, ErrorCode, ExportError, toExportError } from './errors.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
@@ -48,9 +48,9 @@ export interface ExportSummary {
 }
 
 /** The invocation fails with this when any table failed; the other tables were published. */
-export class RunFailedError extends Error {
+export class RunFailedError extends ExportError {
   readonly summary: ExportSummary
-  constructor(summary: ExportSummary) {
+  constructor(summary: ExportSummary, failureClass: FailureClass) {
     const failed = summary.tables.filter((t) => t.status === 'failed')
     const list = failed
       .map(
@@ -59,10 +59,12 @@ export class RunFailedError extends Error {
       )
       .join(', ')
     super(
+      ErrorCode.RUN_FAILED,
+      failureClass,
       `export run ${summary.runId} (dt=${summary.exportDate}): ${failed.length} of ${summary.tables.length} tables failed: ${list}. ` +
         `The other tables were published; details in ${summary.runRecord}`,
+      { hint: 'each failed table names its next step in the run record and the log' },
     )
-    this.name = 'RunFailedError'
     this.summary = summary
   }
 }
@@ -150,7 +152,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       signal: deadline.signal,
     })
     // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
-    const runDeps: RunDependencies & { readonly signal: AbortSignal } = {
+    const runDeps: RunDependencies = {
       store,
       token,
       telemetry,
@@ -168,7 +170,10 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       telemetry.flush()
     }
     const summary = summarize(record, `${store.root}/${runRecordKey(record.exportDate, record.runId)}`)
-    if (summary.status === 'failed') throw new RunFailedError(summary)
+    if (summary.status === 'failed') {
+      const firstFailure = record.tables.find((t) => t.error !== undefined)?.error
+      throw new RunFailedError(summary, firstFailure?.failureClass ?? FailureClass.INTERNAL)
+    }
     return summary
   }
 }

@@ -7,7 +7,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger'
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics'
 import type { TableConfig } from './config.ts'
-import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName } from './constants.ts'
+import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName, SOURCE_FAILURE_CLASSES } from './constants.ts'
 import type { ExportError } from './errors.ts'
 import type { RunRecord, TableOutcome } from './run-record.ts'
 import type { TableProgress } from './table-export.ts'
@@ -45,11 +45,21 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
   const log = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) =>
     logger[level](scrub(message), scrub(fields ?? {}))
 
-  const publishRun = (record: { succeeded: boolean; auth: boolean; server: boolean; durationMs?: number }) => {
+  const publishRun = (record: {
+    succeeded: boolean
+    auth: boolean
+    server: boolean
+    bySourceOnly: boolean
+    startedAt?: string
+    durationMs?: number
+  }) => {
+    // Stamped with the run's start, like the Lambda's own metrics, so both fall in the same alarm period.
+    if (record.startedAt !== undefined) run.setTimestamp(Date.parse(record.startedAt))
     run.addMetric(MetricName.RUNS, MetricUnit.Count, 1)
     run.addMetric(MetricName.SUCCESSFUL_RUNS, MetricUnit.Count, record.succeeded ? 1 : 0)
     run.addMetric(MetricName.RUNS_WITH_AUTH_FAILURES, MetricUnit.Count, record.auth ? 1 : 0)
     run.addMetric(MetricName.RUNS_WITH_SERVER_FAILURES, MetricUnit.Count, record.server ? 1 : 0)
+    run.addMetric(MetricName.RUNS_FAILED_BY_SOURCE, MetricUnit.Count, record.bySourceOnly ? 1 : 0)
     run.addMetric(MetricName.RETRIES, MetricUnit.Count, retries)
     if (record.durationMs !== undefined)
       run.addMetric(MetricName.RUN_DURATION, MetricUnit.Milliseconds, record.durationMs)
@@ -118,7 +128,11 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
       publishRun({
         succeeded: record.status === 'succeeded',
         auth: failedWith(FailureClass.AUTH),
-        server: failedWith(FailureClass.SERVER),
+        server: failedWith(FailureClass.SERVER) || failedWith(FailureClass.NETWORK),
+        bySourceOnly:
+          failed.length > 0 &&
+          failed.every((t) => SOURCE_FAILURE_CLASSES.includes(t.error?.failureClass ?? FailureClass.INTERNAL)),
+        startedAt: record.startedAt,
         durationMs,
       })
       log(record.status === 'succeeded' ? 'info' : 'error', 'export run finished', {
@@ -130,7 +144,8 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
       })
     },
     runNotStarted: (error: ExportError) => {
-      publishRun({ succeeded: false, auth: error.failureClass === FailureClass.AUTH, server: false })
+      const auth = error.failureClass === FailureClass.AUTH
+      publishRun({ succeeded: false, auth, server: false, bySourceOnly: auth })
       log('error', 'export run could not start', { error: error.toJSON() })
     },
     flush: () => {

@@ -30,6 +30,11 @@ export interface RunDependencies {
   readonly now?: () => Date
   /** Milliseconds left before the run must stop (Lambda); unlimited when absent. */
   readonly remainingTimeMs?: () => number
+  /**
+   * Fires when work in flight must stop (the Lambda deadline): downloads, uploads and retries are aborted,
+   * unfinished tables fail with DeadlineError, and the run record is still written.
+   */
+  readonly signal?: AbortSignal | undefined
   /** Catalog to tell about changed table schemas (Glue on AWS). */
   readonly catalog?: TableCatalog | undefined
 }
@@ -62,7 +67,7 @@ export const runExport = async (
     exportedAt: startedAt,
   }
   const tables = selectTables(config.tables, options.tables)
-  const deadline = new AbortController()
+  const signal = deps.signal ?? new AbortController().signal
   const client = options.fromRawArchive
     ? undefined
     : new InventoryClient({
@@ -81,14 +86,14 @@ export const runExport = async (
   let tokenOwner: string | undefined
   let outcomes: TableOutcome[]
   try {
-    const user = await client?.getCurrentUser(deadline.signal)
+    const user = await client?.getCurrentUser(signal)
     tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, deadline }),
+      exportOneTable(table, { config, deps, client, run, signal }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
-    const failure = toExportError(error)
+    const failure = signal.aborted ? stoppedByDeadline(undefined) : toExportError(error)
     deps.telemetry.error('token check failed; no table was exported', { error: failure.toJSON() })
     outcomes = tables.map((table) => failedOutcome(table, failure, { bytesReceived: 0, attempts: 0 }, 0))
     for (const outcome of outcomes) deps.telemetry.tableFinished(outcome)
@@ -103,12 +108,16 @@ export const runExport = async (
     ...(tokenOwner === undefined ? {} : { tokenOwner }),
     tables: outcomes,
   }
-  await deps.store.putObject(
-    runRecordKey(run.exportDate, run.runId),
-    `${JSON.stringify(record, null, 2)}\n`,
-    'application/json',
-  )
-  deps.telemetry.runFinished(record)
+  try {
+    await deps.store.putObject(
+      runRecordKey(run.exportDate, run.runId),
+      `${JSON.stringify(record, null, 2)}\n`,
+      'application/json',
+    )
+  } finally {
+    // The run counts in the metrics even when its record could not be written.
+    deps.telemetry.runFinished(record)
+  }
   return record
 }
 
@@ -117,7 +126,7 @@ interface TableRunContext {
   readonly deps: RunDependencies
   readonly client: InventoryClient | undefined
   readonly run: RunIdentity
-  readonly deadline: AbortController
+  readonly signal: AbortSignal
 }
 
 /** Exports one table, retrying the whole table when its body failed mid-way (headers were retried already). */
@@ -141,7 +150,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         store: deps.store,
         run: context.run,
         spoolDirectory: deps.spoolDirectory,
-        signal: context.deadline.signal,
+        signal: context.signal,
         catalog: deps.catalog,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
@@ -165,15 +174,22 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
       })
     } catch (error) {
-      const failure = toExportError(error, table.id)
+      // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
+      const failure = context.signal.aborted ? stoppedByDeadline(table.id) : toExportError(error, table.id)
       const retryBody = isMidBodyFailure(failure) && attempt < config.export.retry.maxAttempts
       if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
       const delayMs = backoffDelay(attempt, config.export.retry, Math.random)
       deps.telemetry.retried({ tableId: table.id, attempt, delayMs, error: failure })
-      await systemClock.sleep(delayMs, context.deadline.signal).catch(() => undefined)
+      await systemClock.sleep(delayMs, context.signal).catch(() => undefined)
     }
   }
 }
+
+const stoppedByDeadline = (tableId: string | undefined): DeadlineError =>
+  new DeadlineError({
+    tableId,
+    reason: 'stopped: the run reached its time limit while this table was in flight; nothing of it was published',
+  })
 
 /** A failure after the headers arrived: the request as a whole is worth another try. */
 const isMidBodyFailure = (error: ExportError): boolean =>

@@ -24,10 +24,10 @@ export const alarmDescriptions = (input: AlarmTextInput) => {
       runbook,
     ].join(' '),
     functionErrors: [
-      'The export function failed in the last schedule period: a table failed after retries, the run timed out, or the function crashed.',
-      'The failed invocation is kept in the on-failure queue.',
-      'Do: read the error in the function log (for "Task timed out" raise deployment.lambda.timeoutSeconds or split the tables),',
-      'check whether the persistent-source-failures alarm fired too, then delete the handled messages from the failure queue.',
+      'The export function failed in the last schedule period for a reason on its own side: it crashed or timed out, or a table failed on its data',
+      '(malformed CSV, encoding), its configuration (404: unknown table id) or publishing. Failures of the inventory service (401/403, 5xx) are left to the persistent-source-failures alarm.',
+      'Do: read the error code in the function log or the run record (for "Task timed out" raise deployment.lambda.timeoutSeconds or split the tables; for data errors see the hint),',
+      'then delete the handled messages from the on-failure queue.',
       runbook,
     ].join(' '),
     undeliveredRuns: [

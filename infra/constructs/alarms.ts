@@ -64,7 +64,7 @@ export class ExportAlarms extends Construct {
   readonly topicKey: Key
   /** (a) 401/403 or 5xx that outlasted the retries, in at least M of the last N runs. */
   readonly persistentSourceFailures: Alarm
-  /** (b) the function failed: a table failed after retries, a timeout, a crash. */
+  /** (b) the function failed on its own side: a crash, a timeout, a data or configuration failure. */
   readonly functionErrors: Alarm
   /** (b) Scheduler could not invoke the function. */
   readonly undeliveredRuns: Alarm
@@ -100,8 +100,19 @@ export class ExportAlarms extends Construct {
     })
 
     const single = windows.singlePeriodWindow(hours)
+    // Invocations that failed, less the runs that failed only on the service's side: a crash, a timeout, or a
+    // table failing on its data or configuration pages at once; upstream trouble is alarm (a)'s to judge.
+    const periodSeconds = single.periodSeconds
     this.functionErrors = this.alarm('FunctionErrors', `${prefix}-function-errors`, {
-      metric: props.function.metricErrors({ statistic: 'Sum', period: Duration.seconds(single.periodSeconds) }),
+      metric: new MathExpression({
+        expression: 'errors - FILL(bySource, 0)',
+        usingMetrics: {
+          errors: props.function.metricErrors({ statistic: 'Sum', period: Duration.seconds(periodSeconds) }),
+          bySource: exportMetric(serviceName, MetricName.RUNS_FAILED_BY_SOURCE, { statistic: 'Sum', periodSeconds }),
+        },
+        period: Duration.seconds(periodSeconds),
+        label: 'Failed invocations not caused by the inventory service',
+      }),
       window: single,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       threshold: 1,

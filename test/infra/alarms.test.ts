@@ -86,10 +86,10 @@ describe('the alarms built from the sample configuration', () => {
     ])
   })
 
-  it('pages when the function errors or times out in a schedule period', () => {
+  it('pages when the function fails on its own side in a schedule period, not for failures of the service', () => {
     const alarm = byName(alarms, '-function-errors')
     expect(alarm).toMatchObject({
-      expression: undefined,
+      expression: 'errors - FILL(bySource, 0)',
       periodSeconds: DAY,
       threshold: 1,
       comparisonOperator: 'GreaterThanOrEqualToThreshold',
@@ -99,10 +99,18 @@ describe('the alarms built from the sample configuration', () => {
     })
     expect(alarm.metrics).toEqual([
       expect.objectContaining({
+        id: 'errors',
         namespace: 'AWS/Lambda',
         metricName: 'Errors',
         statistic: 'Sum',
         dimensions: { FunctionName: expect.stringMatching(/^<ExporterFunction/) },
+      }),
+      expect.objectContaining({
+        id: 'bySource',
+        namespace: METRICS_NAMESPACE,
+        metricName: 'RunsFailedBySource',
+        statistic: 'Sum',
+        dimensions: SERVICE,
       }),
     ])
   })

@@ -66,6 +66,13 @@ const SCENARIOS: readonly Scenario[] = [
   { name: '401: revoked token', arrange: () => ({ token: DEMO_TOKENS.revoked }) },
   { name: 'success', arrange: healthy },
   { name: 'success', arrange: healthy },
+  {
+    name: 'HTML page instead of a CSV',
+    arrange: (emulator) => {
+      emulator.faults.script('1003', [{ kind: 'html200' }])
+      return healthy()
+    },
+  },
   { name: 'no run (schedule disabled)' },
   { name: 'no run (schedule disabled)' },
 ]
@@ -206,14 +213,15 @@ describe('the synthesized alarms over the metrics of a sequence of runs', () => 
       //                                 persistent  errors  stale  undelivered
       ' 1 success                        OK       OK       OK       OK',
       ' 2 one 500, absorbed by a retry   OK       OK       OK       OK',
-      ' 3 persistent 500                 OK       ALARM    OK       OK',
+      ' 3 persistent 500                 OK       OK       OK       OK',
       ' 4 success                        OK       OK       OK       OK',
-      ' 5 persistent 503 on every table  ALARM    ALARM    OK       OK',
-      ' 6 401: revoked token             ALARM    ALARM    ALARM    OK',
+      ' 5 persistent 503 on every table  ALARM    OK       OK       OK',
+      ' 6 401: revoked token             ALARM    OK       ALARM    OK',
       ' 7 success                        ALARM    OK       OK       OK',
       ' 8 success                        OK       OK       OK       OK',
-      ' 9 no run (schedule disabled)     OK       OK       OK       OK',
+      ' 9 HTML page instead of a CSV     OK       ALARM    OK       OK',
       '10 no run (schedule disabled)     OK       OK       ALARM    OK',
+      '11 no run (schedule disabled)     OK       OK       ALARM    OK',
     ])
   })
 })

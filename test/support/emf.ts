@@ -139,9 +139,17 @@ export const alarmSeries = (
     )
     if (alarm.expression === undefined) return values.get(alarm.metrics[0]!.id)
     const ids = /^MAX\(\[([\w\s,]+)\]\)$/.exec(alarm.expression)?.[1]?.split(',')
-    if (ids === undefined) throw new Error(`${alarm.logicalId}: the evaluator does not know "${alarm.expression}"`)
-    const present = ids.map((id) => values.get(id.trim())).filter((v): v is number => v !== undefined)
-    return present.length === 0 ? undefined : Math.max(...present)
+    if (ids !== undefined) {
+      const present = ids.map((id) => values.get(id.trim())).filter((v): v is number => v !== undefined)
+      return present.length === 0 ? undefined : Math.max(...present)
+    }
+    // `a - FILL(b, 0)`: no value where `a` has none (CloudWatch aligns series on their data points).
+    const difference = /^(\w+) - FILL\((\w+), 0\)$/.exec(alarm.expression)
+    if (difference !== null) {
+      const minuend = values.get(difference[1]!)
+      return minuend === undefined ? undefined : minuend - (values.get(difference[2]!) ?? 0)
+    }
+    throw new Error(`${alarm.logicalId}: the evaluator does not know "${alarm.expression}"`)
   })
 
 /** The settings of one alarm that decide its state from a series of per-period values. */
