@@ -1,0 +1,47 @@
+/**
+ * The Lambda bundle as the stack builds it (esbuild with the stack's bundling options), its size, and its cold
+ * import time: loading the built handler module in a fresh process, as a new Lambda container does.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, stat } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { build } from 'esbuild'
+import { bundlingOptions } from '../infra/constructs/exporter-settings.ts'
+
+const run = promisify(execFile)
+
+export interface BundleFigures {
+  readonly bytes: number
+  /** Median of the cold imports, in milliseconds. */
+  readonly coldImportMs: number
+}
+
+export const measureBundle = async (repositoryRoot: string, imports = 5): Promise<BundleFigures> => {
+  const options = bundlingOptions(undefined)
+  const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
+  const outfile = path.join(outdir, 'index.mjs')
+  await build({
+    entryPoints: [path.join(repositoryRoot, 'functions/export/handler.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    minify: options.minify ?? true,
+    banner: { js: options.banner ?? '' },
+    logLevel: 'silent',
+  })
+  const { size } = await stat(outfile)
+  const timings: number[] = []
+  for (let i = 0; i < imports; i++) {
+    const script = `const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t))`
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, AWS_REGION: 'us-east-1' },
+    })
+    timings.push(Number(stdout))
+  }
+  timings.sort((a, b) => a - b)
+  return { bytes: size, coldImportMs: timings[Math.floor(timings.length / 2)]! }
+}

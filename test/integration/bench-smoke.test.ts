@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { tempDir } from '../support/cli.ts'
+
+const run = promisify(execFile)
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+describe('npm run bench (small smoke variant; timings are never asserted)', () => {
+  it('measures the ceiling, the export path, DuckDB and the bundle, and ends with one JSON line of figures', async () => {
+    const dir = await tempDir('inventory-bench-')
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [path.join(ROOT, 'bench/run.ts'), '--size-mb', '2', '--runs', '1', '--dir', dir],
+      { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+    )
+    const figures = JSON.parse(stdout.trim().split('\n').at(-1)!)
+    for (const key of ['parse', 'export', 'duckdb1', 'duckdbAll']) {
+      expect(figures[key]).toEqual(
+        expect.objectContaining({
+          mbPerSecond: expect.any(Number),
+          rowsPerSecond: expect.any(Number),
+          peakRssMiB: expect.any(Number),
+        }),
+      )
+      expect(figures[key].peakRssMiB).toBeGreaterThan(0)
+    }
+    expect(figures.export.outputBytes).toBeGreaterThan(0)
+    expect(figures.ratios).toEqual({
+      exportVsParse: expect.any(Number),
+      exportVsDuckdb1: expect.any(Number),
+      outputVsDuckdb: expect.any(Number),
+    })
+    expect(figures.bundle).toEqual({ bytes: expect.any(Number), coldImportMs: expect.any(Number) })
+    expect(stderr).toMatch(/b\. export path/)
+  }, 180_000)
+})
