@@ -41,7 +41,13 @@ export async function* decodeToUtf8(
   const detected = detectBom(head)
   report.encoding = detected?.encoding ?? options.encoding
   report.bom = detected !== undefined
-  const first = head.subarray(detected?.length ?? 0)
+  let first = head.subarray(detected?.length ?? 0)
+  // After a BOM there may be nothing at all: look ahead until some content or the end shows up.
+  while (first.length === 0 && !done) {
+    const next = await iterator.next()
+    if (next.done) done = true
+    else first = next.value
+  }
   if (first.length === 0 && done) {
     throw new DataError('EMPTY_BODY', {
       tableId: options.tableId,
@@ -67,16 +73,35 @@ const detectBom = (head: Buffer): { encoding: string; length: number } | undefin
   return undefined
 }
 
+/** Bytes a sequence has when it starts with `lead`; 0 for a byte that cannot start one (validation reports it). */
+const sequenceLength = (lead: number): number =>
+  lead < 0x80
+    ? 1
+    : lead >= 0xc2 && lead <= 0xdf
+      ? 2
+      : lead >= 0xe0 && lead <= 0xef
+        ? 3
+        : lead >= 0xf0 && lead <= 0xf4
+          ? 4
+          : 0
+
 /** Length of an incomplete UTF-8 sequence at the end of `chunk` (0 to 3 bytes), to carry into the next chunk. */
 const incompleteTail = (chunk: Buffer): number => {
   for (let back = 1; back <= Math.min(3, chunk.length); back++) {
     const byte = chunk[chunk.length - back]!
-    if ((byte & 0xc0) !== 0x80) {
-      const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
-      return needed > back ? back : 0
-    }
+    if ((byte & 0xc0) !== 0x80) return sequenceLength(byte) > back ? back : 0
   }
   return 0
+}
+
+/** Whether `bytes` could still become valid UTF-8 if more bytes followed. */
+const isIncompleteUtf8 = (bytes: Buffer): boolean => {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -135,7 +160,7 @@ const checkUtf8 = (bytes: Buffer, offset: number, options: DecodeOptions, atEnd 
   const index = Math.max(0, firstInvalidUtf8Offset(bytes))
   throw new DataError('INVALID_ENCODING', {
     tableId: options.tableId,
-    reason: `${atEnd ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${offset + index} (${hexByte(bytes[index] ?? 0)})`,
+    reason: `${atEnd && isIncompleteUtf8(bytes) ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${offset + index} (${hexByte(bytes[index] ?? 0)})`,
     hint: 'set the table\'s "encoding" (for example "windows-1252"), or "invalidBytes": "replace" to accept U+FFFD',
   })
 }
@@ -154,7 +179,9 @@ async function* transcode(
     } catch (cause) {
       throw new DataError('INVALID_ENCODING', {
         tableId: options.tableId,
-        reason: `bytes that are invalid in ${encoding} between byte offsets ${offset} and ${offset + (bytes?.length ?? 0)}`,
+        reason: bytes
+          ? `bytes that are invalid in ${encoding} between byte offsets ${offset} and ${offset + bytes.length}`
+          : `the file ends in an incomplete ${encoding} character (${offset} bytes)`,
         hint: 'check the table\'s "encoding", or set "invalidBytes": "replace" to accept U+FFFD',
         cause,
       })

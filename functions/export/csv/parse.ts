@@ -111,6 +111,9 @@ async function* parseRecords(
   }
 }
 
+const QUOTING_HINT =
+  'a field with a quote, delimiter or line break must be quoted, and a quote inside it doubled; the previous data is kept'
+
 /** csv-parse's errors -> coded errors naming the line; anything else passes through unchanged. */
 const toParseError = (error: unknown, tableId: string, lastRecordLine: number): unknown => {
   if (!(error instanceof CsvError)) return error
@@ -136,6 +139,20 @@ const toParseError = (error: unknown, tableId: string, lastRecordLine: number): 
         hint: 'fix the quoting in the saved table (a quote inside a quoted field is written as two quotes); the previous data is kept',
       })
     }
+    case 'INVALID_OPENING_QUOTE':
+    case 'CSV_INVALID_CLOSING_QUOTE': {
+      const field = typeof error.column === 'number' ? ` ${error.column + 1}` : ''
+      const what =
+        error.code === 'INVALID_OPENING_QUOTE'
+          ? `a quote inside unquoted field${field}`
+          : `text after the closing quote of field${field}`
+      return new DataError('CSV_MALFORMED', {
+        tableId,
+        ...(line === undefined ? {} : { line }),
+        reason: `malformed CSV on line ${line}: ${what}`,
+        hint: QUOTING_HINT,
+      })
+    }
     case 'CSV_MAX_RECORD_SIZE':
       return new DataError('CSV_MALFORMED', {
         tableId,
@@ -147,7 +164,7 @@ const toParseError = (error: unknown, tableId: string, lastRecordLine: number): 
         tableId,
         ...(line === undefined ? {} : { line }),
         reason: `malformed CSV on line ${line}: ${error.message}`,
-        hint: 'a field with a quote, delimiter or line break must be quoted, and a quote inside it doubled; the previous data is kept',
+        hint: QUOTING_HINT,
       })
   }
 }

@@ -6,6 +6,7 @@ import zlib from 'node:zlib'
 import type { SchemaElement } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnType } from '../constants.ts'
+import { InternalError } from '../errors.ts'
 import type { CellColumn } from '../normalize/spool.ts'
 import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from '../normalize/values.ts'
 
@@ -130,8 +131,11 @@ export const convertColumn = (
     }
     const value = convert(text)
     if (value === undefined) {
-      if (!onMisfit)
-        throw new Error(`internal: "${text.slice(0, 40)}" does not convert to ${type} though inference chose it`)
+      if (!onMisfit) {
+        throw new InternalError({
+          reason: `the value "${text.slice(0, 40)}" does not convert to ${type}, though inference chose that type`,
+        })
+      }
       onMisfit(row, text)
       out[row] = null
     } else out[row] = value

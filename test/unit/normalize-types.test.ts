@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest'
+import type { ColumnType } from '../../functions/export/constants.ts'
+import { DataError } from '../../functions/export/errors.ts'
+import { ColumnTypeInferrer } from '../../functions/export/normalize/types.ts'
+
+const inferOne = (values: readonly (string | null)[], forced?: ColumnType): ColumnType => {
+  const inferrer = new ColumnTypeInferrer({
+    tableId: 't1',
+    columnNames: ['c'],
+    ...(forced === undefined ? {} : { forced: { c: forced } }),
+  })
+  inferrer.observe(0, values, 1)
+  return inferrer.types()[0]!
+}
+
+describe('ColumnTypeInferrer', () => {
+  it.each([
+    [['1', '-2', '+3'], 'bigint'],
+    [['1', '2.5'], 'double'],
+    [['1.0', '2.0'], 'double'],
+    [['9223372036854775807', '1.5'], 'string'],
+    [['12345678901234567', '1'], 'bigint'],
+    [['true', 'FALSE'], 'boolean'],
+    [['2024-01-01', '1999-12-31'], 'date'],
+    [['2024-01-01T00:00:00Z', '2024-01-01 10:00'], 'timestamp'],
+    [['2024-01-01', '2024-01-01T00:00:00Z'], 'string'],
+    [['1', 'true'], 'string'],
+    [['007', '8'], 'string'],
+    [['1', null, '', '3'].map((v) => (v === '' ? null : v)), 'bigint'],
+    [[null, null], 'string'],
+    [[], 'string'],
+  ] as const)('infers %j as %s', (values, type) => {
+    expect(inferOne(values, undefined)).toBe(type)
+  })
+
+  it('considers every value: one text among many numbers in a later batch makes the column STRING', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
+    inferrer.observe(
+      0,
+      Array.from({ length: 10_000 }, (_, i) => String(i)),
+      1,
+    )
+    expect(inferrer.types()).toEqual(['bigint'])
+    inferrer.observe(0, ['12', 'n/a'], 10_001)
+    expect(inferrer.types()).toEqual(['string'])
+  })
+
+  it('gives the same type whatever the order of the values', () => {
+    const values = ['1', '2.5', '3']
+    expect(inferOne(values)).toBe(inferOne([...values].reverse()))
+  })
+
+  it('keeps a forced STRING even when every value is a number', () => {
+    expect(inferOne(['1', '2'], 'string')).toBe('string')
+  })
+
+  it('keeps a forced type a narrower one would win', () => {
+    expect(inferOne(['1', '2'], 'double')).toBe('double')
+  })
+
+  it('fails with the row, the value and the column when a value does not fit the forced type', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['a', 'qty'], forced: { qty: 'bigint' } })
+    const observe = () => inferrer.observe(1, ['5', 'n/a'], 41)
+    expect(observe).toThrow(DataError)
+    expect(observe).toThrow('table t1: row 42: "n/a" in column qty is not a bigint, the type forced by "columnTypes"')
+    try {
+      observe()
+    } catch (error) {
+      expect((error as DataError).code).toBe('VALUE_OUT_OF_RANGE')
+    }
+  })
+
+  it('refuses a 16-digit decimal in a column forced to DOUBLE rather than round it', () => {
+    expect(() => inferOne(['1.5', '1234567890123.456'], 'double')).toThrow(
+      /"1234567890123.456" in column c is not a double/,
+    )
+  })
+
+  it.each([
+    [['1', '2'], 'double', true],
+    [['1', '2.5'], 'bigint', false],
+    [['x'], 'string', true],
+    [[null], 'bigint', true],
+  ] as const)('tells whether %j all fit %s: %s', (values, type, fits) => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['c'] })
+    inferrer.observe(0, values, 1)
+    expect(inferrer.fits(0, type)).toBe(fits)
+  })
+})
