@@ -60,6 +60,19 @@ export const TableConfigSchema = z.object({
     ),
   columnTypes: z
     .record(z.string(), z.enum(COLUMN_TYPES))
+    .superRefine((types, ctx) => {
+      // Keys are matched against exported column names; header text here would silently force nothing.
+      for (const key of Object.keys(types)) {
+        if (!/^[a-z][a-z0-9_]{0,254}$/.test(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message:
+              'must be a column name as exported (lowercase snake_case such as "serial_number"), not the header text',
+          })
+        }
+      }
+    })
     .default({})
     .describe('Types forced by column name when a column is first published, e.g. `{"serial_number": "string"}`'),
   archiveRaw: z

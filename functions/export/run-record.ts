@@ -19,6 +19,8 @@ export interface TableErrorRecord {
   readonly failureClass: FailureClass
   readonly message: string
   readonly status?: number
+  /** CSV line the data error is about (ROW_FIELD_COUNT, CSV_MALFORMED), when there is one. */
+  readonly line?: number
   readonly hint?: string
 }
 

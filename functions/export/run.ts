@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { ExportConfig, TableConfig } from './config.ts'
-import { DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
+import { DataError, DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
 import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
@@ -224,6 +224,7 @@ const failedOutcome = (
     failureClass: error.failureClass,
     message: error.message,
     ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error instanceof DataError && error.line !== undefined ? { line: error.line } : {}),
     ...(error.hint === undefined ? {} : { hint: error.hint }),
   },
 })
