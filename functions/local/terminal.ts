@@ -8,14 +8,41 @@ import type { RetryEvent, RunTelemetry } from '../export/telemetry.ts'
 export interface TerminalOutput {
   readonly out: (line: string) => void
   readonly err: (line: string) => void
+  /** Rewrites one status line in place (on a terminal); absent when output is not a TTY. */
+  readonly status?: (line: string) => void
 }
 
-export const consoleOutput: TerminalOutput = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-}
+/** Clears the status line, so a permanent line can be printed where it stood. */
+const CLEAR_LINE = '\r\x1b[K'
 
+/** stdout for results, stderr for progress; on a terminal, progress is one line rewritten in place. */
+export const consoleOutput: TerminalOutput = (() => {
+  if (!process.stderr.isTTY) {
+    return { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) }
+  }
+  let current = ''
+  return {
+    out: (line) => {
+      process.stderr.write(CLEAR_LINE)
+      process.stdout.write(`${line}\n`)
+      current = ''
+    },
+    err: (line) => process.stderr.write(`${CLEAR_LINE}${line}\n${current}`),
+    status: (line) => {
+      current = line.slice(0, Math.max(20, (process.stderr.columns ?? 120) - 1))
+      process.stderr.write(`${CLEAR_LINE}${current}`)
+    },
+  }
+})()
+
+/** Plain progress lines come at most this often per table; a live status line at most this often overall. */
 const PROGRESS_INTERVAL_MS = 2000
+const STATUS_INTERVAL_MS = 200
+
+const rate = (bytes: number, startedAt: number): string => {
+  const seconds = (Date.now() - startedAt) / 1000
+  return seconds > 0 ? `${formatBytes(bytes / seconds)}/s` : '-'
+}
 
 export const formatBytes = (bytes: number): string => {
   const units = ['B', 'KB', 'MB', 'GB', 'TB']
@@ -25,29 +52,54 @@ export const formatBytes = (bytes: number): string => {
     value /= 1000
     unit++
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`
+  return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`
 }
 
 const formatFields = (fields: Record<string, unknown> | undefined): string =>
   fields === undefined ? '' : ` ${JSON.stringify(fields)}`
 
-/** Telemetry that writes human-readable lines; progress at most every two seconds per table. */
+/**
+ * Telemetry that writes human-readable lines. On a terminal, the tables in flight share one status line (bytes,
+ * rows, rate) rewritten in place; otherwise a plain progress line per table at most every two seconds.
+ */
 export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTelemetry => {
   const lastProgress = new Map<string, number>()
+  const active = new Map<string, { startedAt: number; progress: TableProgress }>()
+  let lastStatus = 0
+  const describe = (name: string) => {
+    const entry = active.get(name)!
+    const { bytes, rows } = entry.progress
+    return `${name}: ${formatBytes(bytes)}, ${rows.toLocaleString('en-US')} rows, ${rate(bytes, entry.startedAt)}`
+  }
+  const redraw = (force = false) => {
+    if (!output.status) return
+    const now = Date.now()
+    if (!force && now - lastStatus < STATUS_INTERVAL_MS) return
+    lastStatus = now
+    output.status([...active.keys()].map(describe).join(' | '))
+  }
   return {
     info: (message, fields) => output.err(`${message}${formatFields(fields)}`),
     warn: (message, fields) => output.err(`warning: ${message}${formatFields(fields)}`),
     error: (message, fields) => output.err(`error: ${message}${formatFields(fields)}`),
-    tableStarted: (table: TableConfig) => output.err(`${table.name}: downloading table ${table.id}`),
+    tableStarted: (table: TableConfig) => {
+      active.set(table.name, { startedAt: Date.now(), progress: { bytes: 0, rows: 0 } })
+      output.err(`${table.name}: downloading table ${table.id}`)
+      redraw(true)
+    },
     tableProgress: (table: TableConfig, progress: TableProgress) => {
+      const entry = active.get(table.name)
+      if (entry) entry.progress = progress
+      if (output.status) return redraw()
       const now = Date.now()
       if (now - (lastProgress.get(table.name) ?? 0) < PROGRESS_INTERVAL_MS) return
       lastProgress.set(table.name, now)
       output.err(
-        `${table.name}: ${formatBytes(progress.bytes)} received, ${progress.rows.toLocaleString('en-US')} rows`,
+        `${table.name}: ${formatBytes(progress.bytes)} received, ${progress.rows.toLocaleString('en-US')} rows, ${entry ? rate(progress.bytes, entry.startedAt) : '-'}`,
       )
     },
     tableFinished: (outcome: TableOutcome) => {
+      active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
         output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows`)
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
@@ -55,6 +107,7 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
         output.err(`${outcome.name}: FAILED [${outcome.error?.code}] ${outcome.error?.message}`)
         if (outcome.error?.hint) output.err(`${outcome.name}:   next step: ${outcome.error.hint}`)
       }
+      redraw(true)
     },
     retried: (event: RetryEvent) =>
       output.err(
