@@ -285,7 +285,7 @@ export const DeploymentConfigSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['alarms', key],
-          message: `× schedule.periodHours must not exceed ${limit} hours (how far back CloudWatch alarms look)`,
+          message: `${key} × schedule.periodHours is ${deployment.alarms[key] * deployment.schedule.periodHours} hours, more than the ${limit} hours CloudWatch alarms can look back`,
         })
       }
     }

@@ -92,7 +92,9 @@ describe('settings the schema cannot check alone', () => {
     const input = sampleWith(
       deploymentWith({ schedule: { expression: 'cron(0 2 * * ? *)', timeZone: 'Mars/Olympus', periodHours: 24 } }),
     )
-    expect(() => synthesize(input)).toThrow(/deployment\.schedule\.timeZone: "Mars\/Olympus" is not an IANA time zone/)
+    expect(() => synthesize(input)).toThrow(
+      /deployment\.schedule\.timeZone: must be an IANA time zone such as "Europe\/Berlin"/,
+    )
   })
 
   it('fail synth naming a CA file that does not exist', () => {
@@ -105,7 +107,7 @@ describe('settings the schema cannot check alone', () => {
   it('fail synth naming a failure window longer than CloudWatch allows', () => {
     const alarms = { failedRunsToAlarm: 2, evaluationRuns: 8, staleAfterPeriods: 2, emails: [] }
     expect(() => synthesize(sampleWith(deploymentWith({ alarms })))).toThrow(
-      /deployment\.alarms\.evaluationRuns: it would look back 8 day\(s\), CloudWatch allows at most 7 day\(s\)/,
+      /deployment\.alarms\.evaluationRuns: evaluationRuns × schedule\.periodHours is 192 hours, more than the 168 hours CloudWatch alarms can look back/,
     )
   })
 
