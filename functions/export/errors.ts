@@ -172,14 +172,17 @@ export class ServerError extends ExportError {
     const rateLimited = details.status === 429
     const tries =
       details.attempts === undefined ? '' : ` (after ${details.attempts} attempt${details.attempts === 1 ? '' : 's'})`
+    const wait = details.retryAfterMs
+      ? `; it asked to be retried after ${Math.ceil(details.retryAfterMs / 1000)} s (Retry-After)`
+      : ''
     super(
       rateLimited ? ErrorCode.RATE_LIMITED : ErrorCode.SERVER_ERROR,
       FailureClass.SERVER,
-      `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}${tries}: ${rateLimited ? 'rate limited' : 'server or load problem'}`,
+      `${tableSubject(details.tableId)}${details.what} answered HTTP ${details.status}${tries}: ${rateLimited ? 'rate limited' : 'server or load problem'}${wait}`,
       {
         ...details,
         retryable: true,
-        hint: 'the service is failing or overloaded; the next scheduled run retries, or reduce export.concurrency',
+        hint: 'the service is failing or overloaded; the next scheduled run retries, or reduce export.concurrency (a Retry-After longer than export.retry.maxRetryAfterSeconds is not waited for)',
       },
     )
     this.retryAfterMs = details.retryAfterMs

@@ -4,8 +4,6 @@
  * Settings, clients and the cached secret live per container; everything else per invocation.
  */
 import { readFile } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import { Logger } from '@aws-lambda-powertools/logger'
 import { GlueClient } from '@aws-sdk/client-glue'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -157,7 +155,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       token,
       telemetry,
       extraCaCertificates,
-      spoolDirectory: deps.spoolDirectory ?? path.join(os.tmpdir(), 'inventory-export-spool'),
+      spoolDirectory: deps.spoolDirectory,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,

@@ -4,6 +4,8 @@
  * the dependencies they pass in.
  */
 import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import path from 'node:path'
 import type { ExportConfig, TableConfig } from './config.ts'
 import { DataError, DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
 import { InventoryClient } from './inventory/client.ts'
@@ -18,13 +20,14 @@ import {
   type TableExportProbe,
   type TableProgress,
 } from './table-export.ts'
-import type { RunTelemetry } from './telemetry.ts'
+import type { RetryEvent, RunTelemetry } from './telemetry.ts'
 
 export interface RunDependencies {
   readonly store: WarehouseStore
   readonly token: string
   readonly telemetry: RunTelemetry
-  readonly spoolDirectory: string
+  /** Folder for the pass-1 spool. @default DEFAULT_SPOOL_DIRECTORY */
+  readonly spoolDirectory?: string | undefined
   /** PEM text of extra CA certificates, already read from `source.caCertificatesFile`. */
   readonly extraCaCertificates?: string | undefined
   readonly now?: () => Date
@@ -48,6 +51,9 @@ export interface RunOptions {
   readonly fromRawArchive?: boolean | undefined
 }
 
+/** The OS temp folder (the Lambda's /tmp). */
+export const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
+
 export const newRunId = (at: Date): string =>
   `${at
     .toISOString()
@@ -67,6 +73,7 @@ export const runExport = async (
     exportedAt: startedAt,
   }
   const tables = selectTables(config.tables, options.tables)
+  const retries = new RetryCounter(deps.telemetry)
   const signal = deps.signal ?? new AbortController().signal
   const client = options.fromRawArchive
     ? undefined
@@ -75,8 +82,14 @@ export const runExport = async (
         token: deps.token,
         tuning: config.export,
         extraCaCertificates: deps.extraCaCertificates,
-        onRetry: (notice) => deps.telemetry.retried(notice),
+        onRetry: (notice) => retries.retried(notice),
       })
+  const baseUrl = new URL(config.source.baseUrl)
+  if (config.source.allowInsecureHttp && baseUrl.protocol === 'http:') {
+    deps.telemetry.warn(
+      `plain http to ${baseUrl.host} (source.allowInsecureHttp): the token crosses the network unencrypted`,
+    )
+  }
   deps.telemetry.info('export run started', {
     runId: run.runId,
     exportDate: run.exportDate,
@@ -89,7 +102,7 @@ export const runExport = async (
     const user = await client?.getCurrentUser(signal)
     tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, signal }),
+      exportOneTable(table, { config, deps, client, run, signal, retries }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
@@ -127,15 +140,36 @@ interface TableRunContext {
   readonly client: InventoryClient | undefined
   readonly run: RunIdentity
   readonly signal: AbortSignal
+  readonly retries: RetryCounter
 }
 
-/** Exports one table, retrying the whole table when its body failed mid-way (headers were retried already). */
+/** Passes retries on to telemetry and counts them per table: a table's attempts are its retries plus one. */
+class RetryCounter {
+  readonly #telemetry: RunTelemetry
+  readonly #byTable = new Map<string, number>()
+  constructor(telemetry: RunTelemetry) {
+    this.#telemetry = telemetry
+  }
+  retried(event: RetryEvent): void {
+    if (event.tableId !== undefined) this.#byTable.set(event.tableId, (this.#byTable.get(event.tableId) ?? 0) + 1)
+    this.#telemetry.retried(event)
+  }
+  /** Requests made for the table so far, every retry included. */
+  attempts(tableId: string): number {
+    return 1 + (this.#byTable.get(tableId) ?? 0)
+  }
+}
+
+/**
+ * Exports one table. The client retries a request until a 200's headers arrive; a body that fails after them
+ * (cut off, reset, stalled) is retried here as a whole, while the table's requests stay within maxAttempts.
+ */
 const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
-  const { config, deps } = context
+  const { config, deps, retries } = context
   const started = Date.now()
   const probe: TableExportProbe = { bytesReceived: 0, attempts: 0 }
   deps.telemetry.tableStarted(table)
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     const margin = config.export.deadlineMarginSeconds * 1000
     if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
       const failure = new DeadlineError({
@@ -145,11 +179,12 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
       return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
     }
     probe.bytesReceived = 0
+    probe.httpStatus = undefined
     try {
       const tableContext = {
         store: deps.store,
         run: context.run,
-        spoolDirectory: deps.spoolDirectory,
+        spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
         signal: context.signal,
         catalog: deps.catalog,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
@@ -162,7 +197,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         name: table.name,
         status: 'succeeded',
         httpStatus: result.httpStatus,
-        attempts: result.attempts + attempt - 1,
+        attempts: context.client ? retries.attempts(table.id) : result.attempts,
         bytesReceived: result.bytesReceived,
         sha256: result.sha256,
         encoding: result.encoding,
@@ -176,10 +211,13 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
       const failure = context.signal.aborted ? stoppedByDeadline(table.id) : toExportError(error, table.id)
-      const retryBody = isMidBodyFailure(failure) && attempt < config.export.retry.maxAttempts
+      if (context.client) probe.attempts = retries.attempts(table.id)
+      // Only a failure after the headers is retried here; one before them was retried by the client already.
+      const afterHeaders = probe.httpStatus !== undefined
+      const retryBody = afterHeaders && isMidBodyFailure(failure) && probe.attempts < config.export.retry.maxAttempts
       if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
-      const delayMs = backoffDelay(attempt, config.export.retry, Math.random)
-      deps.telemetry.retried({ tableId: table.id, attempt, delayMs, error: failure })
+      const delayMs = backoffDelay(probe.attempts, config.export.retry, Math.random)
+      retries.retried({ tableId: table.id, attempt: probe.attempts, delayMs, error: failure })
       await systemClock.sleep(delayMs, context.signal).catch(() => undefined)
     }
   }

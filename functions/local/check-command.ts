@@ -2,8 +2,7 @@
  * `npm run check`: before deploying, shows whose token it is and, for each table, whether it is reachable and
  * readable, with its columns as they would be named and typed, reading only the start of each export.
  */
-import { readFile } from 'node:fs/promises'
-import { type ExportConfig, parseExportConfig, type TableConfig } from '../export/config.ts'
+import type { TableConfig } from '../export/config.ts'
 import { decodeToUtf8 } from '../export/csv/decode.ts'
 import { openCsv } from '../export/csv/parse.ts'
 import { toExportError } from '../export/errors.ts'
@@ -11,9 +10,9 @@ import { InventoryClient } from '../export/inventory/client.ts'
 import { LINEAGE_COLUMN_NAMES } from '../export/lineage.ts'
 import { nameColumns } from '../export/normalize/columns.ts'
 import { ColumnTypeInferrer } from '../export/normalize/types.ts'
-import { parseExportArgs, readToken } from './args.ts'
-import { startDemoService } from './demo.ts'
+import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { type ServiceSession, withServiceSession } from './session.ts'
 import type { TerminalOutput } from './terminal.ts'
 
 export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
@@ -72,27 +71,16 @@ export const runCheckCommand = async (argv: readonly string[], output: TerminalO
     output.out(CHECK_USAGE)
     return ExitCode.OK
   }
-  const demo = command.demo ? await startDemoService() : undefined
-  try {
-    const config = parseExportConfig(
-      demo ? { ...command.configInput, ...demo.configInput } : command.configInput,
-      command.configOrigin,
-    )
-    const token = demo ? demo.token : await readToken(command.tokenFile)
-    return await checkService(config, token, output)
-  } finally {
-    await demo?.close()
-  }
+  return withServiceSession(command, (session) => checkService(session, output))
 }
 
-const checkService = async (config: ExportConfig, token: string, output: TerminalOutput): Promise<ExitCode> => {
+const checkService = async (session: ServiceSession, output: TerminalOutput): Promise<ExitCode> => {
+  const { config, token, extraCaCertificates } = session
   const client = new InventoryClient({
     baseUrl: config.source.baseUrl,
     token,
     tuning: { ...config.export, retry: { ...config.export.retry, maxAttempts: 1 } },
-    extraCaCertificates: config.source.caCertificatesFile
-      ? await readFile(config.source.caCertificatesFile, 'utf8')
-      : undefined,
+    extraCaCertificates,
   })
   output.out(`service: ${config.source.baseUrl}`)
   try {

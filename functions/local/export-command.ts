@@ -1,13 +1,9 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
-import { readFile } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { parseExportConfig } from '../export/config.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { runExport } from '../export/run.ts'
-import { EXPORT_USAGE, parseExportArgs, readToken } from './args.ts'
-import { startDemoService } from './demo.ts'
+import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { queryWarehouse, renderResult } from './warehouse-sql.ts'
 
@@ -20,39 +16,19 @@ export const runExportCommand = async (
     output.out(EXPORT_USAGE)
     return ExitCode.OK
   }
-  const demo = command.demo ? await startDemoService() : undefined
-  try {
-    const config = parseExportConfig(
-      demo ? { ...command.configInput, ...demo.configInput } : command.configInput,
-      command.configOrigin,
-    )
-    const token = demo ? demo.token : await readToken(command.tokenFile)
-    const extraCaCertificates = config.source.caCertificatesFile
-      ? await readFile(config.source.caCertificatesFile, 'utf8')
-      : undefined
-    const telemetry = terminalTelemetry(output)
-    if (new URL(config.source.baseUrl).protocol === 'http:' && config.source.allowInsecureHttp) {
-      telemetry.warn(`plain http to ${new URL(config.source.baseUrl).host}: the token crosses the network unencrypted`)
-    }
+  return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
+    const telemetry = terminalTelemetry(output)
     const record = await runExport(
       config,
-      {
-        store,
-        token,
-        telemetry,
-        extraCaCertificates,
-        spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
-      },
+      { store, token, telemetry, extraCaCertificates },
       { exportDate: command.exportDate },
     )
     output.out(renderSummary(record, store.root))
     if (demo && record.status === 'succeeded') await printExampleQuery(store.root, output)
     return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED
-  } finally {
-    await demo?.close()
-  }
+  })
 }
 
 /** The demo ends with a query analysts could run in Athena, run here by DuckDB over the folder just written. */

@@ -1,6 +1,4 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import os from 'node:os'
-import path from 'node:path'
 import { parseExportConfig } from '../export/config.ts'
 import { UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
@@ -43,7 +41,6 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
       store,
       token: '',
       telemetry: terminalTelemetry(output),
-      spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
     },
     { exportDate: command.exportDate, fromRawArchive: true },
   )

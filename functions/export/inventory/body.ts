@@ -8,7 +8,10 @@ import { toTransportError } from './http.ts'
 
 const NON_CSV_CONTENT_TYPES = /^(text\/html|application\/xhtml\+xml|application\/(problem\+)?json)\b/i
 const HTML_START = /^\s*(<!doctype html|<html|<head|<body|<\?xml)/i
-/** How much of the body to look at when sniffing for an HTML page. */
+/** A JSON object or an array of objects: an error document, whatever its Content-Type says. */
+const JSON_START = /^\s*(\{\s*"|\[\s*\{)/
+const BOM = /^\uFEFF|^ï»¿/
+/** How much of the body to look at when sniffing for an HTML page or a JSON document. */
 const SNIFF_BYTES = 512
 
 export interface BodyProgress {
@@ -46,13 +49,7 @@ export async function* checkedCsvBody(
         head += chunk.toString('latin1', 0, Math.min(chunk.length, SNIFF_BYTES))
         if (head.length >= SNIFF_BYTES || head.includes('\n')) {
           sniffed = true
-          if (HTML_START.test(head.replace(/^\uFEFF|^ï»¿/, ''))) {
-            throw new ProtocolError('NOT_CSV', {
-              tableId,
-              status,
-              reason: `the service answered HTTP ${status} with an HTML page instead of a CSV file`,
-            })
-          }
+          refusePage(head, { tableId, status })
         }
       }
       progress.bytes += chunk.length
@@ -82,13 +79,7 @@ export async function* checkedCsvBody(
       reason: `${transport.message} after ${progress.bytes} bytes`,
     })
   }
-  if (!sniffed && HTML_START.test(head)) {
-    throw new ProtocolError('NOT_CSV', {
-      tableId,
-      status,
-      reason: `the service answered HTTP ${status} with an HTML page instead of a CSV file`,
-    })
-  }
+  if (!sniffed) refusePage(head, { tableId, status })
   if (contentLength !== undefined && progress.bytes !== contentLength) {
     throw new ProtocolError('BODY_TRUNCATED', {
       tableId,
@@ -96,4 +87,15 @@ export async function* checkedCsvBody(
       reason: `the download ended after ${progress.bytes} of ${contentLength} bytes`,
     })
   }
+}
+
+/** Throws NOT_CSV when the start of the body is an HTML page or a JSON document rather than CSV. */
+const refusePage = (head: string, context: { tableId: string; status: number }): void => {
+  const text = head.replace(BOM, '')
+  const kind = HTML_START.test(text) ? 'an HTML page' : JSON_START.test(text) ? 'a JSON document' : undefined
+  if (kind === undefined) return
+  throw new ProtocolError('NOT_CSV', {
+    ...context,
+    reason: `the service answered HTTP ${context.status} with ${kind} instead of a CSV file`,
+  })
 }

@@ -16,7 +16,7 @@ import {
   TlsError,
 } from '../errors.ts'
 import { type BodyProgress, checkCsvContentType, checkedCsvBody } from './body.ts'
-import { type HttpResponse, httpGet, TransportError } from './http.ts'
+import { type HttpResponse, httpGet, TransportError, toTransportError } from './http.ts'
 import { parseRetryAfter, type RetryClock, type RetryNotice, systemClock, withRetries } from './retry.ts'
 
 export const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
@@ -66,23 +66,23 @@ export class InventoryClient {
   /** `GET /rest/usermanager/me`: proves the token works and tells whose it is. */
   async getCurrentUser(signal?: AbortSignal): Promise<InventoryUser> {
     const what = 'the token check (GET /rest/usermanager/me)'
-    const response = await this.#getWithRetries('rest/usermanager/me', what, undefined, signal)
-    const chunks: Buffer[] = []
-    for await (const chunk of response.body) chunks.push(chunk as Buffer)
-    const text = Buffer.concat(chunks).toString('utf8')
-    try {
-      const parsed: unknown = JSON.parse(text)
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as InventoryUser
-    } catch {
-      // fall through: not JSON
-    }
-    throw new ProtocolError('NOT_CSV', {
-      status: response.status,
-      reason: `${what} answered HTTP ${response.status} with something other than a JSON user record`,
+    // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
+    return this.#getWithRetries('rest/usermanager/me', what, undefined, signal, async (response) => {
+      const text = (await readSmallBody(response, what)).toString('utf8')
+      try {
+        const parsed: unknown = JSON.parse(text)
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as InventoryUser
+      } catch {
+        // fall through: not JSON
+      }
+      throw new ProtocolError('NOT_CSV', {
+        status: response.status,
+        reason: `${what} answered HTTP ${response.status} with something other than a JSON user record`,
+      })
     })
   }
 
-  /** `GET /rest/tables/{tableId}/{format}`, retried until the headers of a 2xx answer arrive. */
+  /** `GET /rest/tables/{tableId}/{format}`, retried until the headers of a 200 answer arrive. */
   async downloadTable(
     tableId: string,
     format: TableFormat = TableFormat.CSV,
@@ -95,8 +95,9 @@ export class InventoryClient {
       what,
       tableId,
       signal,
-      (attempt) => {
+      async (answer, attempt) => {
         attempts = attempt
+        return answer
       },
     )
     const contentLength = parseContentLength(response.headers)
@@ -118,22 +119,24 @@ export class InventoryClient {
     }
   }
 
-  async #getWithRetries(
+  /** GETs `path` until `accept` takes a 200 answer, retrying what may heal (5xx, 408, 429, network, timeouts). */
+  async #getWithRetries<T>(
     path: string,
     what: string,
     tableId: string | undefined,
     signal: AbortSignal | undefined,
-    onAttempt?: (attempt: number) => void,
-  ): Promise<HttpResponse> {
-    const { retry, timeouts } = this.#options.tuning
+    accept: (response: HttpResponse, attempt: number) => Promise<T>,
+  ): Promise<T> {
+    const { retry } = this.#options.tuning
     const clock = this.#options.clock ?? systemClock
     return withRetries(
       async (attempt) => {
-        onAttempt?.(attempt)
         const response = await this.#get(path, what, tableId, signal)
-        if (response.status >= 200 && response.status < 300) return response
-        response.body.resume()
-        throw statusError(response, { tableId, what, attempt, now: clock.now() })
+        if (response.status !== 200) {
+          response.body.resume()
+          throw statusError(response, { tableId, what, attempt, now: clock.now() })
+        }
+        return accept(response, attempt)
       },
       retry,
       {
@@ -186,6 +189,9 @@ async function* countedBody(body: AsyncIterable<Buffer>, progress: BodyProgress)
   }
 }
 
+/** A 408 asks the client to send the request again; like 429 and 5xx it may heal, so it is retried. */
+const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500
+
 const statusError = (
   response: HttpResponse,
   context: { tableId: string | undefined; what: string; attempt: number; now: number },
@@ -194,13 +200,13 @@ const statusError = (
   const details = { tableId: context.tableId, status, what: context.what }
   if (status === 401) return new AuthenticationError(details)
   if (status === 403) return new PermissionError(details)
-  if (status === 404) return new TableNotFoundError(details)
-  if (status === 429 || status >= 500) {
-    const retryAfter = response.headers['retry-after']
+  // 410 Gone: the saved table was deleted; to the operator that is the same as an unknown id.
+  if (status === 404 || status === 410) return new TableNotFoundError(details)
+  if (isTransientStatus(status)) {
     return new ServerError({
       ...details,
       attempts: context.attempt,
-      retryAfterMs: parseRetryAfter(retryAfter, context.now),
+      retryAfterMs: parseRetryAfter(response.headers['retry-after'], context.now),
     })
   }
   if (status >= 300 && status < 400) {
@@ -210,7 +216,33 @@ const statusError = (
       reason: `${context.what} was redirected (HTTP ${status}), probably to a login page; redirects are not followed`,
     })
   }
+  if (status >= 200 && status < 300) {
+    // 202 (being prepared), 204 (no content), 206 (a part): none of them is the whole file.
+    return new ProtocolError('NOT_CSV', {
+      tableId: context.tableId,
+      status,
+      reason: `${context.what} answered HTTP ${status} instead of 200 with the whole file`,
+    })
+  }
   return new HttpClientError(details)
+}
+
+/** Reads a small JSON answer whole; a cut-off or stalled body becomes a coded (retryable) error. */
+const readSmallBody = async (response: HttpResponse, what: string): Promise<Buffer> => {
+  const chunks: Buffer[] = []
+  try {
+    for await (const chunk of response.body) chunks.push(chunk as Buffer)
+  } catch (error) {
+    const transport = toTransportError(error)
+    if (transport.kind === 'aborted') {
+      throw new ProtocolError('BODY_TRUNCATED', {
+        status: response.status,
+        reason: `${what} was cut off after ${Buffer.concat(chunks).length} bytes`,
+      })
+    }
+    throw new NetworkError({ what, reason: transport.message, timeout: transport.kind === 'idle-timeout' })
+  }
+  return Buffer.concat(chunks)
 }
 
 const transportToExportError = (error: unknown, what: string, tableId: string | undefined): ExportError => {

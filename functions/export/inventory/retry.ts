@@ -47,12 +47,19 @@ export const systemClock: RetryClock = {
   random: Math.random,
 }
 
-/** Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from `now`. */
+/** An HTTP date starts with the day of the week (IMF-fixdate, RFC 850 and asctime formats alike). */
+const HTTP_DATE_START = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /
+
+/**
+ * Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from `now`; anything else is ignored
+ * (the backoff applies), since Date.parse would take "-5" or "1.5" for dates and mean "retry at once".
+ */
 export const parseRetryAfter = (value: string | undefined, now: number): number | undefined => {
-  if (value === undefined || value.trim() === '') return undefined
-  const trimmed = value.trim()
+  const trimmed = value?.trim() ?? ''
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
-  const date = Date.parse(trimmed)
+  if (!HTTP_DATE_START.test(trimmed)) return undefined
+  // HTTP dates are in GMT; the asctime format does not say so, and Date.parse would read it as local time.
+  const date = Date.parse(/GMT$/.test(trimmed) ? trimmed : `${trimmed} GMT`)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 

@@ -1,19 +1,23 @@
 /**
  * Local-folder warehouse. Uploads go to a temporary file under `_tmp/` on the same file system and are
  * renamed into place on commit: rename(2) replaces the target atomically, so readers see the old file or
- * the new one, never a part.
+ * the new one, never a part. Temporary files a killed run left behind are removed once they are a day old.
  */
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { PublishError } from '../errors.ts'
 import type { ObjectUpload, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
+const TEMP_SUFFIX = '.partial'
+/** A temporary file untouched for this long belongs to a run that died; live uploads write far more often. */
+const STALE_TEMP_MS = 24 * 60 * 60 * 1000
 
 export class FolderWarehouseStore implements WarehouseStore {
   readonly root: string
+  #swept: Promise<void> | undefined
 
   constructor(root: string) {
     this.root = path.resolve(root)
@@ -99,7 +103,10 @@ export class FolderWarehouseStore implements WarehouseStore {
   async #tempPath(): Promise<string> {
     const folder = path.join(this.root, TEMP_FOLDER)
     await mkdir(folder, { recursive: true })
-    return path.join(folder, `${randomUUID()}.partial`)
+    // Best effort, once per store: a sweep that fails must not fail the upload.
+    this.#swept ??= sweepStaleTempFiles(folder, Date.now() - STALE_TEMP_MS).catch(() => undefined)
+    await this.#swept
+    return path.join(folder, `${randomUUID()}${TEMP_SUFFIX}`)
   }
 
   #error(key: string, cause: unknown): PublishError {
@@ -108,6 +115,17 @@ export class FolderWarehouseStore implements WarehouseStore {
       reason: cause instanceof Error ? cause.message : String(cause),
       cause,
     })
+  }
+}
+
+/** Removes the temporary files of runs that died (killed, out of memory) before they could clean up. */
+const sweepStaleTempFiles = async (folder: string, modifiedBefore: number): Promise<void> => {
+  for (const name of await readdir(folder)) {
+    if (!name.endsWith(TEMP_SUFFIX)) continue
+    const file = path.join(folder, name)
+    // Another run may remove the same file at the same moment: every step tolerates its absence.
+    const info = await stat(file).catch(() => undefined)
+    if (info !== undefined && info.mtimeMs < modifiedBefore) await rm(file, { force: true })
   }
 }
 

@@ -1,0 +1,35 @@
+/**
+ * What every command that talks to the service needs: the validated configuration, the token and the extra CA
+ * certificates, or, when no service was named, the built-in stand-in with its demo tables and token.
+ */
+import { readFile } from 'node:fs/promises'
+import { type ExportConfig, parseExportConfig } from '../export/config.ts'
+import { type ExportCommand, readToken } from './args.ts'
+import { type DemoService, startDemoService } from './demo.ts'
+
+export interface ServiceSession {
+  readonly config: ExportConfig
+  readonly token: string
+  /** PEM text of `source.caCertificatesFile`, when set. */
+  readonly extraCaCertificates: string | undefined
+  /** The stand-in, when the command runs the demo. */
+  readonly demo: DemoService | undefined
+}
+
+/** Runs `work` with the session of `command`, stopping the demo stand-in afterwards. */
+export const withServiceSession = async <T>(
+  command: ExportCommand,
+  work: (session: ServiceSession) => Promise<T>,
+): Promise<T> => {
+  const demo = command.demo ? await startDemoService() : undefined
+  try {
+    const input = demo ? { ...command.configInput, ...demo.configInput } : command.configInput
+    const config = parseExportConfig(input, command.configOrigin)
+    const token = demo ? demo.token : await readToken(command.tokenFile)
+    const caFile = config.source.caCertificatesFile
+    const extraCaCertificates = caFile ? await readFile(caFile, 'utf8') : undefined
+    return await work({ config, token, extraCaCertificates, demo })
+  } finally {
+    await demo?.close()
+  }
+}
