@@ -2,6 +2,7 @@
 // registry this project installs from does not serve. Without this, `npm ci` refuses a lockfile made here.
 // Run it after any `npm install` that rewrites package-lock.json: node .ci/prune-lockfile.mjs
 import { readFileSync, writeFileSync } from 'node:fs'
+
 const file = process.argv[2] ?? 'package-lock.json'
 const lock = JSON.parse(readFileSync(file, 'utf8'))
 const present = new Set(Object.keys(lock.packages).map((key) => key.replace(/^.*node_modules\//, '')))
