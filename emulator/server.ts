@@ -1,5 +1,6 @@
 /** startInventoryEmulator: a real HTTP server on loopback that behaves like the inventory service's export API. */
 import { createServer } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { demoTables } from './demo-tables.ts'
 import { type EmulatorState, handleRequest } from './dispatch.ts'
@@ -20,6 +21,8 @@ export interface EmulatorOptions {
   readonly tables?: readonly SavedTable[]
   /** @default DEMO_USERS */
   readonly users?: readonly EmulatorUser[]
+  /** Serve https with this key and certificate (PEM), e.g. one of a private CA. @default plain http */
+  readonly tls?: { readonly key: string; readonly cert: string }
 }
 
 export interface RunningEmulator {
@@ -73,7 +76,11 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
     faults,
     requests: [],
   }
-  const server = createServer((req, res) => void handleRequest(state, req, res))
+  const listener = (req: Parameters<typeof handleRequest>[1], res: Parameters<typeof handleRequest>[2]) =>
+    void handleRequest(state, req, res)
+  const server = options.tls
+    ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, listener)
+    : createServer(listener)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -82,7 +89,7 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
     })
   })
   const address = server.address() as AddressInfo
-  baseUrl = `http://${urlHost(host)}:${address.port}`
+  baseUrl = `${options.tls ? 'https' : 'http'}://${urlHost(host)}:${address.port}`
 
   return {
     baseUrl,
