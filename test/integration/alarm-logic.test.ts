@@ -1,11 +1,3 @@
-/**
- * The alarms as deployed, replayed over what the function really emits. The stack is synthesized from the
- * sample configuration (daily schedule: one alarm period per run), the handler is driven through a scripted
- * sequence of runs against the stand-in, the EMF data points of each run (and the Lambda Errors data point
- * the runtime records for a failed invocation) form one period, and each synthesized alarm's own settings
- * decide its state after every period.
- */
-import { CreateTableCommand, EntityNotFoundException, GetTableCommand, GlueClient } from '@aws-sdk/client-glue'
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import { mockClient } from 'aws-sdk-client-mock'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,6 +11,7 @@ import {
 import { createHandler } from '../../functions/export/handler.ts'
 import { type AlarmDefinition, alarmDefinitions } from '../../infra/alarm-definitions.ts'
 import { sampleConfigInput, synthesize } from '../infra/synth.ts'
+import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import {
   type AlarmState,
   alarmSeries,
@@ -126,12 +119,7 @@ const runScenarios = async () => {
     mockClient(secretsClient)
       .on(GetSecretValueCommand)
       .resolves({ SecretString: JSON.stringify({ token, baseUrl: emulator.baseUrl }) })
-    const glueClient = new GlueClient({ region: 'us-east-1' })
-    mockClient(glueClient)
-      .on(GetTableCommand)
-      .rejects(new EntityNotFoundException({ message: 'no such table', $metadata: {} }))
-      .on(CreateTableCommand)
-      .resolves({})
+    const { client: glueClient } = emptyGlueCatalog()
     const handler = createHandler({
       environment: {
         EXPORT_CONFIG: exportConfig(),

@@ -1,4 +1,3 @@
-import { CreateTableCommand, EntityNotFoundException, GetTableCommand, GlueClient } from '@aws-sdk/client-glue'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import { mockClient } from 'aws-sdk-client-mock'
@@ -6,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DEMO_USERS, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { ErrorCode } from '../../functions/export/errors.ts'
 import { createHandler, RunFailedError } from '../../functions/export/handler.ts'
+import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
 
@@ -26,12 +26,7 @@ let s3: RunningS3
 let output: CapturedOutput
 const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
 const secrets = mockClient(secretsClient)
-const glueClient = new GlueClient({ region: 'us-east-1' })
-mockClient(glueClient)
-  .on(GetTableCommand)
-  .rejects(new EntityNotFoundException({ message: 'no such table', $metadata: {} }))
-  .on(CreateTableCommand)
-  .resolves({})
+const { client: glueClient } = emptyGlueCatalog()
 
 /** The stand-in with one user whose token is the canary. */
 const startEmulator = () =>

@@ -1,19 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import {
-  CreateTableCommand,
-  EntityNotFoundException,
-  GetTableCommand,
-  GlueClient,
-  UpdateTableCommand,
-} from '@aws-sdk/client-glue'
+import { CreateTableCommand, UpdateTableCommand } from '@aws-sdk/client-glue'
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import { mockClient } from 'aws-sdk-client-mock'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
 import { createHandler } from '../../functions/export/handler.ts'
+import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { query } from '../support/duckdb.ts'
 import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
@@ -33,8 +28,7 @@ let s3: RunningS3
 let output: CapturedOutput
 const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
 const secrets = mockClient(secretsClient)
-const glueClient = new GlueClient({ region: 'us-east-1' })
-const glue = mockClient(glueClient)
+const { client: glueClient, mock: glue, reset: resetGlue } = emptyGlueCatalog()
 
 beforeAll(async () => {
   emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
@@ -47,9 +41,7 @@ afterAll(async () => {
 beforeEach(() => {
   secrets.reset()
   secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: DEMO_TOKEN })
-  glue.reset()
-  glue.on(GetTableCommand).rejects(new EntityNotFoundException({ message: 'no such table', $metadata: {} }))
-  glue.on(CreateTableCommand).resolves({})
+  resetGlue()
   glue.on(UpdateTableCommand).resolves({})
   emulator.faults.clear()
   output = captureOutput()
