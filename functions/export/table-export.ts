@@ -127,13 +127,14 @@ export const landTable = async (
         inferrer.observe(index, values, group.firstRow)
       })
       await spool.append(group)
-      context.onProgress?.({ bytes: probe.bytesReceived, rows: builder.rowsSeen })
     }
     for await (const batch of csv.batches) {
       for (const record of batch) {
         const group = builder.add(record)
         if (group) await accept(group)
       }
+      // Once per parsed chunk: the telemetry decides how often to show it.
+      context.onProgress?.({ bytes: probe.bytesReceived, rows: builder.rowsSeen })
     }
     await accept(builder.flush())
 
