@@ -1,6 +1,5 @@
 /** Lineage columns: appended after the data columns of every table, so every row says where it came from. */
 import { ColumnType, LineageColumn } from './constants.ts'
-import type { SpooledRowGroup } from './normalize/spool.ts'
 import type { ColumnValues } from './parquet/encode.ts'
 import type { ColumnRecord } from './run-record.ts'
 
@@ -19,15 +18,18 @@ export const LINEAGE_COLUMNS: readonly ColumnRecord[] = [
 
 export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) => c.name)
 
-/** The lineage columns' values for one row group, in LINEAGE_COLUMNS order. */
-export const lineageValues = (group: SpooledRowGroup, sourceTableId: string, run: RunIdentity): ColumnValues[] => {
-  const { rowCount, firstRow } = group
-  const rowNumbers: ColumnValues = new Array(rowCount)
-  for (let i = 0; i < rowCount; i++) rowNumbers[i] = BigInt(firstRow + i)
-  return [
-    new Array(rowCount).fill(run.runId),
-    new Array(rowCount).fill(run.exportedAt.getTime()),
-    new Array(rowCount).fill(sourceTableId),
-    rowNumbers,
-  ]
-}
+/**
+ * The lineage of the rows `firstRow` to `firstRow + rowCount - 1`, as builders of each lineage column's values in
+ * LINEAGE_COLUMNS order.
+ */
+export const lineageValues = (
+  firstRow: number,
+  rowCount: number,
+  sourceTableId: string,
+  run: RunIdentity,
+): (() => ColumnValues)[] => [
+  () => new Array(rowCount).fill(run.runId),
+  () => new Array(rowCount).fill(run.exportedAt.getTime()),
+  () => new Array(rowCount).fill(sourceTableId),
+  () => Array.from({ length: rowCount }, (_, i) => BigInt(firstRow + i)),
+]

@@ -1,26 +1,22 @@
 /**
- * One table's path, top to bottom: download -> decode -> parse -> name and type columns (pass 1, spooled)
- * -> plan against the schema registry -> encode Parquet (pass 2) -> publish one object that commits at the end
- * -> catalog and registry. Any failure aborts the uploads, so the previous data for the date stays as it was.
+ * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
+ * there is a second core) -> infer types, convert and encode Parquet -> one object that commits at the end ->
+ * catalog and registry. Any failure aborts the uploads, so the previous data for the date stays as it was.
  */
-import { createHash } from 'node:crypto'
-import { planWrite, readTableSchema, type TableSchema, writeTableSchema } from './catalog/registry.ts'
+import { createHash, randomUUID } from 'node:crypto'
+import { mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/registry.ts'
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
-import { type DecodeReport, decodeToUtf8 } from './csv/decode.ts'
-import { openCsv } from './csv/parse.ts'
+import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
-import {
-  DEFAULT_ROW_GROUP_LIMITS,
-  type RowGroup,
-  RowGroupBuilder,
-  type RowGroupLimits,
-} from './normalize/row-groups.ts'
-import { RowGroupSpool } from './normalize/spool.ts'
-import { ColumnTypeInferrer } from './normalize/types.ts'
-import { writeParquetObject } from './parquet/write-object.ts'
+import type { BatchLimits } from './normalize/record-batch.ts'
+import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
+import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import type { ColumnRecord, PublishedObject } from './run-record.ts'
@@ -39,10 +35,15 @@ export interface TableCatalog {
 export interface TableExportContext {
   readonly store: WarehouseStore
   readonly run: RunIdentity
-  /** Folder for the pass-1 spool (the Lambda's /tmp, or the OS temp folder). */
+  /** Folder for the spool of the rare second pass (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
   readonly signal?: AbortSignal | undefined
+  /** @default DEFAULT_BATCH_LIMITS */
+  readonly batchLimits?: BatchLimits
+  /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
+  /** @default 'auto': parsing gets a thread of its own when there is more than one core */
+  readonly parseThread?: ParseThread
   readonly onProgress?: (progress: TableProgress) => void
   /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
@@ -103,8 +104,10 @@ export const landTable = async (
   probe.httpStatus = source.httpStatus
   probe.attempts = source.attempts
   const hash = createHash('sha256')
-  const decodeReport: DecodeReport = { encoding: table.encoding, bom: false }
-  const spool = new RowGroupSpool(context.spoolDirectory)
+  const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
+  const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
+  let parsed: ParsedTable | undefined
+  let encoder: TableEncoder | undefined
   const raw = source.archive ? await openRawArchive(context.store, table.name, context.run.exportDate) : undefined
   try {
     const received = tapBytes(source.body, async (chunk) => {
@@ -112,50 +115,47 @@ export const landTable = async (
       probe.bytesReceived += chunk.length
       await raw?.write(chunk)
     })
-    const csv = await openCsv(decodeToUtf8(received, { tableId: table.id, ...table }, decodeReport), {
+    const { delimiter, shortRows, encoding, invalidBytes } = table
+    const options = {
       tableId: table.id,
-      delimiter: table.delimiter,
-      shortRows: table.shortRows,
-    })
-    const named = nameColumns(csv.header, LINEAGE_COLUMN_NAMES)
-    const columnNames = named.map((c) => c.name)
-    const inferrer = new ColumnTypeInferrer({ tableId: table.id, columnNames, forced: table.columnTypes })
-    const builder = new RowGroupBuilder(columnNames.length, context.rowGroupLimits ?? DEFAULT_ROW_GROUP_LIMITS)
-    const accept = async (group: RowGroup | undefined) => {
-      if (!group) return
-      group.columns.forEach((values, index) => {
-        inferrer.observe(index, values, group.firstRow)
-      })
-      await spool.append(group)
+      delimiter,
+      shortRows,
+      encoding,
+      invalidBytes,
+      batchLimits: context.batchLimits,
     }
-    for await (const batch of csv.batches) {
-      for (const record of batch) {
-        const group = builder.add(record)
-        if (group) await accept(group)
-      }
-      // Once per parsed chunk: the telemetry decides how often to show it.
-      context.onProgress?.({ bytes: probe.bytesReceived, rows: builder.rowsSeen })
+    parsed = await openParsedTable(received, options, context.parseThread)
+    const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
+    await mkdir(context.spoolDirectory, { recursive: true })
+    encoder = new TableEncoder(
+      {
+        tableId: table.id,
+        table: table.name,
+        exportDate: context.run.exportDate,
+        columns: named,
+        forced: table.columnTypes,
+        previous: await readTableSchema(context.store, table.name),
+        run: context.run,
+        spoolPath,
+        rowGroupLimits: context.rowGroupLimits,
+      },
+      upload,
+    )
+    let rowsSeen = 0
+    for await (const batch of parsed.batches) {
+      encoder.push(batch)
+      parsed.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
+      rowsSeen += batch.rowCount
+      // Once per batch (about a MB of CSV): the telemetry decides how often to show it.
+      context.onProgress?.({ bytes: probe.bytesReceived, rows: rowsSeen })
+      await upload.drained()
     }
-    await accept(builder.flush())
-
-    const plan = planWrite(await readTableSchema(context.store, table.name), {
-      table: table.name,
-      sourceTableId: table.id,
-      exportDate: context.run.exportDate,
-      columns: named,
-      inferred: inferrer.types(),
-      fits: (index, type) => inferrer.fits(index, type),
-    })
-    const key = dataObjectKey(table.name, context.run.exportDate)
-    const written = await writeParquetObject({
-      store: context.store,
-      key,
-      plan,
-      spool,
-      sourceTableId: table.id,
-      run: context.run,
-    })
-    const warnings = unknownOverrides(table, columnNames)
+    const { plan, rows } = encoder.finish()
+    const object = await upload.commit()
+    const warnings = unknownOverrides(
+      table,
+      named.map((c) => c.name),
+    )
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
     if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
@@ -165,17 +165,20 @@ export const landTable = async (
       attempts: source.attempts,
       bytesReceived: probe.bytesReceived,
       sha256: hash.digest('hex'),
-      encoding: decodeReport.encoding,
-      delimiter: csv.delimiter,
-      rows: written.rows,
+      encoding: parsed.report.encoding,
+      delimiter: parsed.delimiter,
+      rows,
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
-      objects: archived ? [written.object, archived] : [written.object],
+      objects: archived ? [object, archived] : [object],
       warnings,
     }
   } finally {
     source.cancel()
+    encoder?.close()
+    await rm(spoolPath, { force: true })
+    await parsed?.close()
+    await upload.abort()
     await raw?.abort().catch(() => undefined)
-    await spool.dispose()
   }
 }
 

@@ -13,18 +13,33 @@ export interface ParseOptions {
   /** Forced delimiter; detected from the header line when absent. */
   readonly delimiter?: Delimiter | undefined
   readonly shortRows: 'fail' | 'pad'
+  /**
+   * Hand data fields over as byte strings (each UTF-8 byte one Latin-1 character) rather than decoded text:
+   * cheaper for csv-parse, and exactly the bytes for callers that write them out again (record batches).
+   * The header is decoded either way.
+   */
+  readonly fieldsAsBytes?: boolean | undefined
 }
 
-export interface ParsedCsv {
+export interface ParsedCsv<T = string[]> {
   readonly delimiter: Delimiter
   readonly header: readonly string[]
-  /** Data records in batches; a record may be shorter than the header only when `shortRows` is 'pad'. */
-  readonly batches: AsyncGenerator<string[][]>
+  /**
+   * Data records (or what a taker made of them) in batches, one per input chunk that produced any; a record may be
+   * shorter than the header only when `shortRows` is 'pad'.
+   */
+  readonly batches: AsyncGenerator<T[]>
 }
+
+/** Makes an item of each data record as soon as it is parsed, or nothing yet (a builder that fills batches). */
+export type RecordTaker<T> = (record: string[], header: readonly string[]) => T | undefined
 
 /** The header line must show up within this many bytes. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024
-/** Bounds the memory one record may take, so an unclosed quote cannot swallow the rest of a large file. */
+/**
+ * Bounds the memory one record may take, so an unclosed quote cannot swallow the rest of a large file
+ * (characters of text, or bytes when fields are read as bytes).
+ */
 export const MAX_RECORD_CHARS = 128 * 1024 * 1024
 /**
  * Every record may end in CRLF, LF or a lone CR. csv-parse would otherwise lock onto the first line's ending,
@@ -32,7 +47,18 @@ export const MAX_RECORD_CHARS = 128 * 1024 * 1024
  */
 const RECORD_DELIMITERS = ['\r\n', '\n', '\r']
 
-export const openCsv = async (source: AsyncIterable<Buffer>, options: ParseOptions): Promise<ParsedCsv> => {
+export const openCsv = (source: AsyncIterable<Buffer>, options: ParseOptions): Promise<ParsedCsv> =>
+  openCsvWith(source, options, (record) => record)
+
+/**
+ * Like `openCsv`, handing each data record to `take` as soon as csv-parse completes it, so that records need not
+ * pile up until a chunk is parsed (for a builder that copies them out, that keeps almost nothing alive).
+ */
+export const openCsvWith = async <T>(
+  source: AsyncIterable<Buffer>,
+  options: ParseOptions,
+  take: RecordTaker<T>,
+): Promise<ParsedCsv<T>> => {
   const iterator = source[Symbol.asyncIterator]()
   const buffered: Buffer[] = []
   let size = 0
@@ -44,7 +70,8 @@ export const openCsv = async (source: AsyncIterable<Buffer>, options: ParseOptio
       ended = true
       break
     }
-    buffered.push(next.value)
+    // A copy: the caller may reuse a chunk's memory once the chunks after it are parsed (see parse-worker.ts).
+    buffered.push(Buffer.from(next.value))
     size += next.value.length
     scan = scanHeaderLine(buffered.length === 1 ? next.value : Buffer.concat(buffered), options.delimiter)
   }
@@ -52,29 +79,36 @@ export const openCsv = async (source: AsyncIterable<Buffer>, options: ParseOptio
     yield* buffered
     if (!ended) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
   }
-  const batches = parseRecords(replay(), { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount })
+  let header: string[] | undefined
+  const parsing = { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount }
+  const batches = parseRecords(replay(), parsing, (record) => {
+    if (header !== undefined) return take(record, header)
+    header = options.fieldsAsBytes ? record.map((field) => Buffer.from(field, 'latin1').toString('utf8')) : record
+    return undefined
+  })
   const first = await batches.next()
-  const header = first.done ? undefined : first.value.shift()
   if (header === undefined) {
     throw new DataError('CSV_MALFORMED', { tableId: options.tableId, reason: 'the file has no header line' })
   }
   async function* rest() {
-    if (!first.done && first.value.length > 0) yield first.value
+    if (!first.done) yield first.value
     yield* batches
   }
   return { delimiter: scan.delimiter, header, batches: rest() }
 }
 
-async function* parseRecords(
+async function* parseRecords<T>(
   source: AsyncIterable<Buffer>,
   options: ParseOptions & { delimiter: Delimiter; headerFields: number },
-): AsyncGenerator<string[][]> {
-  let pending: string[][] = []
+  take: (record: string[]) => T | undefined,
+): AsyncGenerator<T[]> {
+  let pending: T[] = []
   let failure: unknown
   /** Line on which the last complete record ended: the next record starts after it (for error messages). */
   const position = { lastRecordLine: 0 }
   const parser = parse({
     delimiter: options.delimiter,
+    encoding: options.fieldsAsBytes ? 'latin1' : 'utf8',
     record_delimiter: RECORD_DELIMITERS,
     relax_column_count_less: options.shortRows === 'pad',
     // A blank line cannot be a record of a multi-column table; in a one-column table it is a NULL value.
@@ -82,7 +116,8 @@ async function* parseRecords(
     max_record_size: MAX_RECORD_CHARS,
     on_record: (record: string[], info: Info) => {
       position.lastRecordLine = info.lines
-      pending.push(record)
+      const item = take(record)
+      if (item !== undefined) pending.push(item)
       return null
     },
   })

@@ -1,10 +1,12 @@
 /**
  * Type inference over every value of a column. Each column keeps the set of types that all its values so far
  * fit; a value only narrows the set, so the order of rows never matters and nothing is sampled.
+ * Cells are read as UTF-8 bytes (record batches); the text form serves callers that hold strings.
  */
 import { ColumnType } from '../constants.ts'
 import { DataError } from '../errors.ts'
-import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from './values.ts'
+import type { RecordBatch } from './record-batch.ts'
+import { bigintAt, booleanAt, dateAt, doubleAt, timestampAt } from './values.ts'
 
 const Fits = {
   BIGINT: 1,
@@ -24,13 +26,13 @@ const PRECEDENCE: readonly [number, ColumnType][] = [
   [Fits.TIMESTAMP, ColumnType.TIMESTAMP],
 ]
 
-const fitsOf = (text: string, candidates: number): number => {
+const fitsAt = (bytes: Uint8Array, start: number, end: number, candidates: number): number => {
   let fits = 0
-  if (candidates & Fits.BIGINT && parseBigint(text) !== undefined) fits |= Fits.BIGINT
-  if (candidates & Fits.DOUBLE && parseDouble(text) !== undefined) fits |= Fits.DOUBLE
-  if (candidates & Fits.BOOLEAN && parseBoolean(text) !== undefined) fits |= Fits.BOOLEAN
-  if (candidates & Fits.DATE && parseDate(text) !== undefined) fits |= Fits.DATE
-  if (candidates & Fits.TIMESTAMP && parseTimestamp(text) !== undefined) fits |= Fits.TIMESTAMP
+  if (candidates & Fits.BIGINT && bigintAt(bytes, start, end)) fits |= Fits.BIGINT
+  if (candidates & Fits.DOUBLE && doubleAt(bytes, start, end)) fits |= Fits.DOUBLE
+  if (candidates & Fits.BOOLEAN && booleanAt(bytes, start, end)) fits |= Fits.BOOLEAN
+  if (candidates & Fits.DATE && dateAt(bytes, start, end)) fits |= Fits.DATE
+  if (candidates & Fits.TIMESTAMP && timestampAt(bytes, start, end)) fits |= Fits.TIMESTAMP
   return fits
 }
 
@@ -69,29 +71,63 @@ export class ColumnTypeInferrer {
 
   /** Narrows column `index` by a batch of its values (null = empty cell). `firstRow` numbers error messages. */
   observe(index: number, values: readonly (string | null)[], firstRow: number): void {
+    if (this.#settled(index)) return
     let candidates = this.#candidates[index]!
-    const forced = this.#forced[index]
-    // Already STRING (inferred or forced): no value can change the type, so the values are not looked at.
-    if (candidates === 0 && (forced === undefined || forced === ColumnType.STRING)) {
-      this.#seen[index] = 1
-      return
-    }
     for (let row = 0; row < values.length; row++) {
       const text = values[row]
       if (text === null || text === undefined) continue
-      this.#seen[index] = 1
-      const fits = fitsOf(text, candidates)
-      if (forced !== undefined && fits === 0 && forced !== ColumnType.STRING) {
-        throw new DataError('VALUE_OUT_OF_RANGE', {
-          tableId: this.#options.tableId,
-          reason: `row ${firstRow + row}: "${clip(text)}" in column ${this.#options.columnNames[index]} is not a ${forced}, the type forced by "columnTypes"`,
-          hint: 'remove the column from "columnTypes" or force it to "string"; the previous data is kept',
-        })
-      }
-      candidates &= fits
-      if (candidates === 0 && forced === undefined) break
+      const bytes = Buffer.from(text, 'utf8')
+      candidates = this.#narrow(index, candidates, fitsAt(bytes, 0, bytes.length, candidates), firstRow + row, bytes, 0)
+      if (candidates === 0 && this.#forced[index] === undefined) break
     }
     this.#candidates[index] = candidates
+  }
+
+  /** Narrows column `index` by its cells in `batch`. */
+  observeBatch(index: number, batch: RecordBatch): void {
+    if (this.#settled(index)) return
+    const { bytes, offsets, columnCount, rowCount } = batch
+    let candidates = this.#candidates[index]!
+    for (let row = 0, cell = index; row < rowCount; row++, cell += columnCount) {
+      const start = offsets[cell]!
+      const end = offsets[cell + 1]!
+      if (start === end) continue
+      const fits = fitsAt(bytes, start, end, candidates)
+      candidates = this.#narrow(index, candidates, fits, batch.firstRow + row, bytes, start, end)
+      if (candidates === 0 && this.#forced[index] === undefined) break
+    }
+    this.#candidates[index] = candidates
+  }
+
+  /** Already STRING (inferred or forced): no value can change the type, so the values are not looked at. */
+  #settled(index: number): boolean {
+    const forced = this.#forced[index]
+    if (this.#candidates[index] !== 0 || (forced !== undefined && forced !== ColumnType.STRING)) return false
+    this.#seen[index] = 1
+    return true
+  }
+
+  /** The candidates left after a value that fits `fits`; a value outside a forced type fails the table. */
+  #narrow(
+    index: number,
+    candidates: number,
+    fits: number,
+    row: number,
+    bytes: Uint8Array,
+    start: number,
+    end = bytes.length,
+  ): number {
+    this.#seen[index] = 1
+    const forced = this.#forced[index]
+    if (fits === 0 && forced !== undefined && forced !== ColumnType.STRING) {
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, end)
+      throw new DataError('VALUE_OUT_OF_RANGE', {
+        tableId: this.#options.tableId,
+        reason: `row ${row}: "${clip(text)}" in column ${this.#options.columnNames[index]} is not a ${forced}, the type forced by "columnTypes"`,
+        hint: 'remove the column from "columnTypes" or force it to "string"; the previous data is kept',
+      })
+    }
+    return candidates & fits
   }
 
   /** Whether every value of column `index` seen so far is a faithful value of `type` (STRING always is). */

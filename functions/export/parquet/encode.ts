@@ -1,24 +1,23 @@
 /**
- * Encode stage: typed row groups in, Parquet bytes out, one row group at a time, through hyparquet-writer.
- * Bytes leave through an async sink after every row group, so memory holds at most one encoded group.
+ * Encode stage, file level: our column types as a Parquet schema, the codec, and hyparquet-writer's ParquetWriter
+ * writing the file one row group at a time. The writer's buffer is emptied after every row group, so it holds at
+ * most one encoded group; its bytes go to whoever owns the file (see table-encoder.ts).
  */
 import zlib from 'node:zlib'
 import type { SchemaElement } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
-import type { CellColumn } from '../normalize/spool.ts'
-import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from '../normalize/values.ts'
 
 export interface ParquetColumn {
   readonly name: string
   readonly type: ColumnType
 }
 
-/** Receives the file's bytes in order; the returned promise gives backpressure. */
-export type ByteSink = (chunk: Uint8Array) => Promise<void>
-
-/** Typed values of one column of a row group, as hyparquet-writer takes them. */
+/**
+ * One column of a row group as hyparquet-writer takes it: a value or null per row. Strings are UTF-8 bytes, as
+ * they came from the CSV: the writer then neither encodes them nor compares them as UTF-16.
+ */
 export type ColumnValues = (bigint | number | boolean | string | Uint8Array | null)[]
 
 const SCHEMA_ELEMENTS: Readonly<Record<ColumnType, Omit<SchemaElement, 'name'>>> = {
@@ -45,41 +44,37 @@ export const parquetSchema = (columns: readonly ParquetColumn[]): SchemaElement[
   ...columns.map(({ name, type }) => ({ name, ...SCHEMA_ELEMENTS[type] }) as SchemaElement),
 ]
 
-/** A ByteWriter that hands its bytes to the sink after each row group and reuses its buffer. */
-class SinkWriter extends ByteWriter {
-  readonly #sink: ByteSink
-  constructor(sink: ByteSink) {
-    super(1024 * 1024)
-    this.#sink = sink
-  }
-  flush(): Promise<void> {
-    const bytes = this.getBytes().slice()
-    this.index = 0
-    return this.#sink(bytes)
-  }
-  override finish(): Promise<void> {
-    return this.flush()
-  }
-}
+/**
+ * A column whose values are made when the writer asks for them. ParquetWriter.write reads each column's `length`
+ * up front but takes its values (`slice` of the row group's range) only when it encodes that column; the writer's
+ * version is pinned and `test/unit/encoder-parquet.test.ts` checks that columns are made one at a time.
+ */
+const deferredColumn = (make: () => ColumnValues, rowCount: number): ColumnValues =>
+  ({
+    length: rowCount,
+    slice: (start: number, end: number) => {
+      if (start !== 0 || end !== rowCount) {
+        throw new InternalError({ reason: `the writer asked for rows ${start}-${end} of a ${rowCount}-row group` })
+      }
+      return make()
+    },
+  }) as unknown as ColumnValues
 
 export class ParquetFileEncoder {
   readonly #columns: readonly ParquetColumn[]
+  readonly #buffer = new ByteWriter(1024 * 1024)
   readonly #writer: ParquetWriter
   #rows = 0
 
-  constructor(
-    columns: readonly ParquetColumn[],
-    sink: ByteSink,
-    options: { keyValueMetadata?: Record<string, string> } = {},
-  ) {
+  constructor(columns: readonly ParquetColumn[], keyValueMetadata: Record<string, string> = {}) {
     this.#columns = columns
     this.#writer = new ParquetWriter({
-      writer: new SinkWriter(sink),
+      writer: this.#buffer,
       schema: parquetSchema(columns),
       codec: PARQUET_CODEC,
       compressors: COMPRESSORS,
       statistics: true,
-      kvMetadata: Object.entries(options.keyValueMetadata ?? {}).map(([key, value]) => ({ key, value })),
+      kvMetadata: Object.entries(keyValueMetadata).map(([key, value]) => ({ key, value })),
       createdBy: 'inventory-athena-export',
     })
   }
@@ -88,57 +83,54 @@ export class ParquetFileEncoder {
     return this.#rows
   }
 
-  /** Writes one row group; `values[i]` belongs to column i. */
-  async writeRowGroup(values: readonly ColumnValues[], rowCount: number): Promise<void> {
-    if (rowCount === 0) return
-    await this.#writer.write({
-      columnData: this.#columns.map((column, i) => ({ name: column.name, data: values[i]! })),
+  /** The file's first bytes. */
+  start(): Uint8Array {
+    return this.#take()
+  }
+
+  /**
+   * Encodes one row group of `rowCount` rows; `columns[i]` makes column i's values, and is called only when the
+   * writer reaches that column, so only one column's values exist at a time. Returns the group's bytes.
+   */
+  writeRowGroup(columns: readonly (() => ColumnValues)[], rowCount: number): Uint8Array {
+    if (columns.length !== this.#columns.length) {
+      throw new InternalError({ reason: `row group has ${columns.length} of ${this.#columns.length} columns` })
+    }
+    if (rowCount === 0) return new Uint8Array(0)
+    void this.#writer.write({
+      columnData: this.#columns.map((column, i) => ({
+        name: column.name,
+        data: deferredColumn(columns[i]!, rowCount),
+      })),
       rowGroupSize: rowCount,
     })
     this.#rows += rowCount
+    this.#detachStatistics()
+    return this.#take()
   }
 
-  async finish(): Promise<void> {
-    await this.#writer.finish()
+  /** The footer: metadata, its length and the magic number. */
+  finish(): Uint8Array {
+    void this.#writer.finish()
+    return this.#take()
   }
-}
 
-const CONVERTERS: Readonly<Record<ColumnType, (text: string) => bigint | number | boolean | string | undefined>> = {
-  bigint: parseBigint,
-  double: parseDouble,
-  boolean: parseBoolean,
-  date: parseDate,
-  timestamp: parseTimestamp,
-  string: (text) => text,
-}
-
-/**
- * Converts one column's cells to `type`. Inference guarantees every non-empty cell converts; a cell that does
- * not (possible only when a schema pins an older type) is reported through `onMisfit` and written as NULL.
- */
-export const convertColumn = (
-  type: ColumnType,
-  cells: CellColumn,
-  onMisfit?: (row: number, text: string) => void,
-): ColumnValues => {
-  const convert = CONVERTERS[type]
-  const out: ColumnValues = new Array(cells.length)
-  for (let row = 0; row < cells.length; row++) {
-    const text = cells.text(row)
-    if (text === null) {
-      out[row] = null
-      continue
+  /**
+   * The footer keeps each chunk's min and max until the file ends; as views they would keep the row group's bytes
+   * alive with them, so they are copied out.
+   */
+  #detachStatistics(): void {
+    for (const chunk of this.#writer.row_groups.at(-1)?.columns ?? []) {
+      const statistics = chunk.meta_data?.statistics
+      if (statistics?.min_value instanceof Uint8Array) statistics.min_value = statistics.min_value.slice()
+      if (statistics?.max_value instanceof Uint8Array) statistics.max_value = statistics.max_value.slice()
     }
-    const value = convert(text)
-    if (value === undefined) {
-      if (!onMisfit) {
-        throw new InternalError({
-          reason: `the value "${text.slice(0, 40)}" does not convert to ${type}, though inference chose that type`,
-        })
-      }
-      onMisfit(row, text)
-      out[row] = null
-    } else out[row] = value
   }
-  return out
+
+  /** Hands out what the writer wrote since the last call and reuses its buffer (its file offset runs on). */
+  #take(): Uint8Array {
+    const bytes = this.#buffer.getBytes().slice()
+    this.#buffer.index = 0
+    return bytes
+  }
 }

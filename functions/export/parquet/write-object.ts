@@ -1,68 +1,78 @@
 /**
- * Pass 2: reads the spooled row groups back, converts them to the types the write plan fixed, encodes Parquet and
- * streams it into one upload that commits only after the last byte. Any failure aborts the upload.
+ * Where the encoder's bytes go: one upload, opened at the first byte and committed only after the last, so the
+ * previous object stays visible until the new one is complete. Writes are queued in order; a restart (the rare
+ * re-encode) aborts the upload and opens a new one; any failure aborts it.
  */
-import type { WritePlan } from '../catalog/registry.ts'
-import { LINEAGE_COLUMNS, lineageValues, type RunIdentity } from '../lineage.ts'
-import type { RowGroupSpool, SpooledRowGroup } from '../normalize/spool.ts'
-import type { WarehouseStore } from '../publish/store.ts'
+import type { ObjectUpload, WarehouseStore } from '../publish/store.ts'
 import type { PublishedObject } from '../run-record.ts'
-import { type ColumnValues, convertColumn, type ParquetColumn, ParquetFileEncoder } from './encode.ts'
+import type { EncodedOutput } from './table-encoder.ts'
 
 export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet'
 
-export interface ParquetObjectRequest {
-  readonly store: WarehouseStore
-  readonly key: string
-  readonly plan: WritePlan
-  readonly spool: RowGroupSpool
-  readonly sourceTableId: string
-  readonly run: RunIdentity
-}
+/** Bytes queued for the upload beyond which the encoder waits (S3 takes them in 5+ MiB parts). */
+const MAX_PENDING_BYTES = 4 * 1024 * 1024
 
-export const writeParquetObject = async (
-  request: ParquetObjectRequest,
-): Promise<{ rows: number; object: PublishedObject }> => {
-  const { store, key, plan, spool, sourceTableId, run } = request
-  const upload = await store.openUpload(key, PARQUET_CONTENT_TYPE)
-  try {
-    const columns: ParquetColumn[] = [...plan.schema.columns, ...LINEAGE_COLUMNS].map(({ name, type }) => ({
-      name,
-      type,
-    }))
-    const encoder = new ParquetFileEncoder(columns, (chunk) => upload.write(chunk), {
-      keyValueMetadata: { 'inventory.source_table_id': sourceTableId, 'inventory.export_run_id': run.runId },
-    })
-    for await (const group of spool.groups()) {
-      await encoder.writeRowGroup(
-        [...planValues(plan, group), ...lineageValues(group, sourceTableId, run)],
-        group.rowCount,
-      )
-    }
-    await encoder.finish()
-    const committed = await upload.commit()
-    return { rows: encoder.rowsWritten, object: { key, location: committed.location, bytes: committed.bytes } }
-  } catch (error) {
-    await upload.abort().catch(() => undefined)
-    throw error
+export class ParquetUpload implements EncodedOutput {
+  readonly #store: WarehouseStore
+  readonly #key: string
+  #upload: Promise<ObjectUpload> | undefined
+  #queue: Promise<void> = Promise.resolve()
+  #pending = 0
+  #failure: unknown
+  #committed = false
+
+  constructor(store: WarehouseStore, key: string) {
+    this.#store = store
+    this.#key = key
   }
-}
 
-/** One array per registry column: converted CSV values, companion texts of misfits, or NULLs. */
-const planValues = (plan: WritePlan, group: SpooledRowGroup): ColumnValues[] => {
-  const values = new Array<ColumnValues>(plan.sources.length)
-  plan.sources.forEach((source, position) => {
-    if (source.kind === 'csv') {
-      const cells = group.columns[source.index]!
-      if (source.companion === undefined) values[position] = convertColumn(source.type, cells)
-      else {
-        const texts: ColumnValues = new Array(group.rowCount).fill(null)
-        values[position] = convertColumn(source.type, cells, (row, text) => {
-          texts[row] = text
-        })
-        values[source.companion] = texts
-      }
-    } else if (source.kind === 'absent') values[position] = new Array(group.rowCount).fill(null)
-  })
-  return values
+  write(bytes: Uint8Array): void {
+    this.#pending += bytes.length
+    this.#enqueue(async () => {
+      this.#upload ??= this.#store.openUpload(this.#key, PARQUET_CONTENT_TYPE)
+      await (await this.#upload).write(bytes)
+      this.#pending -= bytes.length
+    })
+  }
+
+  restart(): void {
+    this.#enqueue(async () => {
+      const upload = this.#upload
+      this.#upload = undefined
+      await (await upload)?.abort()
+    })
+  }
+
+  /** Resolves when the bytes written so far are taken in (backpressure); rejects with the upload's failure. */
+  async drained(): Promise<void> {
+    if (this.#pending > MAX_PENDING_BYTES) await this.#queue
+    if (this.#failure !== undefined) throw this.#failure
+  }
+
+  /** Waits for every byte, then makes the object visible. */
+  async commit(): Promise<PublishedObject> {
+    await this.#queue
+    if (this.#failure !== undefined) throw this.#failure
+    this.#upload ??= this.#store.openUpload(this.#key, PARQUET_CONTENT_TYPE)
+    const { location, bytes } = await (await this.#upload).commit()
+    this.#committed = true
+    return { key: this.#key, location, bytes }
+  }
+
+  /** Drops the upload unless it was committed; the previous object stays as it was. */
+  async abort(): Promise<void> {
+    if (this.#committed) return
+    this.#failure ??= new Error('aborted')
+    await this.#queue
+    await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
+    this.#upload = undefined
+  }
+
+  #enqueue(task: () => Promise<void>): void {
+    this.#queue = this.#queue
+      .then(() => (this.#failure === undefined ? task() : undefined))
+      .catch((error: unknown) => {
+        this.#failure ??= error
+      })
+  }
 }

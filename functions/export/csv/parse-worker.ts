@@ -1,0 +1,216 @@
+/**
+ * The parse stage on a thread of its own. Parsing is the export's bottleneck, so on two cores it gets a core to
+ * itself: this thread keeps receiving and hashing the download, inferring types, encoding Parquet and uploading,
+ * while the parse thread decodes, runs csv-parse and builds record batches. csv-parse creates a string per field;
+ * on its own thread that churn stays in a small young generation instead of growing this thread's heap.
+ *
+ * The thread runs this very module: `new Worker(new URL(import.meta.url))` loads this .ts file when run from
+ * source and the bundle's index.mjs in the Lambda, and the dispatch at the end starts the parse loop there. Bytes
+ * and batches cross in transferred buffers (no copy), and go back for reuse once consumed. With one core, or a
+ * body that ends within its first MiB, the same stage runs on this thread instead (`parseInline`).
+ */
+import { availableParallelism } from 'node:os'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import type { Delimiter } from '../constants.ts'
+import { InternalError } from '../errors.ts'
+import type { RecordBatch } from '../normalize/record-batch.ts'
+import { describeError, type ErrorDescription, reviveError } from '../thread-errors.ts'
+import { Channel } from './channel.ts'
+import type { DecodeReport } from './decode.ts'
+import { type ParsedTable, parseInline, type TableParserOptions } from './table-parser.ts'
+
+const ROLE = 'inventory-export-csv-parser'
+/** Body bytes copied into each block sent to the parse thread. */
+const BLOCK_BYTES = 1024 * 1024
+/** Bytes handed to csv-parse at a time (the size of a socket read). */
+const PARSE_SLICE_BYTES = 64 * 1024
+/** A body that ends within this many bytes is parsed here: a thread would cost more than it saves. */
+const THREAD_THRESHOLD = BLOCK_BYTES
+/** Blocks, and batches, in flight between the threads: enough that parsing runs on while this thread encodes a row group. */
+const MAX_BLOCKS_IN_FLIGHT = 8
+const MAX_BATCHES_IN_FLIGHT = 8
+
+/** Where the parse stage runs: on its own thread when there is a core to spare ('auto'), or forced (tests). */
+export type ParseThread = 'auto' | 'inline' | 'worker'
+
+type ToParser =
+  | { readonly type: 'block'; readonly block: Uint8Array }
+  | { readonly type: 'end' }
+  | { readonly type: 'recycle'; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
+type FromParser =
+  | { readonly type: 'header'; readonly header: string[]; readonly delimiter: Delimiter; readonly report: DecodeReport }
+  | { readonly type: 'block'; readonly buffer: ArrayBuffer }
+  | { readonly type: 'batch'; readonly batch: RecordBatch }
+  | { readonly type: 'end' }
+  | { readonly type: 'error'; readonly error: ErrorDescription }
+
+/** Opens the parse stage over `source`, on a thread of its own when that pays. */
+export const openParsedTable = async (
+  source: AsyncIterable<Buffer>,
+  options: TableParserOptions,
+  thread: ParseThread = 'auto',
+): Promise<ParsedTable> => {
+  if (thread === 'inline' || (thread === 'auto' && availableParallelism() < 2)) return parseInline(source, options)
+  const iterator = source[Symbol.asyncIterator]()
+  const head: Buffer[] = []
+  let size = 0
+  while (thread === 'auto' && size < THREAD_THRESHOLD) {
+    const next = await iterator.next()
+    if (next.done) return parseInline(body(head), options)
+    head.push(next.value)
+    size += next.value.length
+  }
+  return parseOnThread(body(head, iterator), options)
+}
+
+/** The chunks already read, then the rest of the body. */
+async function* body(head: readonly Buffer[], rest?: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  yield* head
+  if (rest) for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value
+}
+
+const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
+  const worker = new Worker(new URL(import.meta.url), {
+    workerData: { role: ROLE, options },
+    // csv-parse makes a string of every field: a small young generation keeps that churn from growing the heap.
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
+  })
+  const batches = new Channel<RecordBatch>()
+  const freeBlocks: ArrayBuffer[] = []
+  let blockCredit: (() => void) | undefined
+  let blocksInFlight = 0
+  let closed = false
+  let ended = false
+  let header!: (message: Extract<FromParser, { type: 'header' }>) => void
+  let noHeader!: (error: unknown) => void
+  const headerReceived = new Promise<Extract<FromParser, { type: 'header' }>>((resolve, reject) => {
+    header = resolve
+    noHeader = reject
+  })
+  const fail = (error: unknown) => {
+    batches.fail(error)
+    noHeader(error)
+    blockCredit?.()
+  }
+  worker.on('message', (message: FromParser) => {
+    if (message.type === 'header') header(message)
+    else if (message.type === 'batch') batches.push(message.batch)
+    else if (message.type === 'block') {
+      freeBlocks.push(message.buffer)
+      blocksInFlight--
+      blockCredit?.()
+    } else if (message.type === 'end') {
+      ended = true
+      batches.end()
+    } else fail(reviveError(message.error, options.tableId))
+  })
+  worker.on('error', (error) => fail(new InternalError({ tableId: options.tableId, reason: error.message })))
+  worker.on('exit', (code) => {
+    if (!closed && !ended)
+      fail(new InternalError({ tableId: options.tableId, reason: `the parse thread exited (${code})` }))
+  })
+
+  /** Copies the body into blocks and sends them, waiting while the parse thread is behind. */
+  const pump = async () => {
+    let block = new Uint8Array(BLOCK_BYTES)
+    let used = 0
+    const send = async () => {
+      while (blocksInFlight >= MAX_BLOCKS_IN_FLIGHT && !closed) await new Promise<void>((r) => (blockCredit = r))
+      if (closed) return
+      blocksInFlight++
+      worker.postMessage({ type: 'block', block: block.subarray(0, used) } satisfies ToParser, [block.buffer])
+      const free = freeBlocks.pop()
+      block = free ? new Uint8Array(free) : new Uint8Array(BLOCK_BYTES)
+      used = 0
+    }
+    for await (const chunk of source) {
+      for (let at = 0; at < chunk.length; ) {
+        const take = Math.min(chunk.length - at, block.length - used)
+        block.set(chunk.subarray(at, at + take), used)
+        used += take
+        at += take
+        if (used === block.length) await send()
+      }
+      if (closed) return
+    }
+    if (used > 0) await send()
+    if (!closed) worker.postMessage({ type: 'end' } satisfies ToParser)
+  }
+  const close = async () => {
+    closed = true
+    blockCredit?.()
+    await worker.terminate()
+  }
+  // A failure of the download ends the batches with it (the download's own coded error).
+  pump().catch((error: unknown) => {
+    fail(error)
+    void close()
+  })
+  let first: Extract<FromParser, { type: 'header' }>
+  try {
+    first = await headerReceived
+  } catch (error) {
+    await close()
+    throw error
+  }
+  return {
+    header: first.header,
+    delimiter: first.delimiter,
+    report: first.report,
+    batches,
+    recycle: (bytes, offsets) => {
+      if (!closed) worker.postMessage({ type: 'recycle', bytes, offsets } satisfies ToParser, [bytes, offsets])
+    },
+    close,
+  }
+}
+
+/** The parse thread: blocks in, the header and batches out; the blocks and batch buffers go back for reuse. */
+const runParseThread = async (options: TableParserOptions): Promise<void> => {
+  const port = parentPort!
+  const post = (message: FromParser, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
+  const blocks = new Channel<Uint8Array>()
+  let batchesInFlight = 0
+  let batchCredit: (() => void) | undefined
+  let recycle: (bytes: ArrayBuffer, offsets: ArrayBuffer) => void = () => undefined
+  port.on('message', (message: ToParser) => {
+    if (message.type === 'block') blocks.push(message.block)
+    else if (message.type === 'end') blocks.end()
+    else {
+      recycle(message.bytes, message.offsets)
+      batchesInFlight--
+      batchCredit?.()
+    }
+  })
+  // csv-parse keeps a view of the last slice it parsed until it has parsed the next one, so a block goes back once
+  // the first slice of the block after it is parsed (the header scan copies what it holds).
+  let previous: ArrayBuffer | undefined
+  async function* body(): AsyncGenerator<Buffer> {
+    for await (const block of blocks) {
+      // In slices: csv-parse hands over a slice's records at once, and fewer of them alive keeps the heap small.
+      for (let at = 0; at < block.byteLength; at += PARSE_SLICE_BYTES) {
+        const end = Math.min(block.byteLength, at + PARSE_SLICE_BYTES)
+        yield Buffer.from(block.buffer, block.byteOffset + at, end - at)
+        if (previous) post({ type: 'block', buffer: previous }, [previous])
+        previous = undefined
+      }
+      previous = block.buffer as ArrayBuffer
+    }
+  }
+  try {
+    const parsed = await parseInline(body(), options)
+    recycle = parsed.recycle
+    post({ type: 'header', header: [...parsed.header], delimiter: parsed.delimiter, report: parsed.report })
+    for await (const batch of parsed.batches) {
+      while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (batchCredit = r))
+      batchesInFlight++
+      post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
+    }
+    post({ type: 'end' })
+  } catch (error) {
+    post({ type: 'error', error: describeError(error) })
+  }
+  port.close()
+}
+
+if (!isMainThread && workerData?.role === ROLE) void runParseThread(workerData.options as TableParserOptions)

@@ -1,0 +1,64 @@
+/**
+ * The whole parse stage on this thread: body bytes -> decode -> csv-parse -> record batches, with the header, the
+ * delimiter and the encoding found on the way. `parse-worker.ts` runs the same stage on a thread of its own.
+ */
+import type { Delimiter } from '../constants.ts'
+import {
+  type BatchLimits,
+  DEFAULT_BATCH_LIMITS,
+  type RecordBatch,
+  RecordBatchBuilder,
+} from '../normalize/record-batch.ts'
+import { type DecodeOptions, type DecodeReport, decodeToUtf8 } from './decode.ts'
+import { openCsvWith, type ParseOptions } from './parse.ts'
+
+export interface TableParserOptions extends ParseOptions, Omit<DecodeOptions, 'tableId'> {
+  /** @default DEFAULT_BATCH_LIMITS */
+  readonly batchLimits?: BatchLimits | undefined
+}
+
+export interface ParsedTable {
+  readonly header: readonly string[]
+  readonly delimiter: Delimiter
+  /** The encoding actually used and whether the body had a byte-order mark. */
+  readonly report: DecodeReport
+  /** The data records in batches, in order. */
+  readonly batches: AsyncIterable<RecordBatch>
+  /** Hands back a batch's buffers once nothing reads the batch any more, for the next batches. */
+  recycle(bytes: ArrayBuffer, offsets: ArrayBuffer): void
+  /** Stops parsing (early or not) and frees what it holds; safe to call more than once. */
+  close(): Promise<void>
+}
+
+/** Parses `source` on this thread. */
+export const parseInline = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
+  const report: DecodeReport = { encoding: options.encoding, bom: false }
+  const limits = options.batchLimits ?? DEFAULT_BATCH_LIMITS
+  let builder: RecordBatchBuilder | undefined
+  // Each record is copied into the batch being filled as soon as it is parsed, so its strings die young.
+  const csv = await openCsvWith(
+    decodeToUtf8(source, options, report),
+    { ...options, fieldsAsBytes: true },
+    (record, header) => {
+      builder ??= new RecordBatchBuilder(header.length, limits)
+      return builder.add(record)
+    },
+  )
+  // A table of a header only made no builder while parsing.
+  const filled = builder ?? new RecordBatchBuilder(csv.header.length, limits)
+  async function* batches(): AsyncGenerator<RecordBatch> {
+    for await (const full of csv.batches) yield* full
+    const last = filled.flush()
+    if (last) yield last
+  }
+  return {
+    header: csv.header,
+    delimiter: csv.delimiter,
+    report,
+    batches: batches(),
+    recycle: (bytes, offsets) => filled.recycle(bytes, offsets),
+    close: async () => {
+      await csv.batches.return(undefined)
+    },
+  }
+}

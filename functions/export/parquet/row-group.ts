@@ -1,0 +1,65 @@
+/**
+ * One row group: its batches are kept as they came (two compact buffers each), and each column's values are made
+ * only when the writer reaches that column, so a group holds one column of JS values at a time, not all of them.
+ * Each registry column takes its values from its source under the write plan: a CSV column converted to the
+ * planned type, its misfits as the `__text` companion, or NULL when this CSV lacks it; then the lineage columns.
+ */
+import type { WritePlan } from '../catalog/registry.ts'
+import { ColumnType } from '../constants.ts'
+import { InternalError } from '../errors.ts'
+import { lineageValues, type RunIdentity } from '../lineage.ts'
+import type { RecordBatch } from '../normalize/record-batch.ts'
+import { misfitText, nullValues, stringValues, typedValues } from './convert.ts'
+import type { ColumnValues, ParquetFileEncoder } from './encode.ts'
+
+export interface LineageSource {
+  readonly sourceTableId: string
+  readonly run: RunIdentity
+}
+
+export class RowGroupEncoder {
+  readonly #plan: WritePlan
+  readonly #lineage: LineageSource
+  readonly #batches: RecordBatch[] = []
+  #rows = 0
+
+  constructor(plan: WritePlan, lineage: LineageSource) {
+    this.#plan = plan
+    this.#lineage = lineage
+  }
+
+  get rows(): number {
+    return this.#rows
+  }
+
+  /** Keeps a copy of the batch (its buffers go back to the parser for reuse). */
+  add(batch: RecordBatch): void {
+    this.#batches.push({ ...batch, bytes: batch.bytes.slice(), offsets: batch.offsets.slice() })
+    this.#rows += batch.rowCount
+  }
+
+  /** Encodes the row group into the file; returns its bytes. */
+  write(file: ParquetFileEncoder): Uint8Array {
+    const batches = this.#batches
+    const rows = this.#rows
+    const { sourceTableId, run } = this.#lineage
+    const firstRow = batches[0]?.firstRow ?? 1
+    const builders: (() => ColumnValues)[] = this.#plan.sources.map((source) => {
+      if (source.kind === 'absent') return () => nullValues(rows)
+      if (source.kind === 'companion') {
+        const of = this.#plan.sources.find((s) => s.kind === 'csv' && s.index === source.of)
+        if (of?.kind !== 'csv' || of.type === ColumnType.STRING) {
+          throw new InternalError({ reason: `companion of column ${source.of} has no typed CSV column` })
+        }
+        return () => misfitText(batches, of.index, of.type as Exclude<ColumnType, 'string'>, rows)
+      }
+      if (source.type === ColumnType.STRING) return () => stringValues(batches, source.index, rows)
+      const type = source.type as Exclude<ColumnType, 'string'>
+      return () => typedValues(batches, source.index, type, rows, source.companion !== undefined)
+    })
+    builders.push(...lineageValues(firstRow, rows, sourceTableId, run))
+    const bytes = file.writeRowGroup(builders, rows)
+    this.#batches.length = 0
+    return bytes
+  }
+}

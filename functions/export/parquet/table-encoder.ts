@@ -1,0 +1,155 @@
+/**
+ * A table's Parquet file from its record batches, in one pass in the common case. Each batch is encoded as it
+ * arrives, with the write plan known so far: the registry's schema and the types inferred over every row up to
+ * the batch's end. When a batch changes the plan (a type widened, a `__text` companion appeared), the output
+ * restarts and the batches so far are encoded again from the spool under the new plan. The plan after the last
+ * batch is the final plan, so the file is always exactly what encoding all rows with the final plan gives.
+ */
+import { planWrite, type TableSchema, type WritePlan } from '../catalog/registry.ts'
+import type { ColumnType } from '../constants.ts'
+import { LINEAGE_COLUMNS, type RunIdentity } from '../lineage.ts'
+import { BatchSpool } from '../normalize/batch-spool.ts'
+import type { NamedColumn } from '../normalize/columns.ts'
+import type { RecordBatch } from '../normalize/record-batch.ts'
+import { ColumnTypeInferrer } from '../normalize/types.ts'
+import { ParquetFileEncoder } from './encode.ts'
+import { type LineageSource, RowGroupEncoder } from './row-group.ts'
+
+export interface RowGroupLimits {
+  /** Rows per row group (a group closes at the first batch that reaches it). */
+  readonly maxRows: number
+  /** Bytes of cell text per row group: bounds a group's compressed size whatever the width of the table. */
+  readonly maxBytes: number
+}
+
+/**
+ * 32 Ki rows or 16 MiB of cell text: the encoder holds a group's values until it is complete, so this bounds the
+ * memory a table needs whatever its width; each group carries min/max statistics Athena prunes by.
+ * See the README ("Performance", "Row groups").
+ */
+export const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
+
+export interface TableEncoderSetup {
+  readonly tableId: string
+  /** The table's name in the warehouse. */
+  readonly table: string
+  readonly exportDate: string
+  readonly columns: readonly NamedColumn[]
+  readonly forced: Readonly<Record<string, ColumnType>>
+  /** The registry's schema before this export. */
+  readonly previous: TableSchema | undefined
+  readonly run: RunIdentity
+  /** Temporary file for the spool (the encoder creates it; its owner deletes it). */
+  readonly spoolPath: string
+  readonly rowGroupLimits?: RowGroupLimits | undefined
+}
+
+/** Where the file's bytes go. */
+export interface EncodedOutput {
+  /** The next bytes of the file. */
+  write(bytes: Uint8Array): void
+  /** Drops everything written so far: the file starts again from its first byte. */
+  restart(): void
+}
+
+export interface EncodedTable {
+  readonly plan: WritePlan
+  readonly rows: number
+}
+
+export class TableEncoder {
+  readonly #setup: TableEncoderSetup
+  readonly #output: EncodedOutput
+  readonly #limits: RowGroupLimits
+  readonly #inferrer: ColumnTypeInferrer
+  readonly #spool: BatchSpool
+  readonly #lineage: LineageSource
+  #signature: string | undefined
+  #file: ParquetFileEncoder | undefined
+  #group: RowGroupEncoder | undefined
+  #groupBytes = 0
+
+  constructor(setup: TableEncoderSetup, output: EncodedOutput) {
+    this.#setup = setup
+    this.#output = output
+    this.#limits = setup.rowGroupLimits ?? DEFAULT_ROW_GROUP_LIMITS
+    this.#inferrer = new ColumnTypeInferrer({
+      tableId: setup.tableId,
+      columnNames: setup.columns.map((c) => c.name),
+      forced: setup.forced,
+    })
+    this.#spool = new BatchSpool(setup.spoolPath)
+    this.#lineage = { sourceTableId: setup.tableId, run: setup.run }
+  }
+
+  /** Takes the next batch and encodes it. Fails on a value outside a forced type. */
+  push(batch: RecordBatch): void {
+    for (let column = 0; column < batch.columnCount; column++) this.#inferrer.observeBatch(column, batch)
+    this.#spool.append(batch)
+    const plan = this.#currentPlan()
+    const signature = JSON.stringify([plan.sources, plan.schema.columns.map((c) => [c.name, c.type])])
+    if (signature === this.#signature) {
+      this.#encode(batch, plan)
+      return
+    }
+    // The first batch, or one that changed the plan: then what was written is void, and everything so far is
+    // encoded again under the new plan.
+    const restart = this.#signature !== undefined
+    if (restart) this.#output.restart()
+    this.#signature = signature
+    this.#file = this.#newFile(plan)
+    this.#group = undefined
+    this.#groupBytes = 0
+    for (const spooled of restart ? this.#spool.batches() : [batch]) this.#encode(spooled, plan)
+  }
+
+  /** Writes the last row group and the footer; returns the final plan. */
+  finish(): EncodedTable {
+    const plan = this.#currentPlan()
+    this.#file ??= this.#newFile(plan)
+    this.#closeGroup()
+    this.#output.write(this.#file.finish())
+    return { plan, rows: this.#file.rowsWritten }
+  }
+
+  /** Closes the spool file (its owner deletes it). */
+  close(): void {
+    this.#spool.close()
+  }
+
+  #encode(batch: RecordBatch, plan: WritePlan): void {
+    this.#group ??= new RowGroupEncoder(plan, this.#lineage)
+    this.#group.add(batch)
+    this.#groupBytes += batch.bytes.length
+    if (this.#group.rows >= this.#limits.maxRows || this.#groupBytes >= this.#limits.maxBytes) this.#closeGroup()
+  }
+
+  #closeGroup(): void {
+    if (this.#group) this.#output.write(this.#group.write(this.#file!))
+    this.#group = undefined
+    this.#groupBytes = 0
+  }
+
+  /** The plan for the rows seen so far. */
+  #currentPlan(): WritePlan {
+    const { previous, table, tableId, exportDate, columns } = this.#setup
+    return planWrite(previous, {
+      table,
+      sourceTableId: tableId,
+      exportDate,
+      columns,
+      inferred: this.#inferrer.types(),
+      fits: (index, type) => this.#inferrer.fits(index, type),
+    })
+  }
+
+  #newFile(plan: WritePlan): ParquetFileEncoder {
+    const columns = [...plan.schema.columns, ...LINEAGE_COLUMNS].map(({ name, type }) => ({ name, type }))
+    const file = new ParquetFileEncoder(columns, {
+      'inventory.source_table_id': this.#setup.tableId,
+      'inventory.export_run_id': this.#setup.run.runId,
+    })
+    this.#output.write(file.start())
+    return file
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * The Parquet encoder on its own: record batches in, a file out that DuckDB reads back value for value, with row
+ * groups, statistics and encodings as intended, and the same bytes whether or not a plan change forced a restart.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { parquetMetadata } from 'hyparquet'
+import { describe, expect, it } from 'vitest'
+import type { TableSchema } from '../../functions/export/catalog/registry.ts'
+import type { ColumnType } from '../../functions/export/constants.ts'
+import { nameColumns } from '../../functions/export/normalize/columns.ts'
+import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { ParquetFileEncoder } from '../../functions/export/parquet/encode.ts'
+import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
+import { tempDir } from '../support/cli.ts'
+import { query } from '../support/duckdb.ts'
+
+const RUN = {
+  runId: '20260101T000000Z-abcdef01',
+  exportDate: '2026-01-01',
+  exportedAt: new Date('2026-01-01T02:03:04Z'),
+}
+
+interface Encoded {
+  readonly file: string
+  readonly bytes: Buffer
+  readonly restarts: number
+  readonly rows: number
+}
+
+const batchesOf = (records: readonly string[][], columns: number, rowsPerBatch: number): RecordBatch[] => {
+  const builder = new RecordBatchBuilder(columns, { maxCells: rowsPerBatch * columns, maxBytes: 1 << 20 })
+  // Fields as csv-parse hands them over when reading bytes: each UTF-8 byte one Latin-1 character.
+  const asBytes = (record: readonly string[]) => record.map((field) => Buffer.from(field).toString('latin1'))
+  const batches = records.map((record) => builder.add(asBytes(record))).filter((b): b is RecordBatch => b !== undefined)
+  const last = builder.flush()
+  return last ? [...batches, last] : batches
+}
+
+/** Encodes a table (a header and records) as the export does, to a file DuckDB can read. */
+const encode = async (
+  header: readonly string[],
+  records: readonly string[][],
+  options: {
+    rowsPerBatch?: number
+    rowGroupLimits?: RowGroupLimits
+    forced?: Record<string, ColumnType>
+    previous?: TableSchema
+  } = {},
+): Promise<Encoded> => {
+  const dir = await tempDir('inventory-encoder-')
+  let parts: Uint8Array[] = []
+  let restarts = 0
+  const encoder = new TableEncoder(
+    {
+      tableId: 't1',
+      table: 'things',
+      exportDate: RUN.exportDate,
+      columns: nameColumns(header),
+      forced: options.forced ?? {},
+      previous: options.previous,
+      run: RUN,
+      spoolPath: path.join(dir, 'spool.bin'),
+      rowGroupLimits: options.rowGroupLimits,
+    },
+    {
+      write: (bytes) => parts.push(bytes),
+      restart: () => {
+        parts = []
+        restarts++
+      },
+    },
+  )
+  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) encoder.push(batch)
+  const { rows } = encoder.finish()
+  encoder.close()
+  const bytes = Buffer.concat(parts)
+  const file = path.join(dir, 'things.parquet')
+  await writeFile(file, bytes)
+  return { file, bytes, restarts, rows }
+}
+
+const metadataOf = (bytes: Buffer) =>
+  parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer)
+
+describe('the Parquet encoder', () => {
+  it('writes every type and NULL so that DuckDB reads the same values back, across row groups', async () => {
+    const header = ['id', 'big', 'price', 'ok', 'day', 'seen', 'name']
+    const records = Array.from({ length: 25 }, (_, i) => [
+      String(i),
+      i === 3 ? '9223372036854775807' : i === 4 ? '-9223372036854775808' : String(-i * 1_000_000_007),
+      i === 5 ? '-0.0' : i % 7 === 0 ? '' : `${i}.25`,
+      i % 2 === 0 ? 'true' : 'False',
+      i === 6 ? '1969-12-31' : `20${String(10 + i)}-02-28`,
+      i === 7 ? '1960-01-01T00:00:00.123Z' : `2026-01-0${1 + (i % 9)} 10:00:0${i % 10}+02:00`,
+      i % 5 === 0 ? '' : `Größe ${i % 3} 😀`,
+    ])
+    const { file, rows } = await encode(header, records, {
+      rowsPerBatch: 4,
+      rowGroupLimits: { maxRows: 10, maxBytes: 1 << 20 },
+    })
+    expect(rows).toBe(25)
+    const read = await query(
+      `SELECT id, big::VARCHAR AS big, price, ok, day::VARCHAR AS day, epoch_ms(seen) AS seen, name, _source_row_number AS n FROM '${file}' ORDER BY n`,
+    )
+    expect(read).toHaveLength(25)
+    read.forEach((row, i) => {
+      const record = records[i]!
+      expect(row.id).toBe(String(i))
+      expect(row.big).toBe(BigInt(record[1]!).toString())
+      expect(row.price).toBe(record[2] === '' ? null : Number(record[2]))
+      expect(row.ok).toBe(i % 2 === 0)
+      expect(row.day).toBe(record[4])
+      expect(Number(row.seen)).toBe(Date.parse(record[5]!.replace(' ', 'T')))
+      expect(row.name).toBe(record[6] === '' ? null : record[6])
+      expect(row.n).toBe(String(i + 1))
+    })
+    const [signedZero] = await query(`SELECT 1 / price AS x FROM '${file}' WHERE _source_row_number = 6`)
+    expect(signedZero!.x).toBe('-Infinity')
+    const metadata = metadataOf(await readFile(file))
+    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([12, 12, 1])
+  })
+
+  it('records min, max and NULL count statistics per row group', async () => {
+    const records = [
+      ['3', 'b'],
+      ['', 'a'],
+      ['-7', ''],
+      ['10', 'c'],
+    ]
+    const { bytes } = await encode(['n', 's'], records, {
+      rowsPerBatch: 2,
+      rowGroupLimits: { maxRows: 4, maxBytes: 1 << 20 },
+    })
+    const [n, s] = metadataOf(bytes).row_groups[0]!.columns.map((c) => c.meta_data!.statistics!)
+    expect(n).toMatchObject({ min_value: -7n, max_value: 10n, null_count: 1n })
+    expect(s).toMatchObject({ min_value: 'a', max_value: 'c', null_count: 1n })
+  })
+
+  it('dictionary-encodes a repetitive column and writes a column of distinct values plain', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => [`model ${i % 3}`, `serial-${i}-${'x'.repeat(20)}`])
+    const { file, bytes } = await encode(['model', 'serial'], records, { rowsPerBatch: 100 })
+    const [model, serial] = metadataOf(bytes).row_groups[0]!.columns.map((c) => c.meta_data!)
+    expect(model!.encodings).toContain('RLE_DICTIONARY')
+    expect(model!.dictionary_page_offset).toBeDefined()
+    expect(serial!.encodings).not.toContain('RLE_DICTIONARY')
+    expect(serial!.dictionary_page_offset).toBeUndefined()
+    const read = await query(`SELECT model, serial FROM '${file}' ORDER BY _source_row_number`)
+    expect(read.map((r) => [r.model, r.serial])).toEqual(records)
+  })
+
+  it('restarts from the spool when a late value widens a type, ending with the bytes the final plan gives at once', async () => {
+    const records = Array.from({ length: 40 }, (_, i) => [String(i), i === 35 ? 'n/a' : String(i * 2)])
+    const limits = { rowsPerBatch: 4, rowGroupLimits: { maxRows: 8, maxBytes: 1 << 20 } }
+    const widened = await encode(['id', 'qty'], records, limits)
+    const planned = await encode(['id', 'qty'], records, { ...limits, forced: { qty: 'string' } })
+    expect(widened.restarts).toBe(1)
+    expect(planned.restarts).toBe(0)
+    expect(widened.bytes.equals(planned.bytes)).toBe(true)
+    const [row] = await query(`SELECT typeof(qty) AS type, qty FROM '${widened.file}' WHERE _source_row_number = 36`)
+    expect(row).toEqual({ type: 'VARCHAR', qty: 'n/a' })
+  })
+
+  it('keeps a published type and puts the values that no longer fit in the __text companion', async () => {
+    const previous: TableSchema = {
+      version: 1,
+      table: 'things',
+      sourceTableId: 't1',
+      firstExportDate: '2025-12-31',
+      lastExportDate: '2025-12-31',
+      columns: [{ name: 'qty', header: 'qty', type: 'bigint', firstSeen: '2025-12-31', lastSeen: '2025-12-31' }],
+    }
+    const records = [['1'], ['many'], [''], ['4']]
+    const { file } = await encode(['qty'], records, { previous, rowsPerBatch: 3 })
+    const read = await query(`SELECT qty, qty__text FROM '${file}' ORDER BY _source_row_number`)
+    expect(read).toEqual([
+      { qty: '1', qty__text: null },
+      { qty: null, qty__text: 'many' },
+      { qty: null, qty__text: null },
+      { qty: '4', qty__text: null },
+    ])
+  })
+
+  it('writes a file with the columns and no row group for a table without rows', async () => {
+    const { file, bytes, rows } = await encode(['a', 'b'], [])
+    expect(rows).toBe(0)
+    expect(metadataOf(bytes).row_groups).toEqual([])
+    expect(await query(`SELECT count(*) AS n FROM '${file}'`)).toEqual([{ n: '0' }])
+  })
+})
+
+describe('ParquetFileEncoder', () => {
+  it("makes each column's values only when the writer reaches that column, once, in column order", async () => {
+    const columns = [
+      { name: 'a', type: 'bigint' as const },
+      { name: 'b', type: 'string' as const },
+      { name: 'c', type: 'double' as const },
+    ]
+    const values = [
+      [1n, null, 3n],
+      [Buffer.from('x'), null, Buffer.from('zé')],
+      [0.5, 1.5, null],
+    ]
+    const made: number[] = []
+    const makers = values.map((column, i) => () => {
+      made.push(i)
+      return column
+    })
+    const file = new ParquetFileEncoder(columns)
+    const parts = [file.start()]
+    expect(made).toEqual([])
+    parts.push(file.writeRowGroup(makers, 3))
+    expect(made).toEqual([0, 1, 2])
+    parts.push(file.finish())
+    const path_ = path.join(await tempDir('inventory-encoder-'), 'three.parquet')
+    await writeFile(path_, Buffer.concat(parts))
+    expect(await query(`SELECT a, b, c FROM '${path_}'`)).toEqual([
+      { a: '1', b: 'x', c: 0.5 },
+      { a: null, b: null, c: 1.5 },
+      { a: '3', b: 'zé', c: null },
+    ])
+  })
+})

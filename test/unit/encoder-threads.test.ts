@@ -1,0 +1,115 @@
+/**
+ * The parse stage on its own thread against the same stage on the calling thread: the same header, delimiter,
+ * encoding and cells; the same coded errors with the same lines; the download's own error when the body breaks off.
+ */
+import { describe, expect, it } from 'vitest'
+import { openParsedTable, type ParseThread } from '../../functions/export/csv/parse-worker.ts'
+import type { ParsedTable, TableParserOptions } from '../../functions/export/csv/table-parser.ts'
+import { DataError, ProtocolError } from '../../functions/export/errors.ts'
+
+const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
+
+/** A CSV of `rows` rows with quoted commas, quotes, line breaks and non-ASCII text; about 60 bytes a row. */
+const csvText = (rows: number, broken?: { row: number; line: string }): string => {
+  const lines = ['id;name;note;when']
+  for (let i = 1; i <= rows; i++) {
+    if (broken?.row === i) lines.push(broken.line)
+    else
+      lines.push(
+        `${i};"Grüße, ""${i % 7}""";${i % 11 === 0 ? '"two\nlines"' : ''};2026-01-${String(1 + (i % 28)).padStart(2, '0')}`,
+      )
+  }
+  return `${lines.join('\r\n')}\r\n`
+}
+
+/** The body in chunks of `size` bytes, failing with `failure` after `failAfter` bytes. */
+async function* body(text: string, size = 64 * 1024, failAfter?: { bytes: number; failure: Error }) {
+  const bytes = Buffer.from(text, 'utf8')
+  for (let at = 0; at < bytes.length; at += size) {
+    if (failAfter && at >= failAfter.bytes) throw failAfter.failure
+    yield bytes.subarray(at, at + size)
+  }
+}
+
+/** Everything a parse produced: its header and dialect, and every cell (NULL for an empty one). */
+const drain = async (parsed: ParsedTable) => {
+  const cells: (string | null)[] = []
+  let rows = 0
+  try {
+    for await (const batch of parsed.batches) {
+      for (let cell = 0; cell < batch.rowCount * batch.columnCount; cell++) {
+        const [start, end] = [batch.offsets[cell]!, batch.offsets[cell + 1]!]
+        cells.push(start === end ? null : Buffer.from(batch.bytes.subarray(start, end)).toString('utf8'))
+      }
+      rows += batch.rowCount
+      parsed.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
+    }
+  } finally {
+    await parsed.close()
+  }
+  return { header: parsed.header, delimiter: parsed.delimiter, report: parsed.report, rows, cells }
+}
+
+const parse = async (text: string, thread: ParseThread) => drain(await openParsedTable(body(text), OPTIONS, thread))
+
+const failureOf = async (run: () => Promise<unknown>) => {
+  try {
+    await run()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a failure')
+}
+
+describe('the parse stage on a thread of its own', () => {
+  it('gives the same header, dialect and cells as on the calling thread', async () => {
+    const text = csvText(60_000)
+    const [inline, threaded] = await Promise.all([parse(text, 'inline'), parse(text, 'worker')])
+    expect(threaded.rows).toBe(60_000)
+    expect(threaded.header).toEqual(['id', 'name', 'note', 'when'])
+    expect({ ...threaded, cells: undefined }).toEqual({ ...inline, cells: undefined })
+    expect(threaded.cells).toEqual(inline.cells)
+    expect(threaded.cells.slice(40, 44)).toEqual(['11', 'Grüße, "4"', 'two\nlines', '2026-01-12'])
+  })
+
+  it('takes a first record larger than all the bytes in flight between the threads', async () => {
+    const huge = 'x'.repeat(6 * 1024 * 1024)
+    const rest = Array.from({ length: 40_000 }, (_, i) => `${i + 2};n`).join('\r\n')
+    const threaded = await parse(`id;note\r\n1;"${huge}"\r\n${rest}\r\n`, 'worker')
+    expect(threaded.rows).toBe(40_001)
+    expect(threaded.cells[1]).toBe(huge)
+  })
+
+  it.each([
+    ['a row with a field too many', { row: 40_000, line: '1;2;3;4;5' }, 'ROW_FIELD_COUNT'],
+    ['a quote inside an unquoted field', { row: 30_000, line: '1;a"b;;2026-01-01' }, 'CSV_MALFORMED'],
+  ])('fails on %s with the same coded error and line as on the calling thread', async (_, broken, code) => {
+    const text = csvText(50_000, broken)
+    const [inline, threaded] = await Promise.all([
+      failureOf(() => parse(text, 'inline')),
+      failureOf(() => parse(text, 'worker')),
+    ])
+    expect(threaded).toBeInstanceOf(DataError)
+    expect(threaded).toMatchObject({ code, message: (inline as Error).message, line: (inline as DataError).line })
+    expect((threaded as DataError).line).toBeGreaterThan(30_000)
+  })
+
+  it('fails an empty body with the same coded error as on the calling thread', async () => {
+    const threaded = await failureOf(() => parse('', 'worker'))
+    expect(threaded).toBeInstanceOf(DataError)
+    expect(threaded).toMatchObject({ code: 'EMPTY_BODY' })
+  })
+
+  it("fails with the download's own error when the body breaks off", async () => {
+    const failure = new ProtocolError('BODY_TRUNCATED', { tableId: 't1', reason: 'cut off' })
+    const broken = body(csvText(60_000), 64 * 1024, { bytes: 2 * 1024 * 1024, failure })
+    const error = await failureOf(async () => drain(await openParsedTable(broken, OPTIONS, 'worker')))
+    expect(error).toBe(failure)
+  })
+
+  it('stops the thread when closed before the end', async () => {
+    const parsed = await openParsedTable(body(csvText(60_000)), OPTIONS, 'worker')
+    for await (const _ of parsed.batches) break
+    await expect(parsed.close()).resolves.toBeUndefined()
+  })
+})
