@@ -274,7 +274,7 @@ export const DeploymentConfigSchema = z
           .min(512)
           .max(10_240)
           .default(2048)
-          .describe('/tmp size; the pass-1 spool of the largest table must fit'),
+          .describe('/tmp size; the spool (about the CSV) of the largest table must fit'),
       })
       .prefault({}),
   })

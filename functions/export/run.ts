@@ -26,7 +26,7 @@ export interface RunDependencies {
   readonly store: WarehouseStore
   readonly token: string
   readonly telemetry: RunTelemetry
-  /** Folder for the pass-1 spool. @default DEFAULT_SPOOL_DIRECTORY */
+  /** Folder for the spool of record batches. @default DEFAULT_SPOOL_DIRECTORY */
   readonly spoolDirectory?: string | undefined
   /** PEM text of extra CA certificates, already read from `source.caCertificatesFile`. */
   readonly extraCaCertificates?: string | undefined

@@ -150,7 +150,7 @@ export const landTable = async (
       context.onProgress?.({ bytes: probe.bytesReceived, rows: rowsSeen })
       await upload.drained()
     }
-    const { plan, rows } = encoder.finish()
+    const { plan, rows } = await encoder.finish()
     const object = await upload.commit()
     const warnings = unknownOverrides(
       table,

@@ -1,8 +1,8 @@
 /**
  * Streaming holds: the real runner (`npm start` in a child process) exports a generated device table served by the
  * stand-in from another process, at 200k and at 600k rows, with the memory probe preloaded. Three times the rows
- * must not take meaningfully more memory: not the process's peak resident memory (every thread together), and not
- * the peak heap of the main thread or of the parse thread. Timings are never asserted.
+ * must not take meaningfully more memory: not the process's peak resident memory (every thread together), not the
+ * parse thread's peak heap, and the main thread must fit a capped heap. Timings are never asserted.
  */
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -20,7 +20,6 @@ interface MemoryFigures {
   readonly exitCode: number
   readonly stdout: string
   readonly peakRssBytes: number
-  readonly mainHeapBytes: number
   /** The largest peak heap of a worker thread (the parse thread), 0 when none ran. */
   readonly threadHeapBytes: number
 }
@@ -61,7 +60,6 @@ const exportWithProbe = async (csvFile: string, nodeFlags: string[] = []): Promi
       exitCode,
       stdout,
       peakRssBytes: (figures('BENCH_MAX_RSS_KB')[0] ?? Number.NaN) * 1024,
-      mainHeapBytes: figures('BENCH_PEAK_HEAP_USED')[0] ?? Number.NaN,
       threadHeapBytes: Math.max(0, ...figures('BENCH_THREAD_PEAK_HEAP_USED')),
     }
   } finally {
@@ -97,13 +95,14 @@ describe('a table streams through in bounded memory', () => {
     expect(large.peakRssBytes).toBeLessThan(small.peakRssBytes * 1.2)
   })
 
-  it('keeps the heaps of the main thread and of the parse thread as they were', () => {
+  it("keeps the parse thread's heap as it was", () => {
     expect(large.threadHeapBytes).toBeGreaterThan(0)
-    expect(large.mainHeapBytes).toBeLessThan(small.mainHeapBytes * 1.25 + 8 * MiB)
     expect(large.threadHeapBytes).toBeLessThan(small.threadHeapBytes * 1.25 + 8 * MiB)
   })
 
-  it('fits 600,000 rows in a 96 MiB heap: what it keeps does not grow with the table', async () => {
+  // The main thread's peak heap counts garbage V8 has not collected yet, which depends on when it chose to: a
+  // heap cap shows instead that what the main thread keeps does not grow with the table.
+  it('fits 600,000 rows in a 96 MiB main-thread heap: what it keeps does not grow with the table', async () => {
     const capped = await exportWithProbe(largeFile, ['--max-old-space-size=96'])
     expect(capped.exitCode).toBe(0)
     expect(capped.stdout).toMatch(/devices\s+ok/)

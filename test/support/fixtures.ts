@@ -86,7 +86,10 @@ const wideValue = (column: number, row: number): { text: string; value: Expected
 }
 const WIDE_TYPES: readonly ColumnType[] = ['bigint', 'double', 'boolean', 'date', 'string']
 
-/** Rows enough for two row groups of 131,072 rows, so the spool goes to disk and pass 2 reads it back. */
+/**
+ * Rows enough for several row groups; the last value of `late` is not a number, so the plan changes at the very
+ * end and every batch before it is encoded again from the spool.
+ */
 const MANY_ROWS = 140_000
 
 /** Fixtures too big to commit, built the same way every time. */

@@ -26,6 +26,8 @@ interface Encoded {
   readonly bytes: Buffer
   readonly restarts: number
   readonly rows: number
+  /** How often the encoder waited for its output while encoding from the spool. */
+  readonly drains: number
 }
 
 const batchesOf = (records: readonly string[][], columns: number, rowsPerBatch: number): RecordBatch[] => {
@@ -51,6 +53,7 @@ const encode = async (
   const dir = await tempDir('inventory-encoder-')
   let parts: Uint8Array[] = []
   let restarts = 0
+  let drains = 0
   const encoder = new TableEncoder(
     {
       tableId: 't1',
@@ -69,15 +72,18 @@ const encode = async (
         parts = []
         restarts++
       },
+      drained: async () => {
+        drains++
+      },
     },
   )
   for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) encoder.push(batch)
-  const { rows } = encoder.finish()
+  const { rows } = await encoder.finish()
   encoder.close()
   const bytes = Buffer.concat(parts)
   const file = path.join(dir, 'things.parquet')
   await writeFile(file, bytes)
-  return { file, bytes, restarts, rows }
+  return { file, bytes, restarts, rows, drains }
 }
 
 const metadataOf = (bytes: Buffer) =>
@@ -159,6 +165,26 @@ describe('the Parquet encoder', () => {
     expect(widened.bytes.equals(planned.bytes)).toBe(true)
     const [row] = await query(`SELECT typeof(qty) AS type, qty FROM '${widened.file}' WHERE _source_row_number = 36`)
     expect(row).toEqual({ type: 'VARCHAR', qty: 'n/a' })
+  })
+
+  it('encodes from the spool once at the end however often the types widen, waiting for the output as it goes', async () => {
+    // qty widens twice (BIGINT -> DOUBLE at row 13, -> VARCHAR at row 27), flag once (BOOLEAN -> VARCHAR at row 20).
+    const records = Array.from({ length: 40 }, (_, i) => [
+      String(i),
+      i === 27 ? 'n/a' : i >= 13 ? `${i}.5` : String(i),
+      i === 20 ? 'maybe' : String(i % 2 === 0),
+    ])
+    const limits = { rowsPerBatch: 4, rowGroupLimits: { maxRows: 8, maxBytes: 1 << 20 } }
+    const widened = await encode(['id', 'qty', 'flag'], records, limits)
+    const planned = await encode(['id', 'qty', 'flag'], records, {
+      ...limits,
+      forced: { qty: 'string', flag: 'string' },
+    })
+    expect(widened.restarts).toBe(1)
+    expect(widened.drains).toBe(10)
+    expect(planned.drains).toBe(0)
+    expect(widened.bytes.equals(planned.bytes)).toBe(true)
+    expect(metadataOf(widened.bytes).row_groups).toHaveLength(5)
   })
 
   it('keeps a published type and puts the values that no longer fit in the __text companion', async () => {

@@ -2,8 +2,8 @@
  * A table's Parquet file from its record batches, in one pass in the common case. Each batch is encoded as it
  * arrives, with the write plan known so far: the registry's schema and the types inferred over every row up to
  * the batch's end. When a batch changes the plan (a type widened, a `__text` companion appeared), the output
- * restarts and the batches so far are encoded again from the spool under the new plan. The plan after the last
- * batch is the final plan, so the file is always exactly what encoding all rows with the final plan gives.
+ * restarts, and the file is encoded from the spool once the table ends, under the final plan. Either way the file
+ * is exactly what encoding all rows with the final plan gives.
  */
 import { planWrite, type TableSchema, type WritePlan } from '../catalog/registry.ts'
 import type { ColumnType } from '../constants.ts'
@@ -50,6 +50,8 @@ export interface EncodedOutput {
   write(bytes: Uint8Array): void
   /** Drops everything written so far: the file starts again from its first byte. */
   restart(): void
+  /** Resolves once the bytes written so far are taken in (backpressure). */
+  drained(): Promise<void>
 }
 
 export interface EncodedTable {
@@ -65,6 +67,8 @@ export class TableEncoder {
   readonly #spool: BatchSpool
   readonly #lineage: LineageSource
   #signature: string | undefined
+  /** Set once the plan has changed: the file is then encoded from the spool when the table ends. */
+  #deferred = false
   #file: ParquetFileEncoder | undefined
   #group: RowGroupEncoder | undefined
   #groupBytes = 0
@@ -86,26 +90,39 @@ export class TableEncoder {
   push(batch: RecordBatch): void {
     for (let column = 0; column < batch.columnCount; column++) this.#inferrer.observeBatch(column, batch)
     this.#spool.append(batch)
+    // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
+    // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.
+    if (this.#deferred) return
     const plan = this.#currentPlan()
     const signature = JSON.stringify([plan.sources, plan.schema.columns.map((c) => [c.name, c.type])])
     if (signature === this.#signature) {
       this.#encode(batch, plan)
       return
     }
-    // The first batch, or one that changed the plan: then what was written is void, and everything so far is
-    // encoded again under the new plan.
-    const restart = this.#signature !== undefined
-    if (restart) this.#output.restart()
+    if (this.#signature !== undefined) {
+      // What was written is void.
+      this.#output.restart()
+      this.#deferred = true
+      this.#file = undefined
+      this.#group = undefined
+      this.#groupBytes = 0
+      return
+    }
     this.#signature = signature
     this.#file = this.#newFile(plan)
-    this.#group = undefined
-    this.#groupBytes = 0
-    for (const spooled of restart ? this.#spool.batches() : [batch]) this.#encode(spooled, plan)
+    this.#encode(batch, plan)
   }
 
   /** Writes the last row group and the footer; returns the final plan. */
-  finish(): EncodedTable {
+  async finish(): Promise<EncodedTable> {
     const plan = this.#currentPlan()
+    if (this.#deferred) {
+      this.#file = this.#newFile(plan)
+      for (const spooled of this.#spool.batches()) {
+        this.#encode(spooled, plan)
+        await this.#output.drained()
+      }
+    }
     this.#file ??= this.#newFile(plan)
     this.#closeGroup()
     this.#output.write(this.#file.finish())
