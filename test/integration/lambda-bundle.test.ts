@@ -21,7 +21,7 @@ const run = promisify(execFile)
 const REPO = path.resolve(import.meta.dirname, '../..')
 const BIN = path.join(REPO, 'node_modules/.bin')
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:InventoryExportToken-AbCdEf'
-// 20,000 devices are a few MB: enough for the export to parse on a thread of its own, which loads index.mjs itself.
+// 20,000 devices are a few MB: enough for the parse stage to take a thread of its own (see the synth below).
 const ROWS = { devices: 20_000, software: 900, users: 60 }
 
 interface Resource {
@@ -121,9 +121,14 @@ let aws: Awaited<ReturnType<typeof startAwsJsonEndpoint>>
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'lambda-bundle-'))
   out = path.join(work, 'cdk.out')
+  // Two vCPUs' worth of memory, so that the export parses on a thread of its own, which loads index.mjs itself.
+  const sample = JSON.parse(await readFile(path.join(REPO, 'config/sample.json'), 'utf8'))
+  sample.deployment.lambda.memoryMb = 3538
+  const config = path.join(work, 'config.json')
+  await writeFile(config, JSON.stringify(sample))
   await run(
     path.join(BIN, 'cdk'),
-    ['synth', '-c', 'config=config/sample.json', '-o', out, '-q', '--no-notices', '--no-version-reporting'],
+    ['synth', '-c', `config=${config}`, '-o', out, '-q', '--no-notices', '--no-version-reporting'],
     {
       cwd: REPO,
       env: { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, CDK_DISABLE_CLI_TELEMETRY: 'true' },
