@@ -28,6 +28,7 @@ export const ErrorCode = {
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
+  RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
 } as const
@@ -253,7 +254,8 @@ export class DataError extends ExportError {
       | 'CSV_MALFORMED'
       | 'ROW_FIELD_COUNT'
       | 'VALUE_OUT_OF_RANGE'
-      | 'RAW_ARCHIVE_MISSING',
+      | 'RAW_ARCHIVE_MISSING'
+      | 'RAW_ARCHIVE_CORRUPT',
     details: { tableId?: string | undefined; reason: string; line?: number; hint?: string; cause?: unknown },
   ) {
     super(ErrorCode[code], FailureClass.DATA, `${tableSubject(details.tableId)}${details.reason}`, {

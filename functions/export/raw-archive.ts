@@ -2,6 +2,7 @@
  * Optional raw archive: the CSV exactly as received, gzip-compressed, one object per table and export date under
  * `_raw/`, so a date's Parquet can be rebuilt (`npm run reprocess`) without calling the service.
  */
+import { pipeline, Readable } from 'node:stream'
 import { createGunzip, createGzip } from 'node:zlib'
 import { PARTITION_KEY, RAW_FOLDER } from './constants.ts'
 import type { ObjectUpload, WarehouseStore } from './publish/store.ts'
@@ -54,15 +55,16 @@ export const openRawArchive = async (
   }
 }
 
-/** The archived body of a table and date, decompressed, or undefined when there is none. */
+/** The archived body of a table and date, decompressed as it streams, or undefined when there is none. */
 export const readRawArchive = async (
   store: WarehouseStore,
   table: string,
   exportDate: string,
 ): Promise<AsyncIterable<Buffer> | undefined> => {
-  const compressed = await store.getObject(rawArchiveKey(table, exportDate))
+  const compressed = await store.readObject(rawArchiveKey(table, exportDate))
   if (compressed === undefined) return undefined
   const gunzip = createGunzip()
-  gunzip.end(compressed)
+  // A failure on either side (a read error, a corrupt archive) destroys gunzip with it, so the reader gets it.
+  pipeline(Readable.from(compressed), gunzip, () => undefined)
   return gunzip
 }

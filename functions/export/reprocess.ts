@@ -17,10 +17,33 @@ export const reprocessTable = async (
       hint: 'set "archiveRaw": true on the table so future exports keep their CSV',
     })
   }
+  const key = rawArchiveKey(table.name, context.run.exportDate)
   return landTable(
     table,
-    { httpStatus: 200, attempts: 0, body, cancel: () => undefined, archive: false },
+    {
+      httpStatus: 200,
+      attempts: 0,
+      body: failingAsCorrupt(body, table.id, key),
+      cancel: () => undefined,
+      archive: false,
+    },
     context,
     probe,
   )
+}
+
+/** zlib's failures (codes `Z_*`) mean the archive itself is damaged: say so, and what to do, as a coded error. */
+async function* failingAsCorrupt(body: AsyncIterable<Buffer>, tableId: string, key: string): AsyncGenerator<Buffer> {
+  try {
+    yield* body
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    if (typeof code !== 'string' || !code.startsWith('Z_')) throw error
+    throw new DataError('RAW_ARCHIVE_CORRUPT', {
+      tableId,
+      reason: `the raw archive ${key} is damaged (${(error as Error).message})`,
+      hint: 'the data for the date is kept as it was; restore the archive (e.g. from S3 versioning) and run reprocess again',
+      cause: error,
+    })
+  }
 }

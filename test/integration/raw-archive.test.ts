@@ -83,6 +83,30 @@ describe('the raw archive', () => {
     expect(before).toHaveLength(800)
   })
 
+  it('fails a corrupt archive as the table, keeping the data it would have replaced', async () => {
+    const before = await usersRows()
+    const archive = path.join(out, '_raw/users/dt=2026-04-01/body.csv.gz')
+    const good = await readFile(archive)
+    await writeFile(archive, Buffer.concat([good.subarray(0, 200), Buffer.from('not gzip any more')]))
+    try {
+      const result = await runCommandInProcess('reprocess', [
+        '--config',
+        configFile,
+        '--out',
+        out,
+        '--date',
+        '2026-04-01',
+      ])
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain(
+        'users: FAILED [RAW_ARCHIVE_CORRUPT] table 1003: the raw archive _raw/users/dt=2026-04-01/body.csv.gz is damaged',
+      )
+      expect(await usersRows()).toEqual(before)
+    } finally {
+      await writeFile(archive, good)
+    }
+  })
+
   it('says clearly when a date has no archive to rebuild from', async () => {
     const result = await runCommandInProcess('reprocess', [
       '--config',

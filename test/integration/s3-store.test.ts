@@ -122,6 +122,16 @@ describe('S3WarehouseStore small objects', () => {
     expect(await store().getObject('_runs/dt=2026-01-01/none.json')).toBeUndefined()
   })
 
+  it('streams an object of several chunks back whole, and answers undefined for a missing key', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024 + 17, 'inventory ')
+    await store().putObject('_raw/t/dt=2026-01-01/body.csv.gz', body, 'application/gzip')
+    const chunks: Buffer[] = []
+    for await (const chunk of (await store().readObject('_raw/t/dt=2026-01-01/body.csv.gz'))!) chunks.push(chunk)
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(Buffer.concat(chunks).equals(body)).toBe(true)
+    expect(await store().readObject('_raw/t/dt=2026-01-02/body.csv.gz')).toBeUndefined()
+  })
+
   it('lists the keys under a folder across pages, relative to the prefix, without sibling folders', async () => {
     const listing = store({ listPageSize: 2 })
     const keys = ['list/a/1.json', 'list/a/2.json', 'list/a/sub/3.json', 'list/a/4.json', 'list/a/5.json']

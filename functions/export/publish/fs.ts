@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { PublishError } from '../errors.ts'
 import type { ObjectUpload, WarehouseStore } from './store.ts'
@@ -74,6 +74,18 @@ export class FolderWarehouseStore implements WarehouseStore {
   async getObject(key: string): Promise<Buffer | undefined> {
     try {
       return await readFile(this.#path(key))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+  }
+
+  async readObject(key: string): Promise<AsyncIterable<Buffer> | undefined> {
+    const file = this.#path(key)
+    try {
+      // Opened here, so that a missing object is told apart from one that fails while it streams.
+      const handle = await open(file, 'r')
+      return handle.createReadStream({ highWaterMark: 1024 * 1024 })
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw error

@@ -140,6 +140,17 @@ export class S3WarehouseStore implements WarehouseStore {
     }
   }
 
+  async readObject(key: string): Promise<AsyncIterable<Buffer> | undefined> {
+    try {
+      const response = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+      // In Node the SDK's body is a Readable: it streams the object as it arrives.
+      return (response.Body as AsyncIterable<Buffer> | undefined) ?? (async function* () {})()
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      throw this.#error(key, error)
+    }
+  }
+
   async listKeys(prefix: string): Promise<string[]> {
     const folder = prefix === '' ? '' : `${prefix.replace(/\/+$/, '')}/`
     const keys: string[] = []

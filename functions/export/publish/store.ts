@@ -22,6 +22,8 @@ export interface WarehouseStore {
   putObject(key: string, body: string | Uint8Array, contentType: string): Promise<string>
   /** Reads a small object, or undefined when there is none. */
   getObject(key: string): Promise<Buffer | undefined>
+  /** Streams an object of any size, or undefined when there is none. */
+  readObject(key: string): Promise<AsyncIterable<Buffer> | undefined>
   /** Keys under a prefix (relative to the root). */
   listKeys(prefix: string): Promise<string[]>
 }
