@@ -52,6 +52,9 @@ const usersRows = () =>
     `SELECT * EXCLUDE (_export_run_id, _exported_at) FROM '${out}/users/dt=2026-04-01/data.parquet' ORDER BY _source_row_number`,
   )
 
+const reprocess = (date: string) =>
+  runCommandInProcess('reprocess', ['--config', configFile, '--out', out, '--date', date])
+
 describe('the raw archive', () => {
   it('keeps the CSV exactly as received, gzip-compressed, with its SHA-256 in the run record', async () => {
     const archived = gunzipSync(await readFile(path.join(out, '_raw/users/dt=2026-04-01/body.csv.gz')))
@@ -69,14 +72,7 @@ describe('the raw archive', () => {
     const before = await usersRows()
     await rm(path.join(out, 'users/dt=2026-04-01/data.parquet'))
     emulator.requests.length = 0
-    const result = await runCommandInProcess('reprocess', [
-      '--config',
-      configFile,
-      '--out',
-      out,
-      '--date',
-      '2026-04-01',
-    ])
+    const result = await reprocess('2026-04-01')
     expect(result.exitCode).toBe(0)
     expect(emulator.requests).toEqual([])
     expect(await usersRows()).toEqual(before)
@@ -89,14 +85,7 @@ describe('the raw archive', () => {
     const good = await readFile(archive)
     await writeFile(archive, Buffer.concat([good.subarray(0, 200), Buffer.from('not gzip any more')]))
     try {
-      const result = await runCommandInProcess('reprocess', [
-        '--config',
-        configFile,
-        '--out',
-        out,
-        '--date',
-        '2026-04-01',
-      ])
+      const result = await reprocess('2026-04-01')
       expect(result.exitCode).toBe(1)
       expect(result.stderr).toContain(
         'users: FAILED [RAW_ARCHIVE_CORRUPT] table 1003: the raw archive _raw/users/dt=2026-04-01/body.csv.gz is damaged',
@@ -108,14 +97,7 @@ describe('the raw archive', () => {
   })
 
   it('says clearly when a date has no archive to rebuild from', async () => {
-    const result = await runCommandInProcess('reprocess', [
-      '--config',
-      configFile,
-      '--out',
-      out,
-      '--date',
-      '2026-04-02',
-    ])
+    const result = await reprocess('2026-04-02')
     expect(result.exitCode).toBe(1)
     expect(result.stderr).toContain(
       'users: FAILED [RAW_ARCHIVE_MISSING] table 1003: there is no raw archive _raw/users/dt=2026-04-02/body.csv.gz',
