@@ -113,6 +113,7 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
     retried: (event: RetryEvent) => {
       retries++
       log('warn', 'retrying after a transient failure', {
+        table: event.table,
         tableId: event.tableId,
         attempt: event.attempt,
         delayMs: event.delayMs,

@@ -73,7 +73,7 @@ export const runExport = async (
     exportedAt: startedAt,
   }
   const tables = selectTables(config.tables, options.tables)
-  const retries = new RetryCounter(deps.telemetry)
+  const retries = new RetryCounter(deps.telemetry, tables)
   const signal = deps.signal ?? new AbortController().signal
   const client = options.fromRawArchive
     ? undefined
@@ -147,12 +147,16 @@ interface TableRunContext {
 class RetryCounter {
   readonly #telemetry: RunTelemetry
   readonly #byTable = new Map<string, number>()
-  constructor(telemetry: RunTelemetry) {
+  readonly #names: ReadonlyMap<string, string>
+  constructor(telemetry: RunTelemetry, tables: readonly TableConfig[]) {
     this.#telemetry = telemetry
+    this.#names = new Map(tables.map((t) => [t.id, t.name]))
   }
+  /** Counts the retry and passes it on with the table's name (the client knows only the id it requested). */
   retried(event: RetryEvent): void {
     if (event.tableId !== undefined) this.#byTable.set(event.tableId, (this.#byTable.get(event.tableId) ?? 0) + 1)
-    this.#telemetry.retried(event)
+    const table = event.tableId === undefined ? undefined : this.#names.get(event.tableId)
+    this.#telemetry.retried(table === undefined ? event : { ...event, table })
   }
   /** Requests made for the table so far, every retry included. */
   attempts(tableId: string): number {

@@ -9,6 +9,8 @@ import type { TableProgress } from './table-export.ts'
 
 export interface RetryEvent {
   readonly tableId: string | undefined
+  /** The table's name in the warehouse, when the retry belongs to a configured table. */
+  readonly table?: string | undefined
   readonly attempt: number
   readonly delayMs: number
   readonly error: ExportError

@@ -111,7 +111,7 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
     },
     retried: (event: RetryEvent) =>
       output.err(
-        `${event.tableId ?? 'token check'}: attempt ${event.attempt} failed (${event.error.code}${event.error.status ? ` HTTP ${event.error.status}` : ''}), retrying in ${(event.delayMs / 1000).toFixed(1)} s`,
+        `${event.table ?? event.tableId ?? 'token check'}: attempt ${event.attempt} failed (${event.error.code}${event.error.status ? ` HTTP ${event.error.status}` : ''}), retrying in ${(event.delayMs / 1000).toFixed(1)} s`,
       ),
     runFinished: () => undefined,
   }

@@ -131,6 +131,7 @@ describe('the metrics of a run under faults', () => {
 
     expect(record.status).toBe('succeeded')
     expect(retriedCodes(recorded)).toEqual([['4001', 'SERVER_ERROR', 500]])
+    expect(recorded.retries[0]).toMatchObject({ table: 'assets', tableId: '4001' })
     expect(recorded.finished.find((o) => o.name === 'assets')).toMatchObject({ status: 'succeeded', attempts: 2 })
     expect(valuesOf(metrics, 'Retries', SERVICE_ONLY)).toEqual([1])
     expect(valuesOf(metrics, 'SuccessfulRuns', SERVICE_ONLY)).toEqual([1])

@@ -538,6 +538,10 @@ describe('the runner under a fault that heals', () => {
     expect(assets).toMatchObject({ status: 'succeeded', attempts: fault.attempts, rows: ASSET_ROWS })
     expect(requestsTo(ASSETS.id, since)).toBe(fault.attempts)
     expect(result.stderr).toMatch(fault.retryNotice)
+    // A retry of the table's download is told by the table's name, as in the summary.
+    if (!fault.retryNotice.source.includes('token check')) {
+      expect(result.stderr).toMatch(new RegExp(`^${ASSETS.name}: attempt 1 failed`, 'm'))
+    }
     expect(await visibleObjects(ws.out)).toEqual(PUBLISHED)
     expect(await readdir(path.join(ws.out, '_tmp'))).toEqual([])
     expect(await rowsIn(ws, ASSETS.name)).toEqual({ rows: ASSET_ROWS, runs: 1 })
