@@ -187,6 +187,13 @@ const ScheduleSchema = z.object({
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
 const alarmLookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
 
+const KmsKeyArnSchema = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/,
+    'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)',
+  )
+
 /** AWS-only settings read by the CDK app. */
 export const DeploymentConfigSchema = z
   .object({
@@ -198,8 +205,15 @@ export const DeploymentConfigSchema = z
           .min(1)
           .optional()
           .describe('Existing secret holding the token (name or ARN); when absent the stack creates an empty one'),
+        kmsKeyArn: KmsKeyArnSchema.optional().describe(
+          'Customer managed KMS key that encrypts that secret; the function gets kms:Decrypt on it',
+        ),
       })
-      .prefault({}),
+      .prefault({})
+      .refine((secret) => secret.kmsKeyArn === undefined || secret.nameOrArn !== undefined, {
+        message: 'applies only to an existing secret (set nameOrArn); the secret the stack creates uses its own key',
+        path: ['kmsKeyArn'],
+      }),
     bucket: z
       .object({
         name: z
@@ -207,8 +221,15 @@ export const DeploymentConfigSchema = z
           .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
           .optional()
           .describe('Existing bucket to write to; when absent the stack creates one'),
+        kmsKeyArn: KmsKeyArnSchema.optional().describe(
+          'Customer managed KMS key of that bucket (SSE-KMS); the function gets kms:GenerateDataKey and kms:Decrypt on it',
+        ),
       })
-      .prefault({}),
+      .prefault({})
+      .refine((bucket) => bucket.kmsKeyArn === undefined || bucket.name !== undefined, {
+        message: 'applies only to an existing bucket (set name); the bucket the stack creates uses S3-managed keys',
+        path: ['kmsKeyArn'],
+      }),
     athena: z
       .object({
         workgroup: z

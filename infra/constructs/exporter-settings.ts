@@ -117,6 +117,33 @@ export const warehouseStatements = (bucketArn: string, prefix: string): PolicySt
   }),
 ]
 
+/**
+ * Rights on the customer managed keys of an imported secret or bucket: reading the secret needs Decrypt; writing
+ * SSE-KMS objects needs GenerateDataKey, and multipart uploads Decrypt as well. Named actions only, on the one key.
+ */
+export const kmsStatements = (keys: { secretKeyArn?: string; bucketKeyArn?: string }): PolicyStatement[] => [
+  ...(keys.secretKeyArn === undefined
+    ? []
+    : [
+        new PolicyStatement({
+          sid: 'DecryptTokenSecret',
+          effect: Effect.ALLOW,
+          actions: ['kms:Decrypt'],
+          resources: [keys.secretKeyArn],
+        }),
+      ]),
+  ...(keys.bucketKeyArn === undefined
+    ? []
+    : [
+        new PolicyStatement({
+          sid: 'EncryptWarehouseObjects',
+          effect: Effect.ALLOW,
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: [keys.bucketKeyArn],
+        }),
+      ]),
+]
+
 /** Glue rights on the catalog, the one database and its tables. */
 export const glueStatements = (stack: Stack, databaseName: string): PolicyStatement[] => [
   new PolicyStatement({

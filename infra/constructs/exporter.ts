@@ -213,6 +213,9 @@ export class Exporter extends Construct {
     this.secret.grantRead(this.role)
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
+    const { secret, bucket: bucketSettings } = config.deployment
+    const keys = { secretKeyArn: secret.kmsKeyArn, bucketKeyArn: bucketSettings.kmsKeyArn }
+    for (const statement of settings.kmsStatements(keys)) this.role.addToPolicy(statement)
     for (const statement of settings.glueStatements(Stack.of(this), glueDatabase)) this.role.addToPolicy(statement)
     acknowledgeWildcardResource(
       this.role,

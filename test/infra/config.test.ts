@@ -63,6 +63,23 @@ describe('the configuration file', () => {
     )
   })
 
+  it('fails naming a KMS key given for a secret or bucket the stack creates itself, and a key that is not an ARN', () => {
+    const key = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'
+    const file = writeConfig(
+      'kms.json',
+      sampleWith(
+        deploymentWith({ secret: { kmsKeyArn: key }, bucket: { name: 'acme-lake', kmsKeyArn: 'alias/lake' } }),
+      ),
+    )
+    expect(configError(() => loadExportConfig(file)).problems).toEqual([
+      expect.objectContaining({
+        field: 'deployment.secret.kmsKeyArn',
+        message: expect.stringMatching(/set nameOrArn/),
+      }),
+      expect.objectContaining({ field: 'deployment.bucket.kmsKeyArn', message: expect.stringMatching(/KMS key ARN/) }),
+    ])
+  })
+
   it('fails naming every bad field at once', () => {
     const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
     expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([

@@ -182,6 +182,44 @@ describe('the exporter with an existing secret, a VPC and a private CA', () => {
   })
 })
 
+describe('the exporter with a secret and a bucket encrypted by customer managed keys', () => {
+  const SECRET_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'
+  const BUCKET_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/9876fedc-98fe-76dc-54ba-0987654321fe'
+  it('may decrypt the secret with its key, and encrypt and decrypt warehouse objects with the bucket key', () => {
+    const input = sampleWith({
+      deployment: {
+        ...(sampleConfigInput().deployment as object),
+        secret: { nameOrArn: SECRET_ARN, kmsKeyArn: SECRET_KEY },
+        bucket: { name: 'acme-data-lake', kmsKeyArn: BUCKET_KEY },
+      },
+    })
+    const { template } = synthesize(input)
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          { Sid: 'DecryptTokenSecret', Effect: 'Allow', Action: 'kms:Decrypt', Resource: SECRET_KEY },
+          {
+            Sid: 'EncryptWarehouseObjects',
+            Effect: 'Allow',
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+            Resource: BUCKET_KEY,
+          },
+        ]),
+      },
+    })
+  })
+
+  it('grants no KMS rights when no key is configured', () => {
+    const { template } = synthesize(sampleWith({}))
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (policy) =>
+        (policy as { Properties: { PolicyDocument: { Statement: { Sid?: string }[] } } }).Properties.PolicyDocument
+          .Statement,
+    )
+    expect(statements.filter((s) => s.Sid === 'DecryptTokenSecret' || s.Sid === 'EncryptWarehouseObjects')).toEqual([])
+  })
+})
+
 describe('the exporter with a secret imported by name', () => {
   it('reads the secret through its name-based ARN', () => {
     const input = sampleWith({

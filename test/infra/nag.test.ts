@@ -35,12 +35,18 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([])
   })
 
-  it('find nothing either with an existing bucket, an imported secret and a VPC', () => {
+  it('find nothing either with an existing bucket, an imported secret, their KMS keys and a VPC', () => {
     const input = sampleWith({
       deployment: {
         ...(sampleConfigInput().deployment as object),
-        bucket: { name: 'acme-data-lake' },
-        secret: { nameOrArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:inventory/api-token-AbCdEf' },
+        bucket: {
+          name: 'acme-data-lake',
+          kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/9876fedc-98fe-76dc-54ba-0987654321fe',
+        },
+        secret: {
+          nameOrArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:inventory/api-token-AbCdEf',
+          kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+        },
         vpc: {
           vpcId: 'vpc-0abc1234567890def',
           availabilityZones: ['eu-west-1a', 'eu-west-1b'],
