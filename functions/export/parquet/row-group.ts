@@ -9,7 +9,7 @@ import { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
 import { lineageValues, type RunIdentity } from '../lineage.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
-import { misfitText, nullValues, stringValues, typedValues } from './convert.ts'
+import { misfitText, nullValues, stringValues, type TypedColumnType, typedValues } from './convert.ts'
 import type { ColumnValues, ParquetFileEncoder } from './encode.ts'
 
 export interface LineageSource {
@@ -51,10 +51,10 @@ export class RowGroupEncoder {
         if (of?.kind !== 'csv' || of.type === ColumnType.STRING) {
           throw new InternalError({ reason: `companion of column ${source.of} has no typed CSV column` })
         }
-        return () => misfitText(batches, of.index, of.type as Exclude<ColumnType, 'string'>, rows)
+        return () => misfitText(batches, of.index, of.type as TypedColumnType, rows)
       }
       if (source.type === ColumnType.STRING) return () => stringValues(batches, source.index, rows)
-      const type = source.type as Exclude<ColumnType, 'string'>
+      const type = source.type as TypedColumnType
       return () => typedValues(batches, source.index, type, rows, source.companion !== undefined)
     })
     builders.push(...lineageValues(firstRow, rows, sourceTableId, run))
