@@ -56,11 +56,6 @@ export class RecordBatchBuilder {
     this.#offsets = new Int32Array(this.#maxRows * columnCount + 1)
   }
 
-  /** Rows added so far, over all batches. */
-  get rowsSeen(): number {
-    return this.#nextRow - 1 + this.#rows
-  }
-
   /**
    * Adds one record of byte strings (it may be shorter than the header); returns a finished batch when there is
    * one.
