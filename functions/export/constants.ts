@@ -41,6 +41,8 @@ export const MAX_COLUMN_NAME_LENGTH = 255
 
 /** Suffix of the view that shows only a table's newest export. */
 export const LATEST_VIEW_SUFFIX = '_latest'
+/** Suffix of the view of rows added, removed and changed between a table's consecutive export dates. */
+export const CHANGES_VIEW_SUFFIX = '_changes'
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */
@@ -56,6 +58,8 @@ export const LineageColumn = {
   EXPORTED_AT: '_exported_at',
   SOURCE_TABLE_ID: '_source_table_id',
   ROW_NUMBER: '_source_row_number',
+  /** A hash of the row's data cells (see normalize/fingerprint.ts): what `<table>_changes` compares. */
+  ROW_FINGERPRINT: '_row_fingerprint',
 } as const
 
 /** CloudWatch namespace and metric names emitted (EMF) by the Lambda; the alarms and dashboard read these. */

@@ -14,6 +14,7 @@ export const LINEAGE_COLUMNS: readonly ColumnRecord[] = [
   { name: LineageColumn.EXPORTED_AT, type: ColumnType.TIMESTAMP },
   { name: LineageColumn.SOURCE_TABLE_ID, type: ColumnType.STRING },
   { name: LineageColumn.ROW_NUMBER, type: ColumnType.BIGINT },
+  { name: LineageColumn.ROW_FINGERPRINT, type: ColumnType.BIGINT },
 ]
 
 export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) => c.name)
@@ -27,9 +28,11 @@ export const lineageValues = (
   rowCount: number,
   sourceTableId: string,
   run: RunIdentity,
+  fingerprints: () => ColumnValues,
 ): (() => ColumnValues)[] => [
   () => new Array(rowCount).fill(run.runId),
   () => new Array(rowCount).fill(run.exportedAt.getTime()),
   () => new Array(rowCount).fill(sourceTableId),
   () => Array.from({ length: rowCount }, (_, i) => BigInt(firstRow + i)),
+  fingerprints,
 ]

@@ -239,4 +239,9 @@ const LINEAGE = [
   { Name: '_exported_at', Type: 'timestamp', Comment: 'lineage: when the export run started (UTC)' },
   { Name: '_source_table_id', Type: 'string', Comment: 'lineage: saved table id in the inventory service' },
   { Name: '_source_row_number', Type: 'bigint', Comment: 'lineage: 1-based position of the row in the exported CSV' },
+  {
+    Name: '_row_fingerprint',
+    Type: 'bigint',
+    Comment: "lineage: hash of the row's non-empty cells by column name; equal rows, equal hash",
+  },
 ]

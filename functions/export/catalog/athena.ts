@@ -34,6 +34,7 @@ const LINEAGE_COMMENTS: Readonly<Record<string, string>> = {
   _exported_at: 'lineage: when the export run started (UTC)',
   _source_table_id: 'lineage: saved table id in the inventory service',
   _source_row_number: 'lineage: 1-based position of the row in the exported CSV',
+  _row_fingerprint: "lineage: hash of the row's non-empty cells by column name; equal rows, equal hash",
 }
 
 const commentOf = (column: TableSchema['columns'][number]): string | undefined =>

@@ -8,6 +8,7 @@ import type { WritePlan } from '../catalog/registry.ts'
 import { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
 import { lineageValues, type RunIdentity } from '../lineage.ts'
+import type { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { misfitText, nullValues, stringValues, type TypedColumnType, typedValues } from './convert.ts'
 import type { ColumnValues, ParquetFileEncoder } from './encode.ts'
@@ -15,6 +16,7 @@ import type { ColumnValues, ParquetFileEncoder } from './encode.ts'
 export interface LineageSource {
   readonly sourceTableId: string
   readonly run: RunIdentity
+  readonly fingerprinter: RowFingerprinter
 }
 
 export class RowGroupEncoder {
@@ -42,7 +44,7 @@ export class RowGroupEncoder {
   write(file: ParquetFileEncoder): Uint8Array {
     const batches = this.#batches
     const rows = this.#rows
-    const { sourceTableId, run } = this.#lineage
+    const { sourceTableId, run, fingerprinter } = this.#lineage
     const firstRow = batches[0]?.firstRow ?? 1
     const builders: (() => ColumnValues)[] = this.#plan.sources.map((source) => {
       if (source.kind === 'absent') return () => nullValues(rows)
@@ -57,7 +59,7 @@ export class RowGroupEncoder {
       const type = source.type as TypedColumnType
       return () => typedValues(batches, source.index, type, rows, source.companion !== undefined)
     })
-    builders.push(...lineageValues(firstRow, rows, sourceTableId, run))
+    builders.push(...lineageValues(firstRow, rows, sourceTableId, run, () => fingerprinter.fingerprints(batches, rows)))
     const bytes = file.writeRowGroup(builders, rows)
     this.#batches.length = 0
     return bytes

@@ -10,6 +10,7 @@ import type { ColumnType } from '../constants.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
+import { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
 import { ParquetFileEncoder } from './encode.ts'
@@ -83,7 +84,11 @@ export class TableEncoder {
       forced: setup.forced,
     })
     this.#spool = new BatchSpool(setup.spoolPath)
-    this.#lineage = { sourceTableId: setup.tableId, run: setup.run }
+    this.#lineage = {
+      sourceTableId: setup.tableId,
+      run: setup.run,
+      fingerprinter: new RowFingerprinter(setup.columns.map((c) => c.name)),
+    }
   }
 
   /** Takes the next batch and encodes it. Fails on a value outside a forced type. */

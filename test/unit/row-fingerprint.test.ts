@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { RowFingerprinter } from '../../functions/export/normalize/fingerprint.ts'
+import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+
+/** One batch of the records (strings as the service sent them; '' is an empty cell). */
+const batchOf = (records: string[][]): RecordBatch => {
+  const builder = new RecordBatchBuilder(records[0]!.length)
+  for (const record of records) builder.add(record.map((cell) => Buffer.from(cell).toString('latin1')))
+  return builder.flush()!
+}
+
+const fingerprintsOf = (names: string[], records: string[][]): bigint[] =>
+  new RowFingerprinter(names).fingerprints([batchOf(records)], records.length)
+
+/** The documented encoding, written out independently of the implementation. */
+const documented = (cells: Record<string, string>): bigint => {
+  const parts = Object.entries(cells)
+    .filter(([, value]) => value !== '')
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .flatMap(([name, value]) => {
+      const bytes = Buffer.from(value, 'utf8')
+      const length = Buffer.alloc(4)
+      length.writeUInt32BE(bytes.length)
+      return [Buffer.from(name, 'utf8'), Buffer.of(0), length, bytes]
+    })
+  return createHash('sha256').update(Buffer.concat(parts)).digest().readBigInt64BE(0)
+}
+
+describe('RowFingerprinter', () => {
+  it('hashes the non-empty cells in name order exactly as the README documents', () => {
+    const long = 'x'.repeat(100)
+    const [first, second] = fingerprintsOf(
+      ['os', 'device_id', 'notes'],
+      [
+        ['Windows 11', '000001', ''],
+        ['macOS 14 é 😀', '000002', long],
+      ],
+    )
+    expect(first).toBe(documented({ os: 'Windows 11', device_id: '000001', notes: '' }))
+    expect(second).toBe(documented({ os: 'macOS 14 é 😀', device_id: '000002', notes: long }))
+  })
+
+  it('gives the same fingerprint whatever the column order and after an added column that is empty', () => {
+    const before = fingerprintsOf(['device_id', 'os'], [['000001', 'Windows 11']])
+    const reordered = fingerprintsOf(['os', 'device_id'], [['Windows 11', '000001']])
+    const widened = fingerprintsOf(['device_id', 'os', 'owner'], [['000001', 'Windows 11', '']])
+    expect(reordered).toEqual(before)
+    expect(widened).toEqual(before)
+  })
+
+  it('tells apart values that only differ in where one cell ends and the next begins', () => {
+    const [a, b, c] = fingerprintsOf(
+      ['a', 'b'],
+      [
+        ['xy', 'z'],
+        ['x', 'yz'],
+        ['xy', ''],
+      ],
+    )
+    expect(new Set([a, b, c]).size).toBe(3)
+  })
+
+  it('fingerprints rows over several batches in order', () => {
+    const fingerprinter = new RowFingerprinter(['id'])
+    const all = fingerprinter.fingerprints([batchOf([['1'], ['2']]), batchOf([['3']])], 3)
+    expect(all).toEqual([documented({ id: '1' }), documented({ id: '2' }), documented({ id: '3' })])
+  })
+})
