@@ -79,6 +79,21 @@ export const TableConfigSchema = z.object({
     .boolean()
     .default(false)
     .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+  key: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^[a-z][a-z0-9_]{0,254}$/,
+          'must be a column name as exported (lowercase snake_case such as "device_id")',
+        ),
+    )
+    .min(1)
+    .refine((names) => new Set(names).size === names.length, 'names a column twice')
+    .optional()
+    .describe(
+      'Exported column names that identify a row, e.g. `["device_id"]`; gives the table a `<table>_changes` view (`npm run check` suggests one)',
+    ),
 })
 
 /** The inventory service to read from. */

@@ -29,6 +29,7 @@ export const ErrorCode = {
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
+  KEY_COLUMN_MISSING: 'KEY_COLUMN_MISSING',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
 } as const
@@ -263,6 +264,24 @@ export class DataError extends ExportError {
       hint: details.hint ?? 'the previous data is kept; fix the saved table or its options in the configuration',
     })
     this.line = details.line
+  }
+}
+
+/** `tables[].key` names a column the table does not have; nothing is published until the key is fixed. */
+export class KeyColumnError extends ExportError {
+  readonly missing: readonly string[]
+  constructor(tableId: string, missing: readonly string[], columns: readonly string[]) {
+    const names = missing.map((name) => `"${name}"`).join(', ')
+    super(
+      ErrorCode.KEY_COLUMN_MISSING,
+      FailureClass.CONFIG,
+      `${tableSubject(tableId)}tables[].key names ${names}, which ${missing.length === 1 ? 'is not a column' : 'are not columns'} of this table (columns: ${columns.join(', ')})`,
+      {
+        tableId,
+        hint: 'set tables[].key to exported column names (npm run check suggests one); the previous data is kept',
+      },
+    )
+    this.missing = missing
   }
 }
 

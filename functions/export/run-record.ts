@@ -1,5 +1,6 @@
 /** The machine-readable record of one run, written next to the data under `_runs/`. */
 import { type ColumnType, type FailureClass, RUNS_FOLDER } from './constants.ts'
+import type { KeyReport } from './normalize/row-key.ts'
 
 export interface ColumnRecord {
   readonly name: string
@@ -41,6 +42,8 @@ export interface TableOutcome {
   readonly objects: readonly PublishedObject[]
   readonly durationMs: number
   readonly warnings?: readonly string[]
+  /** For a table with a key: rows whose key is empty or repeats (they never fail the export). */
+  readonly keys?: KeyReport
   readonly error?: TableErrorRecord
 }
 

@@ -211,6 +211,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         objects: result.objects,
         durationMs: Date.now() - started,
         ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+        ...(result.keys ? { keys: result.keys } : {}),
       })
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/registry.ts'
+import { readTableSchema, type TableSchema, type WritePlan, writeTableSchema } from './catalog/registry.ts'
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
@@ -15,6 +15,7 @@ import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
+import { type KeyReport, keyWarnings, openKeyCounter } from './normalize/row-key.ts'
 import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
@@ -60,6 +61,8 @@ export interface TableExportResult {
   readonly columns: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
   readonly warnings: readonly string[]
+  /** For a table with a key: its empty and repeated keys. */
+  readonly keys?: KeyReport
 }
 
 /** The bytes of one table's CSV: a download from the service, or an archived body. */
@@ -126,6 +129,15 @@ export const landTable = async (
     }
     parsed = await openParsedTable(received, options, context.parseThread)
     const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
+    const previous = await readTableSchema(context.store, table.name)
+    const keys =
+      table.key &&
+      openKeyCounter(
+        table.id,
+        table.key,
+        named.map((c) => c.name),
+        previous?.columns.map((c) => c.name) ?? [],
+      )
     await mkdir(context.spoolDirectory, { recursive: true })
     encoder = new TableEncoder(
       {
@@ -134,7 +146,7 @@ export const landTable = async (
         exportDate: context.run.exportDate,
         columns: named,
         forced: table.columnTypes,
-        previous: await readTableSchema(context.store, table.name),
+        previous,
         run: context.run,
         spoolPath,
         rowGroupLimits: context.rowGroupLimits,
@@ -143,6 +155,7 @@ export const landTable = async (
     )
     let rowsSeen = 0
     for await (const batch of parsed.batches) {
+      keys?.observe(batch)
       encoder.push(batch)
       parsed.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
       rowsSeen += batch.rowCount
@@ -150,12 +163,16 @@ export const landTable = async (
       context.onProgress?.({ bytes: probe.bytesReceived, rows: rowsSeen })
       await upload.drained()
     }
-    const { plan, rows } = await encoder.finish()
+    const encoded = await encoder.finish()
+    const { rows } = encoded
+    const plan = withKey(encoded.plan, previous, table.key)
     const object = await upload.commit()
     const warnings = unknownOverrides(
       table,
       named.map((c) => c.name),
     )
+    const keyReport = keys?.report()
+    if (keyReport) warnings.push(...keyWarnings(keyReport))
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
     if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
@@ -171,6 +188,7 @@ export const landTable = async (
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
       objects: archived ? [object, archived] : [object],
       warnings,
+      ...(keyReport ? { keys: keyReport } : {}),
     }
   } finally {
     source.cancel()
@@ -180,6 +198,16 @@ export const landTable = async (
     await upload.abort()
     await raw?.abort().catch(() => undefined)
   }
+}
+
+/**
+ * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it alone; a key
+ * that changed is a change of shape for the catalog.
+ */
+const withKey = (plan: WritePlan, before: TableSchema | undefined, key: readonly string[] | undefined): WritePlan => {
+  const { key: _, ...schema } = plan.schema
+  const shapeChanged = plan.shapeChanged || JSON.stringify(before?.key) !== JSON.stringify(key)
+  return { ...plan, schema: key ? { ...schema, key } : schema, shapeChanged }
 }
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>

@@ -9,6 +9,7 @@ import { toExportError } from '../export/errors.ts'
 import { InventoryClient } from '../export/inventory/client.ts'
 import { LINEAGE_COLUMN_NAMES } from '../export/lineage.ts'
 import { nameColumns } from '../export/normalize/columns.ts'
+import { keyColumnIndices, suggestKey } from '../export/normalize/row-key.ts'
 import { ColumnTypeInferrer } from '../export/normalize/types.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
@@ -30,6 +31,8 @@ export const PREVIEW_ROWS = 1000
 interface TablePreview {
   readonly columns: { name: string; header: string; type: string }[]
   readonly rowsRead: number
+  /** A column unique and never empty in the rows read, offered as `tables[].key` when none is set. */
+  readonly suggestedKey?: string
 }
 
 export const previewTable = async (client: InventoryClient, table: TableConfig): Promise<TablePreview> => {
@@ -59,7 +62,14 @@ export const previewTable = async (client: InventoryClient, table: TableConfig):
       )
     })
     const types = inferrer.types()
-    return { columns: named.map((c, i) => ({ ...c, type: types[i]! })), rowsRead: sample.length }
+    const names = named.map((c) => c.name)
+    if (table.key) keyColumnIndices(table.id, table.key, names, [])
+    const suggestedKey = table.key ? undefined : suggestKey(names, sample)
+    return {
+      columns: named.map((c, i) => ({ ...c, type: types[i]! })),
+      rowsRead: sample.length,
+      ...(suggestedKey ? { suggestedKey } : {}),
+    }
   } finally {
     download.cancel()
   }
@@ -102,6 +112,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       const width = Math.max(...preview.columns.map((c) => c.name.length))
       for (const column of preview.columns)
         output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${column.header}"`)
+      output.out(`    ${keyLine(table, preview)}`)
     } catch (error) {
       ready = false
       reportProblem(output, subject, error)
@@ -109,6 +120,12 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   }
   output.out(ready ? 'ready: every table can be exported' : 'NOT READY: fix the problems above, then check again')
   return ready ? ExitCode.OK : ExitCode.TABLE_FAILED
+}
+
+const keyLine = (table: TableConfig, preview: TablePreview): string => {
+  if (table.key) return `key: ${table.key.join(', ')} (the ${table.name}_changes view matches rows by it)`
+  if (preview.suggestedKey === undefined) return 'key: none, and no column is unique and never empty in these rows'
+  return `key: none; ${preview.suggestedKey} is unique and never empty in these rows: set "key": ["${preview.suggestedKey}"] for a ${table.name}_changes view`
 }
 
 const reportProblem = (output: TerminalOutput, subject: string, error: unknown) => {

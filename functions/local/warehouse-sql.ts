@@ -6,6 +6,7 @@
 import path from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { latestViewName } from '../export/catalog/athena.ts'
+import { changesView, changesViewName, exportDates } from '../export/catalog/changes-view.ts'
 import { readTableSchema } from '../export/catalog/registry.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, SCHEMAS_FOLDER } from '../export/constants.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
@@ -37,6 +38,20 @@ export const tableViewStatements = (root: string, table: string): string[] => {
   ]
 }
 
+/** The table's `<table>_changes` view, when it has a key and two export dates to compare. */
+export const changesViewStatement = async (root: string, table: string): Promise<string | undefined> => {
+  const store = new FolderWarehouseStore(root)
+  const schema = await readTableSchema(store, table)
+  if (!schema?.key) return undefined
+  const view = changesView({
+    source: quote(table),
+    columns: schema.columns,
+    key: schema.key,
+    exportDates: await exportDates(store, table),
+  })
+  return view && `CREATE OR REPLACE VIEW ${quote(changesViewName(table))} AS\n${view.sql}`
+}
+
 /** Runs `sql` with every table of the warehouse registered. Values come back JSON-friendly. */
 export const queryWarehouse = async (root: string, sql: string): Promise<QueryResult> => {
   const instance = await DuckDBInstance.create(':memory:')
@@ -44,6 +59,8 @@ export const queryWarehouse = async (root: string, sql: string): Promise<QueryRe
   try {
     for (const table of await warehouseTables(root)) {
       for (const statement of tableViewStatements(root, table)) await connection.run(statement)
+      const changes = await changesViewStatement(root, table)
+      if (changes) await connection.run(changes)
     }
     const reader = await connection.runAndReadAll(sql)
     return { columns: reader.columnNames(), rows: reader.getRowsJson() }

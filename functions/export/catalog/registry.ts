@@ -30,6 +30,8 @@ export interface TableSchema {
   readonly firstExportDate: string
   readonly lastExportDate: string
   readonly columns: readonly RegisteredColumn[]
+  /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
+  readonly key?: readonly string[]
 }
 
 /** Where a column of the file being written takes its values from. */

@@ -1,0 +1,141 @@
+/**
+ * `<table>_changes`: for each export date of a keyed table, the rows added, removed and changed since the
+ * table's previous export date. Athena (or DuckDB locally) does the work at query time; the Lambda only writes
+ * the SQL, which names every pair of consecutive export dates as literals. Each pair is its own branch of a UNION
+ * ALL whose `dt` is a constant, so a query filtered on `dt` keeps one branch and reads exactly the two partitions
+ * it names: partition projection prunes by literal predicates, not by values a join finds at run time.
+ *
+ * Matching: rows of the two dates are compared by key and `_row_fingerprint`. Equal rows pair off as a multiset
+ * (n copies of a row on each side are unchanged; a third copy is added). A key that is unique on both dates and
+ * whose fingerprint differs is one `changed` row: the columns show the row on `dt`, `previous_<column>` the row on
+ * `previous_dt`, and `changed_columns` names the columns whose values differ. Rows with an empty key cell, or a key
+ * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
+ * The SQL is the same for Athena (Trino) and DuckDB.
+ */
+import { CHANGES_VIEW_SUFFIX, DATA_OBJECT_NAME, LineageColumn, PARTITION_KEY } from '../constants.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+
+export interface ChangesViewColumn {
+  readonly name: string
+  /** The column's warehouse type (`string`, `bigint`...), or `array<string>` for `changed_columns`. */
+  readonly type: string
+}
+
+export interface ChangesViewInput {
+  /** The table as the SQL names it, quoted, e.g. `"inventory"."devices"` in Athena, `"devices"` in DuckDB. */
+  readonly source: string
+  /** The table's data columns (lineage excluded), in order. */
+  readonly columns: readonly ChangesViewColumn[]
+  /** `tables[].key`: names among `columns`. */
+  readonly key: readonly string[]
+  /** Export dates that have data (YYYY-MM-DD), in any order. */
+  readonly exportDates: readonly string[]
+}
+
+export interface ChangesView {
+  readonly sql: string
+  /** The view's columns with their warehouse types, in order. */
+  readonly columns: readonly ChangesViewColumn[]
+}
+
+export const changesViewName = (table: string): string => `${table}${CHANGES_VIEW_SUFFIX}`
+
+/** Type of `changed_columns`, in Hive terms like the table's columns (`array(varchar)` in a Presto view). */
+export const CHANGED_COLUMNS_TYPE = 'array<string>'
+
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
+/** Dates are checked against YYYY-MM-DD before they get here, so they need no escaping. */
+const literal = (date: string): string => `'${date}'`
+
+/** Output names: a data column or `previous_<column>` that would repeat a name gets `_2`, `_3`... */
+const outputNames = (fixed: readonly string[], wanted: readonly string[]): string[] => {
+  const taken = new Set(fixed)
+  return wanted.map((name) => {
+    let unique = name
+    for (let n = 2; taken.has(unique); n++) unique = `${name}_${n}`
+    taken.add(unique)
+    return unique
+  })
+}
+
+/**
+ * The view's SQL and columns, or undefined when the table has fewer than two export dates (nothing to compare
+ * yet) or no key.
+ */
+export const changesView = (input: ChangesViewInput): ChangesView | undefined => {
+  const dates = [...new Set(input.exportDates)].sort()
+  if (dates.length < 2 || input.key.length === 0) return undefined
+  const keys = input.key.map(quote)
+  const values = input.columns.filter((c) => !input.key.includes(c.name))
+  const keyColumns = input.key.map((name) => input.columns.find((c) => c.name === name) ?? { name, type: 'string' })
+
+  const fixed = ['change', PARTITION_KEY, 'previous_dt', ...input.key, 'changed_columns']
+  const valueNames = outputNames(fixed, [...values.map((c) => c.name), ...values.map((c) => `previous_${c.name}`)])
+  const currentNames = valueNames.slice(0, values.length)
+  const previousNames = valueNames.slice(values.length)
+
+  const fingerprint = quote(LineageColumn.ROW_FINGERPRINT)
+  const rowNumber = quote(LineageColumn.ROW_NUMBER)
+  const byKey = ['_change_dt', ...keys].join(', ')
+  const branches = dates.slice(1).flatMap((dt, i) => {
+    const previous = dates[i]!
+    const side = (value: 0 | 1, date: string) =>
+      `SELECT ${literal(dt)} AS _change_dt, ${literal(previous)} AS _change_previous_dt, ${value} AS _change_side, t.* FROM ${input.source} t WHERE t.${quote(PARTITION_KEY)} = ${literal(date)}`
+    return [side(1, dt), side(0, previous)]
+  })
+  const pair = `_change_key_rows = 2 AND _change_key_after = 1 AND ${keys.map((k) => `${k} IS NOT NULL`).join(' AND ')}`
+  const differs = values.map(
+    (c) =>
+      `CASE WHEN b._change_side IS NOT NULL AND a.${quote(c.name)} IS DISTINCT FROM b.${quote(c.name)} THEN '${c.name}' END`,
+  )
+  const select = [
+    `CASE WHEN b._change_side IS NOT NULL THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
+    `a._change_dt AS ${quote(PARTITION_KEY)}`,
+    'a._change_previous_dt AS previous_dt',
+    ...keys.map((k) => `a.${k}`),
+    `filter(ARRAY[${differs.length > 0 ? differs.join(', ') : 'CAST(NULL AS varchar)'}], x -> x IS NOT NULL) AS changed_columns`,
+    ...values.map((c, i) => `a.${quote(c.name)} AS ${quote(currentNames[i]!)}`),
+    ...values.map((c, i) => `b.${quote(c.name)} AS ${quote(previousNames[i]!)}`),
+  ]
+  const sql = [
+    'WITH sides AS (',
+    `  ${branches.join('\n  UNION ALL ')}`,
+    '), counted AS (',
+    '  SELECT s.*,',
+    `    count(*) OVER (PARTITION BY ${byKey}) AS _change_key_rows,`,
+    `    sum(_change_side) OVER (PARTITION BY ${byKey}) AS _change_key_after,`,
+    `    row_number() OVER (PARTITION BY ${byKey}, _change_side, ${fingerprint} ORDER BY ${rowNumber}) AS _change_copy`,
+    '  FROM sides s',
+    '), twins AS (',
+    `  SELECT c.*, count(*) OVER (PARTITION BY ${byKey}, ${fingerprint}, _change_copy) AS _change_twins FROM counted c`,
+    '), unmatched AS (',
+    `  SELECT w.*, (${pair}) AS _change_pair FROM twins w WHERE _change_twins = 1`,
+    ')',
+    `SELECT\n  ${select.join(',\n  ')}`,
+    'FROM unmatched a LEFT JOIN unmatched b',
+    `  ON a._change_pair AND b._change_pair AND b._change_side = 0 AND a._change_side = 1 AND b._change_dt = a._change_dt AND ${keys.map((k) => `b.${k} = a.${k}`).join(' AND ')}`,
+    'WHERE NOT (a._change_pair AND a._change_side = 0)',
+  ].join('\n')
+
+  return {
+    sql,
+    columns: [
+      { name: 'change', type: 'string' },
+      { name: PARTITION_KEY, type: 'string' },
+      { name: 'previous_dt', type: 'string' },
+      ...keyColumns,
+      { name: 'changed_columns', type: CHANGED_COLUMNS_TYPE },
+      ...values.map((c, i) => ({ name: currentNames[i]!, type: c.type })),
+      ...values.map((c, i) => ({ name: previousNames[i]!, type: c.type })),
+    ],
+  }
+}
+
+/** The export dates of a table that have data: what the changes view pairs up. One listing of the table's folder. */
+export const exportDates = async (store: Pick<WarehouseStore, 'listKeys'>, table: string): Promise<string[]> => {
+  const object = new RegExp(
+    `^${table}/${PARTITION_KEY}=(\\d{4}-\\d{2}-\\d{2})/${DATA_OBJECT_NAME.replace('.', '\\.')}$`,
+  )
+  const keys = await store.listKeys(table)
+  return keys.flatMap((key) => object.exec(key)?.[1] ?? []).sort()
+}
