@@ -1,5 +1,6 @@
 /** Rows of the demo "Devices" table. */
 
+import { dice, eventDay, OS_UPGRADES, rowsAddedBy } from './demo-changes.ts'
 import { addYears, instantBetween, instantWithinDays, isoDate, isoTimestampZ, money, paddedId } from './demo-format.ts'
 import { HARDWARE, type HardwareModel, operatingSystemsFor } from './demo-hardware.ts'
 import { DEVICE_NOTES } from './demo-notes.ts'
@@ -83,8 +84,26 @@ const deviceRow = (random: Random, index: number): Row => {
   ]
 }
 
-/** `count` device rows; ids run 000001, 000002, ... so other tables can refer to them. */
-export function* deviceRows(seed: number, count: number): Generator<Row> {
+/** Devices retired within CHANGE_DAYS: one in RETIRE_ONE_IN; one in UPGRADE_ONE_IN moves to a newer OS. */
+const RETIRE_ONE_IN = 20
+const UPGRADE_ONE_IN = 12
+
+/**
+ * `count` device rows as of `day` (see demo-changes.ts); ids run 000001, 000002, ... so other tables can refer to
+ * them. Devices bought after day 0 get the ids after `count`.
+ */
+export function* deviceRows(seed: number, count: number, day = 0): Generator<Row> {
   const random = new Random(seed)
-  for (let index = 1; index <= count; index++) yield deviceRow(random, index)
+  for (let index = 1; index <= count; index++) {
+    const row = deviceRow(random, index)
+    const retired = eventDay(seed, `retire-${index}`, RETIRE_ONE_IN)
+    if (retired !== undefined && retired <= day) continue
+    const upgraded = eventDay(seed, `upgrade-${index}`, UPGRADE_ONE_IN)
+    const upgrade = OS_UPGRADES[row[5]!]
+    yield upgraded !== undefined && upgraded <= day && upgrade ? [...row.slice(0, 5), ...upgrade, ...row.slice(7)] : row
+  }
+  const bought = rowsAddedBy(seed, 'bought', day, 1, 3)
+  for (let index = count + 1; index <= count + bought; index++) {
+    yield deviceRow(new Random(dice(seed, `device-${index}`)), index)
+  }
 }

@@ -1,4 +1,6 @@
 /** Rows of the demo "Installed Software" table: one row per install found on a device. */
+
+import { dice, eventDay, rowsAddedBy } from './demo-changes.ts'
 import { instantBetween, instantWithinDays, isoDate, isoTimestampWithOffset, paddedId } from './demo-format.ts'
 import { AGENT_OFFSETS, SOFTWARE } from './demo-software-catalog.ts'
 import { Random } from './prng.ts'
@@ -32,8 +34,22 @@ const softwareRow = (random: Random, deviceCount: number): Row => {
   ]
 }
 
-/** `count` install rows referring to devices 000001..`deviceCount`. */
-export function* softwareRows(seed: number, count: number, deviceCount: number): Generator<Row> {
+/** Installs removed within CHANGE_DAYS: one in REMOVE_ONE_IN. */
+const REMOVE_ONE_IN = 25
+
+/**
+ * `count` install rows as of `day` (see demo-changes.ts) referring to devices 000001..`deviceCount`; installs
+ * found after day 0 follow.
+ */
+export function* softwareRows(seed: number, count: number, deviceCount: number, day = 0): Generator<Row> {
   const random = new Random(seed)
-  for (let index = 0; index < count; index++) yield softwareRow(random, deviceCount)
+  for (let index = 0; index < count; index++) {
+    const row = softwareRow(random, deviceCount)
+    const removed = eventDay(seed, `remove-${index}`, REMOVE_ONE_IN)
+    if (removed === undefined || removed > day) yield row
+  }
+  const installed = rowsAddedBy(seed, 'installed', day, 3, 4)
+  for (let index = 0; index < installed; index++) {
+    yield softwareRow(new Random(dice(seed, `install-${index}`)), deviceCount)
+  }
 }

@@ -1,4 +1,5 @@
 /** The demo saved tables, generated lazily and deterministically from a seed. */
+import { demoDay } from './demo-changes.ts'
 import { DEVICE_COLUMNS, deviceRows } from './demo-devices.ts'
 import { SOFTWARE_COLUMNS, softwareRows } from './demo-software.ts'
 import { USER_COLUMNS, userRows } from './demo-users.ts'
@@ -13,6 +14,11 @@ export interface DemoTablesOptions {
   readonly seed?: number
   /** Row counts of the big demo tables. @default { devices: 2500, software: 10000, users: 800 } */
   readonly rows?: DemoRowCounts
+  /**
+   * The day the tables show (YYYY-MM-DD): from 2026-11-21 on, devices are retired, bought and upgraded and software
+   * is installed and removed, a few rows a day (see demo-changes.ts). @default the tables as of 2026-11-20
+   */
+  readonly date?: string
 }
 
 export const DEFAULT_DEMO_SEED = 1
@@ -20,9 +26,10 @@ export const DEFAULT_DEMO_ROWS = { devices: 2_500, software: 10_000, users: 800 
 const RETIRED_ROWS = 60
 const PAYROLL_ROWS = 120
 
-const checkOptions = (seed: number, rows: DemoRowCounts): void => {
+const checkOptions = (seed: number, rows: DemoRowCounts, date: string | undefined): void => {
   const problems: string[] = []
   if (!Number.isSafeInteger(seed)) problems.push(`seed must be an integer, got ${seed}`)
+  if (date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(date)) problems.push(`date must be YYYY-MM-DD, got ${date}`)
   for (const [name, count] of Object.entries(rows)) {
     if (!(name in DEFAULT_DEMO_ROWS)) problems.push(`rows.${name} is not a demo table (devices, software, users)`)
     else if (!Number.isSafeInteger(count) || (count ?? 0) < 0) {
@@ -36,8 +43,9 @@ const checkOptions = (seed: number, rows: DemoRowCounts): void => {
 
 /** Fresh demo tables; rows are produced on each export, so millions of rows cost no memory. */
 export const demoTables = (options: DemoTablesOptions = {}): SavedTable[] => {
-  const { seed = DEFAULT_DEMO_SEED, rows = {} } = options
-  checkOptions(seed, rows)
+  const { seed = DEFAULT_DEMO_SEED, rows = {}, date } = options
+  const day = demoDay(date)
+  checkOptions(seed, rows, date)
   const devices = rows.devices ?? DEFAULT_DEMO_ROWS.devices
   const software = rows.software ?? DEFAULT_DEMO_ROWS.software
   const users = rows.users ?? DEFAULT_DEMO_ROWS.users
@@ -47,13 +55,13 @@ export const demoTables = (options: DemoTablesOptions = {}): SavedTable[] => {
       id: DemoTableId.DEVICES,
       title: 'Devices',
       columns: DEVICE_COLUMNS,
-      rows: () => deviceRows(seedOf(DemoTableId.DEVICES), devices),
+      rows: () => deviceRows(seedOf(DemoTableId.DEVICES), devices, day),
     },
     {
       id: DemoTableId.SOFTWARE,
       title: 'Installed Software',
       columns: SOFTWARE_COLUMNS,
-      rows: () => softwareRows(seedOf(DemoTableId.SOFTWARE), software, devices),
+      rows: () => softwareRows(seedOf(DemoTableId.SOFTWARE), software, devices, day),
     },
     {
       id: DemoTableId.USERS,

@@ -1,27 +1,29 @@
 /** The embedded default of `npm start`: the stand-in service with demo data on a free loopback port. */
-import { DEMO_TOKEN, DemoTableId, startInventoryEmulator } from '../../emulator/index.ts'
+import { DEMO_TOKEN, DemoTableId, demoTables, startInventoryEmulator } from '../../emulator/index.ts'
 
 /** Demo tables and the names analysts see them under. */
 export const DEMO_TABLES = [
-  { id: DemoTableId.DEVICES, name: 'devices' },
-  { id: DemoTableId.SOFTWARE, name: 'installed_software' },
-  { id: DemoTableId.USERS, name: 'users' },
-  { id: DemoTableId.PAYROLL, name: 'payroll_devices' },
+  { id: DemoTableId.DEVICES, name: 'devices', key: ['device_id'] },
+  // Not unique: a title can be found twice on one device, which the changes view compares by fingerprint.
+  { id: DemoTableId.SOFTWARE, name: 'installed_software', key: ['device_id', 'software_name'] },
+  { id: DemoTableId.USERS, name: 'users', key: ['user_id'] },
+  { id: DemoTableId.PAYROLL, name: 'payroll_devices', key: ['device_id'] },
 ] as const
 
 export interface DemoService {
   readonly baseUrl: string
   readonly token: string
-  readonly configInput: { source: { baseUrl: string }; tables: { id: string; name: string }[] }
+  readonly configInput: { source: { baseUrl: string }; tables: { id: string; name: string; key: string[] }[] }
   close(): Promise<void>
 }
 
-export const startDemoService = async (): Promise<DemoService> => {
-  const emulator = await startInventoryEmulator()
+/** The stand-in serving the demo tables as they are on `date` (they change from day to day). */
+export const startDemoService = async (date?: string): Promise<DemoService> => {
+  const emulator = await startInventoryEmulator({ tables: demoTables(date === undefined ? {} : { date }) })
   return {
     baseUrl: emulator.baseUrl,
     token: DEMO_TOKEN,
-    configInput: { source: { baseUrl: emulator.baseUrl }, tables: DEMO_TABLES.map((t) => ({ ...t })) },
+    configInput: { source: { baseUrl: emulator.baseUrl }, tables: DEMO_TABLES.map((t) => ({ ...t, key: [...t.key] })) },
     close: () => emulator.close(),
   }
 }

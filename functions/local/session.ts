@@ -21,7 +21,7 @@ export const withServiceSession = async <T>(
   command: ExportCommand,
   work: (session: ServiceSession) => Promise<T>,
 ): Promise<T> => {
-  const demo = command.demo ? await startDemoService() : undefined
+  const demo = command.demo ? await startDemoService(command.exportDate) : undefined
   try {
     const input = demo ? { ...command.configInput, ...demo.configInput } : command.configInput
     const config = parseExportConfig(input, command.configOrigin)
