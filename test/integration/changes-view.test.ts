@@ -1,0 +1,294 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, type Row, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
+import { runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
+
+const DATES = ['2026-11-21', '2026-11-22', '2026-11-23'] as const
+
+const rowsOf = async (root: string, sql: string) => (await queryWarehouse(root, sql)).rows.map((row) => [...row])
+
+describe('the changes view over three dates of the demo, through npm run query', () => {
+  let out: string
+  beforeAll(async () => {
+    out = await tempDir()
+    for (const date of DATES) {
+      const result = await runExportInProcess(['--date', date, '--out', out])
+      expect(result.exitCode, result.stderr).toBe(0)
+    }
+  })
+
+  it('shows the devices bought, retired and upgraded between each pair of export dates', async () => {
+    const rows = await rowsOf(
+      out,
+      `SELECT dt, previous_dt, change, device_id, changed_columns, operating_system, previous_operating_system
+       FROM devices_changes ORDER BY dt, change, device_id`,
+    )
+    expect(rows).toEqual([
+      ['2026-11-22', '2026-11-21', 'added', '002503', [], 'Windows 11 Enterprise', null],
+      ['2026-11-22', '2026-11-21', 'changed', '000062', ['os_version'], 'Ubuntu', 'Ubuntu'],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '000250',
+        ['operating_system', 'os_version'],
+        'Windows 11 Enterprise',
+        'Windows 10 Pro',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '000287',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '000428',
+        ['os_version'],
+        'Windows 11 Enterprise',
+        'Windows 11 Enterprise',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '000545',
+        ['os_version'],
+        'Windows 11 Enterprise',
+        'Windows 11 Enterprise',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '000931',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '001333',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      [
+        '2026-11-22',
+        '2026-11-21',
+        'changed',
+        '001686',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      ['2026-11-22', '2026-11-21', 'removed', '000010', [], 'Windows 11 Enterprise', null],
+      ['2026-11-22', '2026-11-21', 'removed', '000230', [], 'Red Hat Enterprise Linux', null],
+      ['2026-11-22', '2026-11-21', 'removed', '000301', [], 'macOS Sonoma', null],
+      ['2026-11-22', '2026-11-21', 'removed', '000843', [], 'Windows 10 Pro', null],
+      ['2026-11-22', '2026-11-21', 'removed', '001250', [], 'Windows 11 Enterprise', null],
+      ['2026-11-23', '2026-11-22', 'added', '002504', [], 'Windows 11 Enterprise', null],
+      ['2026-11-23', '2026-11-22', 'added', '002505', [], 'Red Hat Enterprise Linux', null],
+      ['2026-11-23', '2026-11-22', 'changed', '000620', ['os_version'], 'Ubuntu', 'Ubuntu'],
+      [
+        '2026-11-23',
+        '2026-11-22',
+        'changed',
+        '000921',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      [
+        '2026-11-23',
+        '2026-11-22',
+        'changed',
+        '001287',
+        ['os_version'],
+        'Red Hat Enterprise Linux',
+        'Red Hat Enterprise Linux',
+      ],
+      [
+        '2026-11-23',
+        '2026-11-22',
+        'changed',
+        '001311',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      [
+        '2026-11-23',
+        '2026-11-22',
+        'changed',
+        '001882',
+        ['operating_system', 'os_version'],
+        'Windows Server 2025 Datacenter',
+        'Windows Server 2022 Datacenter',
+      ],
+      [
+        '2026-11-23',
+        '2026-11-22',
+        'changed',
+        '002114',
+        ['operating_system', 'os_version'],
+        'macOS Sequoia',
+        'macOS Sonoma',
+      ],
+      ['2026-11-23', '2026-11-22', 'removed', '000123', [], 'Windows 10 Pro', null],
+      ['2026-11-23', '2026-11-22', 'removed', '001138', [], 'Windows 10 Pro', null],
+      ['2026-11-23', '2026-11-22', 'removed', '001184', [], 'Windows 11 Enterprise', null],
+    ])
+  })
+
+  it('shows the software installed and removed, by a key that repeats', async () => {
+    const rows = await rowsOf(
+      out,
+      'SELECT dt, change, device_id, software_name FROM installed_software_changes ORDER BY dt, change, device_id, software_name',
+    )
+    expect(rows).toEqual([
+      ['2026-11-22', 'added', '000384', 'Python 3.12.7 (64-bit)'],
+      ['2026-11-22', 'added', '001675', 'SAP GUI for Windows 8.00 "Compilation 2"'],
+      ['2026-11-22', 'added', '002086', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
+      ['2026-11-22', 'added', '002303', 'Microsoft Visual Studio Code (User)'],
+      ['2026-11-22', 'removed', '000007', 'Google Chrome'],
+      ['2026-11-22', 'removed', '001171', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
+      ['2026-11-22', 'removed', '001330', 'Adobe Acrobat (64-bit)'],
+      ['2026-11-22', 'removed', '001465', 'Microsoft 365 Apps for enterprise - de-de'],
+      ['2026-11-22', 'removed', '001542', 'Microsoft 365 Apps for enterprise - de-de'],
+      ['2026-11-22', 'removed', '001618', 'Notepad++ (64-bit x64)'],
+      ['2026-11-23', 'added', '000084', 'Mozilla Firefox (x64 de)'],
+      ['2026-11-23', 'added', '000326', '7-Zip 24.08 (x64)'],
+      ['2026-11-23', 'added', '000917', 'Google Chrome'],
+      ['2026-11-23', 'removed', '000770', 'Notepad++ (64-bit x64)'],
+      ['2026-11-23', 'removed', '001475', 'Mozilla Firefox (x64 de)'],
+      ['2026-11-23', 'removed', '001500', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
+      ['2026-11-23', 'removed', '001780', 'Microsoft 365 Apps for enterprise - de-de'],
+      ['2026-11-23', 'removed', '002067', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
+    ])
+  })
+
+  it('agrees with the snapshots: the later date has the earlier rows plus added minus removed', async () => {
+    const [counts] = await rowsOf(
+      out,
+      `SELECT
+         (SELECT count(*) FROM devices WHERE dt = '2026-11-23'),
+         (SELECT count(*) FROM devices WHERE dt = '2026-11-22'),
+         (SELECT count(*) FILTER (WHERE change = 'added') - count(*) FILTER (WHERE change = 'removed')
+            FROM devices_changes WHERE dt = '2026-11-23')`,
+    )
+    const [after, before, net] = counts!.map(Number)
+    expect(after).toBe(before! + net!)
+  })
+
+  it('gives every keyed table a changes view, empty when nothing changed', async () => {
+    const names = await rowsOf(out, "SELECT view_name FROM duckdb_views() WHERE view_name LIKE '%_changes' ORDER BY 1")
+    expect(names).toEqual([
+      ['devices_changes'],
+      ['installed_software_changes'],
+      ['payroll_devices_changes'],
+      ['users_changes'],
+    ])
+    expect(await rowsOf(out, 'SELECT count(*) FROM users_changes')).toEqual([['0']])
+  })
+})
+
+describe('a key that breaks', () => {
+  let emulator: RunningEmulator
+  let out: string
+  let configFile: string
+  let token: string
+
+  const serve = (rows: Row[]) =>
+    emulator.setTable({ id: 'assets', title: 'Assets', columns: ['Asset', 'Status'], rows: () => rows })
+
+  const exportOn = async (date: string, key: string[] = ['asset']) => {
+    await writeFile(
+      configFile,
+      JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: 'assets', name: 'assets', key }] }),
+    )
+    const result = await runExportInProcess([
+      '--config',
+      configFile,
+      '--token-file',
+      token,
+      '--out',
+      out,
+      '--date',
+      date,
+    ])
+    const folder = path.join(out, '_runs', `dt=${date}`)
+    const [file] = await readdir(folder)
+    const record = JSON.parse(await readFile(path.join(folder, file!), 'utf8')) as RunRecord
+    return { result, outcome: record.tables[0] as TableOutcome }
+  }
+
+  beforeAll(async () => {
+    emulator = await startInventoryEmulator()
+    out = await tempDir()
+    configFile = path.join(out, '..', `config-${path.basename(out)}.json`)
+    token = await tokenFile(DEMO_TOKEN)
+  })
+  afterAll(() => emulator.close())
+
+  it('never fails the export, counts empty and repeated keys, and compares such rows by fingerprint', async () => {
+    serve([
+      ['A', 'ok'],
+      ['A', 'ok'],
+      [null, 'x'],
+      ['B', 'ok'],
+      ['C', 'old'],
+    ])
+    const first = await exportOn('2026-05-01')
+    expect(first.result.exitCode, first.result.stderr).toBe(0)
+    expect(first.outcome.keys).toEqual({ columns: ['asset'], emptyKeys: 1, duplicateKeys: 1 })
+    serve([
+      ['A', 'ok'],
+      [null, 'x'],
+      [null, 'y'],
+      ['B', 'ok'],
+      ['B', 'ok'],
+      ['C', 'new'],
+    ])
+    const second = await exportOn('2026-05-02')
+    expect(second.result.exitCode, second.result.stderr).toBe(0)
+    expect(second.outcome.keys).toEqual({ columns: ['asset'], emptyKeys: 2, duplicateKeys: 1 })
+    expect(second.outcome.warnings).toContain(
+      '2 rows have an empty key (asset); the export went ahead, and the changes view compares such rows by fingerprint',
+    )
+
+    const rows = await rowsOf(
+      out,
+      'SELECT change, asset, status, previous_status, changed_columns FROM assets_changes ORDER BY change, asset, status',
+    )
+    expect(rows).toEqual([
+      // One of two equal A rows is gone; a second equal B row appeared; a new row with an empty key.
+      ['added', 'B', 'ok', null, []],
+      ['added', null, 'y', null, []],
+      ['changed', 'C', 'new', 'old', ['status']],
+      ['removed', 'A', 'ok', null, []],
+    ])
+  })
+
+  it('fails the table before publishing anything when the key names a column it does not have', async () => {
+    serve([['D', 'ok']])
+    const { result, outcome } = await exportOn('2026-05-03', ['asset_id'])
+    expect(result.exitCode).not.toBe(0)
+    expect(outcome.error).toMatchObject({
+      code: 'KEY_COLUMN_MISSING',
+      message:
+        'table assets: tables[].key names "asset_id", which is not a column of this table (columns: asset, status)',
+    })
+    expect(await readdir(path.join(out, 'assets'))).toEqual(['dt=2026-05-01', 'dt=2026-05-02'])
+  })
+})
