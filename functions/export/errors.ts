@@ -18,6 +18,8 @@ export const ErrorCode = {
   TIMEOUT: 'TIMEOUT',
   TLS_ERROR: 'TLS_ERROR',
   BODY_TRUNCATED: 'BODY_TRUNCATED',
+  BODY_UNFRAMED: 'BODY_UNFRAMED',
+  BODY_TOO_LARGE: 'BODY_TOO_LARGE',
   NOT_CSV: 'NOT_CSV',
   EMPTY_BODY: 'EMPTY_BODY',
   INVALID_ENCODING: 'INVALID_ENCODING',
@@ -227,19 +229,26 @@ export class TlsError extends ExportError {
   }
 }
 
-/** The response is not the file we asked for: cut short, or HTML/JSON where CSV was expected. */
+const PROTOCOL_HINTS = {
+  BODY_TRUNCATED: 'the download ended early; the previous data is kept and the next run retries',
+  NOT_CSV:
+    'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+  BODY_UNFRAMED:
+    'a cut-off body could not be told from a complete one, so none of it was used and the previous data is kept; make the service or the proxy in front of it send Content-Length or chunked encoding',
+  BODY_TOO_LARGE:
+    'the answer is far larger than such an answer can be; check the base URL and any proxy in front of it',
+} as const
+
+/** The response is not the file we asked for: cut short, unframed, oversized, or HTML/JSON where CSV was expected. */
 export class ProtocolError extends ExportError {
   constructor(
-    code: 'BODY_TRUNCATED' | 'NOT_CSV',
+    code: keyof typeof PROTOCOL_HINTS,
     details: { tableId?: string | undefined; status?: number; reason: string },
   ) {
     super(ErrorCode[code], FailureClass.PROTOCOL, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: code === 'BODY_TRUNCATED',
-      hint:
-        code === 'BODY_TRUNCATED'
-          ? 'the download ended early; the previous data is kept and the next run retries'
-          : 'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+      hint: PROTOCOL_HINTS[code],
     })
   }
 }
