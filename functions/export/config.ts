@@ -148,6 +148,37 @@ export const ExportTuningSchema = z.object({
     .describe('In Lambda: no table starts when less than this remains before the timeout'),
 })
 
+const MiB = 1024 * 1024
+
+/** How large one table's rows may be: what bounds the parser's memory, whatever the service sends. */
+export const LimitsConfigSchema = z
+  .object({
+    maxColumns: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(2000)
+      .describe(
+        'Fields in any record, header included; a wider table fails (Glue and Athena slow down well before their own limits)',
+      ),
+    maxRecordBytes: z
+      .int()
+      .min(1024)
+      .max(512 * MiB)
+      .default(64 * MiB)
+      .describe('Bytes in one record (one row of the CSV, line breaks inside quotes included)'),
+    maxFieldBytes: z
+      .int()
+      .min(1024)
+      .max(256 * MiB)
+      .default(16 * MiB)
+      .describe('Bytes in one field; also catches a quote that is never closed'),
+  })
+  .refine((limits) => limits.maxFieldBytes <= limits.maxRecordBytes, {
+    path: ['maxFieldBytes'],
+    message: 'must not be more than maxRecordBytes',
+  })
+
 /** Where data lands, for the Lambda (S3) and the local runner (folder). */
 export const WarehouseConfigSchema = z.object({
   prefix: z
@@ -324,6 +355,7 @@ export const ExportConfigSchema = z
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
     export: ExportTuningSchema.prefault({}),
+    limits: LimitsConfigSchema.prefault({}),
     warehouse: WarehouseConfigSchema.prefault({}),
     deployment: DeploymentConfigSchema.prefault({}),
   })
@@ -360,6 +392,7 @@ export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: str
 export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
 export type WarehouseConfig = Readonly<z.output<typeof WarehouseConfigSchema>>
+export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
 export type DeploymentConfig = Readonly<z.output<typeof DeploymentConfigSchema>>
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 
