@@ -33,13 +33,16 @@ const failure = async (text: string): Promise<DataError> => {
 }
 
 describe('the record limits', () => {
-  it('accept quoted delimiters, doubled quotes and line breaks inside quotes up to the limits', async () => {
-    const text = 'a,b,c,d\r\n"1,2,3,4,5",x,"say ""hi""",\r\n"two\nlines\r\nhere",,,\n'
-    expect(await parseAll(text)).toEqual([
-      ['1,2,3,4,5', 'x', 'say "hi"', ''],
-      ['two\nlines\r\nhere', '', '', ''],
-    ])
-  })
+  it.each([1, 2, 3, 64])(
+    'accept quoted delimiters, doubled quotes and line breaks inside quotes up to the limits, in chunks of %i bytes',
+    async (chunk) => {
+      const text = 'a,b,c,d\r\n"1,2,3,4,5",x,"say ""hi""",\r\n"two\nlines\r\nhe",,,\n'
+      expect(await parseAll(text, chunk)).toEqual([
+        ['1,2,3,4,5', 'x', 'say "hi"', ''],
+        ['two\nlines\r\nhe', '', '', ''],
+      ])
+    },
+  )
 
   it.each([
     ['a header wider than maxColumns', 'a,b,c,d,e\n1,2,3,4,5\n', 'maxColumns', 1],

@@ -50,61 +50,118 @@ export async function* guardRecords(
   limits: RecordLimits,
   tableId: string,
 ): AsyncGenerator<Buffer> {
-  const separator = delimiter.charCodeAt(0)
-  const { maxColumns, maxRecordBytes, maxFieldBytes } = limits
-  let line = 1
-  let recordLine = 1
-  let quoteLine = 1
-  let fields = 1
-  let recordBytes = 0
-  let fieldBytes = 0
-  let quoted = false
-  /** A quote inside a quoted field: the next byte tells an escaped quote from the closing one. */
-  let quoteSeen = false
-  let afterCr = false
+  const scanner = new RecordScanner(delimiter.charCodeAt(0), limits, tableId)
   for await (const chunk of source) {
-    for (let i = 0; i < chunk.length; i++) {
+    scanner.scan(chunk)
+    yield chunk
+  }
+}
+
+/**
+ * The quoting state carried from one chunk to the next. Lengths are measured where a field or record ends and at
+ * the end of each chunk, so an ordinary byte costs one comparison: the guard must not slow the parse it protects.
+ */
+class RecordScanner {
+  readonly #separator: number
+  readonly #limits: RecordLimits
+  readonly #tableId: string
+  #line = 1
+  #recordLine = 1
+  #quoteLine = 1
+  #fields = 1
+  /** Bytes of the current record and field before the current chunk. */
+  #recordBytes = 0
+  #fieldBytes = 0
+  #quoted = false
+  /** A quote ended the last chunk inside a quoted field: the next byte tells an escaped quote from a closing one. */
+  #quoteSeen = false
+  #lastByte = 0
+
+  constructor(separator: number, limits: RecordLimits, tableId: string) {
+    this.#separator = separator
+    this.#limits = limits
+    this.#tableId = tableId
+  }
+
+  scan(chunk: Uint8Array): void {
+    const n = chunk.length
+    if (n === 0) return
+    const separator = this.#separator
+    const { maxColumns } = this.#limits
+    let line = this.#line
+    let recordLine = this.#recordLine
+    let fields = this.#fields
+    let quoted = this.#quoted
+    let fieldCarry = this.#fieldBytes
+    let recordCarry = this.#recordBytes
+    let fieldStart = 0
+    let recordStart = 0
+    let i = 0
+    if (this.#quoteSeen) {
+      this.#quoteSeen = false
+      if (chunk[0] === QUOTE) i = 1
+      else quoted = false
+    }
+    for (; i < n; i++) {
       const byte = chunk[i]!
-      recordBytes++
-      if (byte === LF && afterCr) {
-        afterCr = false
-        continue
-      }
-      afterCr = byte === CR
-      if (quoteSeen) {
-        quoteSeen = false
-        if (byte === QUOTE) {
-          fieldBytes++
-          continue
-        }
-        quoted = false
-      }
+      if (byte > QUOTE && byte !== separator) continue
+      const previous = i === 0 ? this.#lastByte : chunk[i - 1]!
       if (quoted) {
-        if (byte === QUOTE) quoteSeen = true
-        else if (byte === LF || byte === CR) line++
-        fieldBytes++
+        if (byte === QUOTE) {
+          if (i + 1 === n) {
+            this.#quoteSeen = true
+            break
+          }
+          if (chunk[i + 1] === QUOTE) i++
+          else quoted = false
+        } else if (byte === CR || (byte === LF && previous !== CR)) line++
       } else if (byte === separator) {
-        fieldBytes = 0
-        if (++fields > maxColumns)
-          throw limitExceeded(tableId, 'maxColumns', maxColumns, recordLine, `the record starting`)
+        this.#checkField(fieldCarry + i - fieldStart, recordLine, false)
+        fieldStart = i + 1
+        fieldCarry = 0
+        if (++fields > maxColumns) this.#fail('maxColumns', recordLine, 'the record starting')
+      } else if (byte === LF && previous === CR) {
+        fieldStart = i + 1
+        recordStart = i + 1
       } else if (byte === LF || byte === CR) {
+        this.#checkField(fieldCarry + i - fieldStart, recordLine, false)
+        this.#checkRecord(recordCarry + i - recordStart, recordLine)
         line++
         recordLine = line
         fields = 1
-        recordBytes = 0
-        fieldBytes = 0
-      } else if (byte === QUOTE && fieldBytes === 0) {
+        fieldStart = i + 1
+        recordStart = i + 1
+        fieldCarry = 0
+        recordCarry = 0
+      } else if (byte === QUOTE && i === fieldStart && fieldCarry === 0) {
         quoted = true
-        quoteLine = line
-        fieldBytes++
-      } else fieldBytes++
-      if (fieldBytes > maxFieldBytes) {
-        const what = quoted ? `a field quoted from line ${quoteLine} (a quote never closed does this too)` : 'a field'
-        throw limitExceeded(tableId, 'maxFieldBytes', maxFieldBytes, recordLine, `${what} of the record starting`)
+        this.#quoteLine = line
       }
-      if (recordBytes > maxRecordBytes)
-        throw limitExceeded(tableId, 'maxRecordBytes', maxRecordBytes, recordLine, 'the record starting')
     }
-    yield chunk
+    fieldCarry += n - fieldStart
+    recordCarry += n - recordStart
+    this.#checkField(fieldCarry, recordLine, quoted)
+    this.#checkRecord(recordCarry, recordLine)
+    this.#line = line
+    this.#recordLine = recordLine
+    this.#fields = fields
+    this.#quoted = quoted
+    this.#fieldBytes = fieldCarry
+    this.#recordBytes = recordCarry
+    this.#lastByte = chunk[n - 1]!
+  }
+
+  #checkField(bytes: number, recordLine: number, quoted: boolean): void {
+    if (bytes <= this.#limits.maxFieldBytes) return
+    const what = quoted ? `a field quoted from line ${this.#quoteLine} (a quote never closed does this too)` : 'a field'
+    this.#fail('maxFieldBytes', recordLine, `${what} of the record starting`)
+  }
+
+  #checkRecord(bytes: number, recordLine: number): void {
+    if (bytes > this.#limits.maxRecordBytes) this.#fail('maxRecordBytes', recordLine, 'the record starting')
+  }
+
+  #fail(limit: keyof RecordLimits, line: number, what: string): never {
+    throw limitExceeded(this.#tableId, limit, this.#limits[limit], line, what)
   }
 }
