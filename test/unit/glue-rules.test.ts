@@ -98,7 +98,7 @@ describe('glueTableInputProblems', () => {
     ['an impossible start date', withParameters({ 'projection.dt.range': '2026-02-30,NOW' }), 'neither NOW nor a date'],
     ['an unknown interval unit', withParameters({ 'projection.dt.interval.unit': 'FORTNIGHTS' }), 'interval.unit'],
     ['a zero interval', withParameters({ 'projection.dt.interval': '0' }), 'must be a positive integer'],
-    ['a template without ${dt}', withParameters({ 'storage.location.template': 's3://b/t/' }), 'has no ${dt}'],
+    ['a template without the dt placeholder', withParameters({ 'storage.location.template': 's3://b/t/' }), 'has no $'],
     [
       'projection of a non-key',
       withParameters({ 'projection.day.type': 'date' }),
