@@ -4,7 +4,7 @@
  * ConfigError whose message names each offending field.
  */
 import { z } from 'zod'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
+import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
 import { ConfigError } from './errors.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
@@ -376,6 +376,15 @@ export const ExportConfigSchema = z
           code: 'custom',
           path: ['tables', index, 'name'],
           message: `"${name}" duplicates tables[${seenNames.get(name)}]`,
+        })
+      }
+      const viewSuffix = VIEW_SUFFIXES.find((suffix) => name.endsWith(suffix))
+      if (viewSuffix !== undefined) {
+        // `x_latest` would be the name of table x's view in Glue and Athena.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, table.name === undefined ? 'id' : 'name'],
+          message: `"${name}" ends in "${viewSuffix}", which is kept for the views of a table; choose another name`,
         })
       }
       seenIds.set(table.id, index)
