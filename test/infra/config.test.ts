@@ -89,6 +89,49 @@ describe('the configuration file', () => {
   })
 
   it.each([
+    [
+      'tables[0].colummTypes',
+      (input: Record<string, unknown>) => {
+        input.tables = [{ id: '1001', colummTypes: { serial_number: 'string' } }]
+      },
+      'did you mean "columnTypes"?',
+    ],
+    [
+      'deployment.unknownKey',
+      (input: Record<string, unknown>) => {
+        input.deployment = { unknownKey: true }
+      },
+      'known here: schedule, secret, bucket',
+    ],
+    [
+      'deployment.schedule.expresion',
+      (input: Record<string, unknown>) => {
+        input.deployment = { schedule: { expresion: 'rate(1 day)' } }
+      },
+      'did you mean "expression"?',
+    ],
+    [
+      'source.baseURL',
+      (input: Record<string, unknown>) => {
+        input.source = { baseUrl: 'https://inventory.example.com', baseURL: 'https://other.example.com' }
+      },
+      'did you mean "baseUrl"?',
+    ],
+    [
+      'export.retry.maxAttempt',
+      (input: Record<string, unknown>) => {
+        input.export = { retry: { maxAttempt: 3 } }
+      },
+      'did you mean "maxAttempts"?',
+    ],
+  ])('rejects the unknown key %s, naming its path and the closest known key', (field, change, message) => {
+    const input = sampleConfigInput()
+    change(input)
+    const error = configError(() => loadExportConfig(writeConfig('unknown-key.json', input)))
+    expect(error.problems).toEqual([{ field, message: expect.stringContaining(message) }])
+  })
+
+  it.each([
     ['is not JSON', '{ "source": ', /is not valid JSON/],
     ['does not exist', undefined, /cannot be read/],
   ])('fails with the file named when it %s', (_what, content, message) => {
