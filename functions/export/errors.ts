@@ -228,14 +228,23 @@ export class NetworkError extends ExportError {
 
 /** The TLS handshake failed: an untrusted or mismatched certificate. */
 export class TlsError extends ExportError {
-  constructor(details: { tableId?: string | undefined; what: string; reason: string; cause?: unknown }) {
+  constructor(details: {
+    tableId?: string | undefined
+    what: string
+    reason: string
+    /** The port answered plain HTTP to the TLS handshake. */
+    plainHttp?: boolean
+    cause?: unknown
+  }) {
     super(
       ErrorCode.TLS_ERROR,
       FailureClass.NETWORK,
-      `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`,
+      `${tableSubject(details.tableId)}${details.what} failed TLS${details.plainHttp ? ' (the port answered plain HTTP)' : ''}: ${details.reason}`,
       {
         ...details,
-        hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
+        hint: details.plainHttp
+          ? 'the port speaks plain HTTP, not https: use the https port of the service in source.baseUrl, or http:// (with source.allowInsecureHttp for a non-loopback host)'
+          : 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
       },
     )
   }
