@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
 import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
+import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
   try {
@@ -171,9 +172,13 @@ export const WarehouseConfigSchema = z.strictObject({
 const ScheduleSchema = z.strictObject({
   expression: z
     .string()
-    .regex(/^(cron\(.+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$/, 'must be cron(...) or rate(N unit)')
+    .superRefine((expression, ctx) => {
+      for (const message of scheduleExpressionProblems(expression)) ctx.addIssue({ code: 'custom', message })
+    })
     .default('cron(0 2 * * ? *)')
-    .describe('EventBridge Scheduler expression (default: daily at 02:00)'),
+    .describe(
+      'EventBridge Scheduler expression (default: daily at 02:00), checked at synth as Scheduler checks it: six-field `cron(min hour day-of-month month day-of-week year)` with `?` in exactly one day field, or `rate(1 hour)` / `rate(6 hours)` (singular for 1)',
+    ),
   timeZone: z
     .string()
     .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
@@ -184,7 +189,9 @@ const ScheduleSchema = z.strictObject({
     .positive()
     .max(24 * 31)
     .default(24)
-    .describe('Length of one schedule period in hours; the alarms count runs in periods'),
+    .describe(
+      'Length of one schedule period in hours; the alarms count runs in periods. Must match the expression when it runs evenly (every N minutes or hours, daily, weekly on one day)',
+    ),
 })
 
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
@@ -310,6 +317,16 @@ export const DeploymentConfigSchema = z
       .prefault({}),
   })
   .superRefine((deployment, ctx) => {
+    const { expression, periodHours } = deployment.schedule
+    const interval = scheduleIntervalHours(expression)
+    // The staleness and failure alarms count runs in periods: a wrong period makes them page too early or never.
+    if (interval !== undefined && interval !== periodHours) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedule', 'periodHours'],
+        message: `is ${periodHours}, but ${expression} runs every ${interval} hours; set periodHours to ${interval}`,
+      })
+    }
     const limit = alarmLookBackHours(deployment.schedule.periodHours)
     for (const key of ['evaluationRuns', 'staleAfterPeriods'] as const) {
       if (deployment.alarms[key] * deployment.schedule.periodHours > limit) {

@@ -80,6 +80,25 @@ describe('the configuration file', () => {
     ])
   })
 
+  it.each([
+    ['cron(0 2 * * *)', 24, 'deployment.schedule.expression', /has 5 fields; EventBridge needs six/],
+    [
+      'rate(6 hours)',
+      24,
+      'deployment.schedule.periodHours',
+      /is 24, but rate\(6 hours\) runs every 6 hours; set periodHours to 6/,
+    ],
+    ['cron(0 9 ? * MON *)', 24, 'deployment.schedule.periodHours', /runs every 168 hours/],
+  ])(
+    'fails naming the schedule when %s does not suit EventBridge or periodHours %s',
+    (expression, periodHours, field, message) => {
+      const file = writeConfig('schedule.json', sampleWith(deploymentWith({ schedule: { expression, periodHours } })))
+      expect(configError(() => loadExportConfig(file)).problems).toEqual([
+        { field, message: expect.stringMatching(message) },
+      ])
+    },
+  )
+
   it('fails naming every bad field at once', () => {
     const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
     expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([

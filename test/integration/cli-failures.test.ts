@@ -281,6 +281,19 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'synth: a five-field cron expression',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /deployment\.schedule\.expression: cron\(0 2 \* \* \*\) has 5 fields/,
+      run: async () => {
+        const deployment = { schedule: { expression: 'cron(0 2 * * *)' } }
+        return synth({ config: await file('synth-cron.json', config({ deployment })) })
+      },
+    },
+  ],
+  [
     'synth: a CA file that does not exist (a stack-level check)',
     {
       command: 'synth',

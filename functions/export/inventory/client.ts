@@ -93,16 +93,10 @@ export class InventoryClient {
     // The whole URL, so a base URL with a path (or a wrong one) shows in every message about this request.
     const what = `GET ${this.#url(path).href}`
     let attempts = 0
-    const response = await this.#getWithRetries(
-      path,
-      what,
-      tableId,
-      signal,
-      async (answer, attempt) => {
-        attempts = attempt
-        return answer
-      },
-    )
+    const response = await this.#getWithRetries(path, what, tableId, signal, async (answer, attempt) => {
+      attempts = attempt
+      return answer
+    })
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
     if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
