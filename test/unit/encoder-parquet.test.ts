@@ -10,6 +10,7 @@ import type { TableSchema } from '../../functions/export/catalog/registry.ts'
 import type { ColumnType } from '../../functions/export/constants.ts'
 import { nameColumns } from '../../functions/export/normalize/columns.ts'
 import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { stringValues, typedValues } from '../../functions/export/parquet/chunk-values.ts'
 import { ParquetFileEncoder } from '../../functions/export/parquet/encode.ts'
 import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
 import { tempDir } from '../support/cli.ts'
@@ -222,15 +223,24 @@ describe('ParquetFileEncoder', () => {
       { name: 'b', type: 'string' as const },
       { name: 'c', type: 'double' as const },
     ]
+    const batches = batchesOf(
+      [
+        ['1', 'x', '0.5'],
+        ['', '', '1.5'],
+        ['3', 'zé', ''],
+      ],
+      3,
+      2,
+    )
     const values = [
-      [1n, null, 3n],
-      [Buffer.from('x'), null, Buffer.from('zé')],
-      [0.5, 1.5, null],
+      () => typedValues(batches, 0, 'bigint', 3, false),
+      () => stringValues(batches, 1, 3),
+      () => typedValues(batches, 2, 'double', 3, false),
     ]
     const made: number[] = []
-    const makers = values.map((column, i) => () => {
+    const makers = values.map((make, i) => () => {
       made.push(i)
-      return column
+      return make()
     })
     const file = new ParquetFileEncoder(columns)
     const parts = [file.start()]
