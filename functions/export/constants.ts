@@ -43,6 +43,8 @@ export const MAX_COLUMN_NAME_LENGTH = 255
 export const LATEST_VIEW_SUFFIX = '_latest'
 /** Suffix of the view of rows added, removed and changed between a table's consecutive export dates. */
 export const CHANGES_VIEW_SUFFIX = '_changes'
+/** Suffixes of the views of a table: no table name may end in one. */
+export const VIEW_SUFFIXES: readonly string[] = [LATEST_VIEW_SUFFIX, CHANGES_VIEW_SUFFIX]
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */

@@ -10,9 +10,10 @@ import { readTableSchema, type TableSchema, type WritePlan, writeTableSchema } f
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import type { RecordLimits } from './csv/record-guard.ts'
 import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
-import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
+import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from './normalize/row-key.ts'
@@ -41,12 +42,14 @@ export interface TableExportContext {
   readonly signal?: AbortSignal | undefined
   /** @default DEFAULT_BATCH_LIMITS */
   readonly batchLimits?: BatchLimits
+  /** The `limits` section: how wide and long a record may be. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
   /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
   /** @default 'auto': parsing gets a thread of its own when there is more than one core */
   readonly parseThread?: ParseThread
   readonly onProgress?: (progress: TableProgress) => void
-  /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
+  /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
 }
 
@@ -126,9 +129,10 @@ export const landTable = async (
       encoding,
       invalidBytes,
       batchLimits: context.batchLimits,
+      limits: context.limits,
     }
     parsed = await openParsedTable(received, options, context.parseThread)
-    const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
+    const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     const previous = await readTableSchema(context.store, table.name)
     const keys =
       table.key &&
@@ -165,7 +169,7 @@ export const landTable = async (
     }
     const encoded = await encoder.finish()
     const { rows } = encoded
-    const plan = withKey(encoded.plan, previous, table.key)
+    const plan = withChangeHistory(encoded.plan, previous, table, context.run.exportDate)
     const object = await upload.commit()
     const warnings = unknownOverrides(
       table,
@@ -174,8 +178,9 @@ export const landTable = async (
     const keyReport = keys?.report()
     if (keyReport) warnings.push(...keyWarnings(keyReport))
     const archived = raw ? await commitArchive(raw, warnings) : undefined
-    // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
-    if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
+    // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
+    // failed catalog update leaves the change for the next run to see.
+    if (context.catalog) await context.catalog.publish(plan.schema)
     await writeTableSchema(context.store, plan.schema)
     return {
       httpStatus: source.httpStatus,
@@ -201,13 +206,14 @@ export const landTable = async (
 }
 
 /**
- * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it alone; a key
- * that changed is a change of shape for the catalog.
+ * The registry keeps the key and the dates published, so the catalog and `npm run query` can build
+ * `<table>_changes` from it alone (dates from before the registry kept them are not compared: they have no
+ * fingerprints either).
  */
-const withKey = (plan: WritePlan, before: TableSchema | undefined, key: readonly string[] | undefined): WritePlan => {
+const withChangeHistory = (plan: WritePlan, before: TableSchema | undefined, table: TableConfig, date: string) => {
   const { key: _, ...schema } = plan.schema
-  const shapeChanged = plan.shapeChanged || JSON.stringify(before?.key) !== JSON.stringify(key)
-  return { ...plan, schema: key ? { ...schema, key } : schema, shapeChanged }
+  const exportDates = [...new Set([...(before?.exportDates ?? []), date])].sort()
+  return { ...plan, schema: { ...schema, exportDates, ...(table.key ? { key: table.key } : {}) } }
 }
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>

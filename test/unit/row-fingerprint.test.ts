@@ -10,8 +10,9 @@ const batchOf = (records: string[][]): RecordBatch => {
   return builder.flush()!
 }
 
-const fingerprintsOf = (names: string[], records: string[][]): bigint[] =>
-  new RowFingerprinter(names).fingerprints([batchOf(records)], records.length)
+const fingerprintsOf = (names: string[], records: string[][]): bigint[] => [
+  ...new RowFingerprinter(names).fingerprints([batchOf(records)], records.length),
+]
 
 /** The documented encoding, written out independently of the implementation. */
 const documented = (cells: Record<string, string>): bigint => {
@@ -63,7 +64,7 @@ describe('RowFingerprinter', () => {
 
   it('fingerprints rows over several batches in order', () => {
     const fingerprinter = new RowFingerprinter(['id'])
-    const all = fingerprinter.fingerprints([batchOf([['1'], ['2']]), batchOf([['3']])], 3)
+    const all = [...fingerprinter.fingerprints([batchOf([['1'], ['2']]), batchOf([['3']])], 3)]
     expect(all).toEqual([documented({ id: '1' }), documented({ id: '2' }), documented({ id: '3' })])
   })
 })

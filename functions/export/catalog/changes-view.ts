@@ -12,8 +12,7 @@
  * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
  * The SQL is the same for Athena (Trino) and DuckDB.
  */
-import { CHANGES_VIEW_SUFFIX, DATA_OBJECT_NAME, LineageColumn, PARTITION_KEY } from '../constants.ts'
-import type { WarehouseStore } from '../publish/store.ts'
+import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../constants.ts'
 
 export interface ChangesViewColumn {
   readonly name: string
@@ -129,13 +128,4 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
       ...values.map((c, i) => ({ name: previousNames[i]!, type: c.type })),
     ],
   }
-}
-
-/** The export dates of a table that have data: what the changes view pairs up. One listing of the table's folder. */
-export const exportDates = async (store: Pick<WarehouseStore, 'listKeys'>, table: string): Promise<string[]> => {
-  const object = new RegExp(
-    `^${table}/${PARTITION_KEY}=(\\d{4}-\\d{2}-\\d{2})/${DATA_OBJECT_NAME.replace('.', '\\.')}$`,
-  )
-  const keys = await store.listKeys(table)
-  return keys.flatMap((key) => object.exec(key)?.[1] ?? []).sort()
 }

@@ -28,8 +28,8 @@ export class RowFingerprinter {
   }
 
   /** The fingerprints of every row of `batches`, in order. */
-  fingerprints(batches: readonly RecordBatch[], rows: number): bigint[] {
-    const out: bigint[] = new Array(rows)
+  fingerprints(batches: readonly RecordBatch[], rows: number): BigInt64Array {
+    const out = new BigInt64Array(rows)
     let row = 0
     for (const batch of batches) {
       for (let r = 0; r < batch.rowCount; r++) out[row++] = this.#rowFingerprint(batch, r)
