@@ -15,7 +15,7 @@ describe('the changes view over three dates of the demo, through npm run query',
   beforeAll(async () => {
     out = await tempDir()
     for (const date of DATES) {
-      const result = await runExportInProcess(['--date', date, '--out', out])
+      const result = await runExportInProcess(['--demo', '--date', date, '--out', out])
       expect(result.exitCode, result.stderr).toBe(0)
     }
   })

@@ -83,10 +83,11 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
     return [side(1, dt), side(0, previous)]
   })
   const pair = `_change_key_rows = 2 AND _change_key_after = 1 AND ${keys.map((k) => `${k} IS NOT NULL`).join(' AND ')}`
-  const differs = values.map(
-    (c) =>
-      `CASE WHEN b._change_side IS NOT NULL AND a.${quote(c.name)} IS DISTINCT FROM b.${quote(c.name)} THEN '${c.name}' END`,
-  )
+  // Not IS DISTINCT FROM: a FROM inside the select list would end it early for readers of the SQL (the validator).
+  const differs = values.map((c) => {
+    const [after, before] = [`a.${quote(c.name)}`, `b.${quote(c.name)}`]
+    return `CASE WHEN b._change_side IS NOT NULL AND NOT coalesce(${after} = ${before}, ${after} IS NULL AND ${before} IS NULL) THEN '${c.name}' END`
+  })
   const select = [
     `CASE WHEN b._change_side IS NOT NULL THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
     `a._change_dt AS ${quote(PARTITION_KEY)}`,
