@@ -45,7 +45,10 @@ export class ExportStack extends Stack {
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
-      analystQueries: { devicesTable: devicesTable(config) },
+      analystQueries: {
+        devicesTable: devicesTable(config),
+        keyedTables: config.tables.flatMap((t) => (t.key ? [{ name: t.name, key: t.key }] : [])),
+      },
     })
 
     this.exporter = new Exporter(this, 'Exporter', {

@@ -2,7 +2,7 @@
  * Athena named queries for the analyst questions, as pure SQL builders. They read a device table and its
  * `<table>_latest` view; the column names are options because they come from the saved table's columns.
  */
-import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../../functions/export/constants.ts'
+import { CHANGES_VIEW_SUFFIX, LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../../functions/export/constants.ts'
 
 export interface AnalystQueryOptions {
   /** Table holding one row per device and export date. */
@@ -15,6 +15,8 @@ export interface AnalystQueryOptions {
   readonly lastSeenColumn?: string
   /** @default 30 */
   readonly notSeenDays?: number
+  /** Tables with `tables[].key`: each gets "what changed since the previous export". @default none */
+  readonly keyedTables?: readonly { readonly name: string; readonly key: readonly string[] }[]
 }
 
 /** One saved query: its name in the Athena console, what it answers, and the SQL. */
@@ -25,6 +27,19 @@ export interface AnalystQuery {
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
+
+/** "What changed since the previous export" for one keyed table, through its `<table>_changes` view. */
+const changesQuery = ({ name, key }: { name: string; key: readonly string[] }): AnalystQuery => ({
+  name: `What changed in ${name} since the previous export`,
+  description: `Rows of ${name} added, removed or changed in today's export, against the export before it.`,
+  sql: [
+    `-- Rows added, removed or changed in today's export (put a date instead to look back).`,
+    `-- A literal date (or current_date) lets Athena read just the two partitions compared.`,
+    `SELECT * FROM ${name}${CHANGES_VIEW_SUFFIX}`,
+    `WHERE ${PARTITION_KEY} = date_format(current_date, '%Y-%m-%d')`,
+    `ORDER BY change, ${key.join(', ')}`,
+  ].join('\n'),
+})
 
 /** The analyst questions, written against `options.devicesTable` and its latest view. */
 export const analystQueries = (options: AnalystQueryOptions): readonly AnalystQuery[] => {
@@ -80,5 +95,6 @@ export const analystQueries = (options: AnalystQueryOptions): readonly AnalystQu
         `ORDER BY change, ${key}`,
       ].join('\n'),
     },
+    ...(options.keyedTables ?? []).map(changesQuery),
   ]
 }
