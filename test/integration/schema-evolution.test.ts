@@ -212,7 +212,7 @@ describe('schema evolution', () => {
     const presto = JSON.parse(Buffer.from(encoded!, 'base64').toString('utf8'))
     expect(presto.originalSql).toBe(
       'SELECT "asset_id", "hostname", "ram_gb", "location", "_export_run_id", "_exported_at", "_source_table_id", ' +
-        `"_source_row_number", "dt" FROM "inventory"."assets" WHERE dt = '2026-03-01'`,
+        `"_source_row_number", "_row_fingerprint", "dt" FROM "inventory"."assets" WHERE dt = '2026-03-01'`,
     )
     expect(presto.columns.at(-1)).toEqual({ name: 'dt', type: 'varchar' })
   })
