@@ -138,6 +138,14 @@ export const ExportTuningSchema = z.object({
         .max(900)
         .default(120)
         .describe('Longest silence while waiting for response headers or body bytes'),
+      tableSeconds: z
+        .int()
+        .min(1)
+        .max(86_400)
+        .default(3600)
+        .describe(
+          'Longest one table may take, retries included, however steadily bytes arrive; in Lambda also capped by the time left',
+        ),
     })
     .prefault({}),
   deadlineMarginSeconds: z

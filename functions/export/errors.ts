@@ -291,11 +291,11 @@ export class PublishError extends ExportError {
 
 /** The run ran out of time before this table finished. */
 export class DeadlineError extends ExportError {
-  constructor(details: { tableId?: string | undefined; reason: string }) {
+  constructor(details: { tableId?: string | undefined; reason: string; hint?: string }) {
     super(ErrorCode.DEADLINE_EXCEEDED, FailureClass.DEADLINE, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: true,
-      hint: 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
+      hint: details.hint ?? 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
     })
   }
 }

@@ -169,10 +169,46 @@ class RetryCounter {
  * (cut off, reset, stalled) is retried here as a whole, while the table's requests stay within maxAttempts.
  */
 const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
-  const { config, deps, retries } = context
+  const { config, deps } = context
   const started = Date.now()
   const probe: TableExportProbe = { bytesReceived: 0, attempts: 0 }
   deps.telemetry.tableStarted(table)
+  const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
+  try {
+    return await exportWithinBudget(table, context, probe, started, budget.signal)
+  } finally {
+    budget.dispose()
+  }
+}
+
+/**
+ * A wall-clock budget for one table, retries included: the idle timeout alone never ends a body that trickles.
+ * The run's own deadline (the Lambda's time left) still stops the table first when it comes first.
+ */
+const tableBudget = (table: TableConfig, seconds: number, runSignal: AbortSignal) => {
+  const controller = new AbortController()
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new DeadlineError({
+          tableId: table.id,
+          reason: `stopped: the table took longer than export.timeouts.tableSeconds (${seconds} s); nothing of it was published`,
+          hint: 'the previous data is kept; raise export.timeouts.tableSeconds if the table is that large, or check the service (a body that trickles)',
+        }),
+      ),
+    seconds * 1000,
+  )
+  return { signal: AbortSignal.any([runSignal, controller.signal]), dispose: () => clearTimeout(timer) }
+}
+
+const exportWithinBudget = async (
+  table: TableConfig,
+  context: TableRunContext,
+  probe: TableExportProbe,
+  started: number,
+  signal: AbortSignal,
+): Promise<TableOutcome> => {
+  const { config, deps, retries } = context
   for (;;) {
     const margin = config.export.deadlineMarginSeconds * 1000
     if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
@@ -189,7 +225,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         store: deps.store,
         run: context.run,
         spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
-        signal: context.signal,
+        signal,
         catalog: deps.catalog,
         limits: config.limits,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
@@ -215,7 +251,11 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
       })
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
-      const failure = context.signal.aborted ? stoppedByDeadline(table.id) : toExportError(error, table.id)
+      const failure = context.signal.aborted
+        ? stoppedByDeadline(table.id)
+        : signal.aborted
+          ? toExportError(signal.reason, table.id)
+          : toExportError(error, table.id)
       if (context.client) probe.attempts = retries.attempts(table.id)
       // Only a failure after the headers is retried here; one before them was retried by the client already.
       const afterHeaders = probe.httpStatus !== undefined
@@ -223,7 +263,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
       if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
       const delayMs = backoffDelay(probe.attempts, config.export.retry, Math.random)
       retries.retried({ tableId: table.id, attempt: probe.attempts, delayMs, error: failure })
-      await systemClock.sleep(delayMs, context.signal).catch(() => undefined)
+      await systemClock.sleep(delayMs, signal).catch(() => undefined)
     }
   }
 }
