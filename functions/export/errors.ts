@@ -289,6 +289,13 @@ export class PublishError extends ExportError {
   }
 }
 
+/** A conditional write lost: another writer changed the object since it was read. Read it again and retry. */
+export class WriteConflictError extends PublishError {
+  constructor(details: { target: string; cause?: unknown }) {
+    super({ ...details, reason: 'another run changed it at the same time' })
+  }
+}
+
 /** The run ran out of time before this table finished. */
 export class DeadlineError extends ExportError {
   constructor(details: { tableId?: string | undefined; reason: string; hint?: string }) {

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/registry.ts'
+import { readTableSchema, registerTableSchema, type TableSchema } from './catalog/registry.ts'
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
@@ -162,8 +162,8 @@ export const landTable = async (
     )
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
-    if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
-    await writeTableSchema(context.store, plan.schema)
+    const catalog = context.catalog
+    await registerTableSchema(context.store, plan.schema, catalog && ((schema) => catalog.publish(schema)))
     return {
       httpStatus: source.httpStatus,
       attempts: source.attempts,

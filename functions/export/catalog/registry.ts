@@ -5,6 +5,7 @@
  * Columns are only ever appended; a column that disappears from the CSV stays, NULL from then on.
  */
 import { type ColumnType, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
+import { WriteConflictError } from '../errors.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 
@@ -67,6 +68,76 @@ export const readTableSchema = async (store: WarehouseStore, table: string): Pro
 
 export const writeTableSchema = (store: WarehouseStore, schema: TableSchema): Promise<string> =>
   store.putObject(schemaKey(schema.table), `${JSON.stringify(schema, null, 2)}\n`, 'application/json')
+
+/** Conditional writes lost in a row before giving up: each loss means another run's change was merged in. */
+const MAX_REGISTER_ATTEMPTS = 8
+
+/**
+ * Registers this export's schema without losing another run's: read the registry with its version, merge, tell
+ * the catalog when the merged shape differs from what was registered, and write only if nobody wrote in between;
+ * else read again. Returns the schema as registered.
+ */
+export const registerTableSchema = async (
+  store: WarehouseStore,
+  mine: TableSchema,
+  publish?: (schema: TableSchema) => Promise<void>,
+): Promise<TableSchema> => {
+  const key = schemaKey(mine.table)
+  for (let attempt = 1; ; attempt++) {
+    const current = await store.getObjectVersion(key)
+    const registered = current === undefined ? undefined : (JSON.parse(current.body.toString('utf8')) as TableSchema)
+    const merged = mergeSchemas(registered, mine)
+    if (publish && !sameShape(registered, merged)) await publish(merged)
+    try {
+      await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
+      return merged
+    } catch (error) {
+      if (!(error instanceof WriteConflictError) || attempt >= MAX_REGISTER_ATTEMPTS) throw error
+    }
+  }
+}
+
+/**
+ * The registry as it stands plus this export's view: columns are only ever appended, so the union keeps both
+ * runs' new columns; a column both know keeps the registered type (published first) and the widest dates.
+ */
+export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSchema): TableSchema => {
+  if (registered === undefined) return mine
+  const columns = [...registered.columns]
+  const position = new Map(columns.map((c, i) => [c.name, i]))
+  for (const column of mine.columns) {
+    const at = position.get(column.name)
+    if (at === undefined) {
+      position.set(column.name, columns.length)
+      columns.push(column)
+      continue
+    }
+    const known = columns[at]!
+    const newer = column.lastSeen >= known.lastSeen
+    columns[at] = {
+      ...known,
+      ...(newer && column.header !== undefined ? { header: column.header } : {}),
+      firstSeen: minDate(known.firstSeen, column.firstSeen),
+      lastSeen: maxDate(known.lastSeen, column.lastSeen),
+    }
+  }
+  return {
+    ...registered,
+    sourceTableId: mine.sourceTableId,
+    firstExportDate: minDate(registered.firstExportDate, mine.firstExportDate),
+    lastExportDate: maxDate(registered.lastExportDate, mine.lastExportDate),
+    columns,
+  }
+}
+
+/** Whether two schemas have the same names, types and headers (what the catalog cares about). */
+const sameShape = (a: TableSchema | undefined, b: TableSchema): boolean =>
+  a !== undefined &&
+  a.columns.length === b.columns.length &&
+  a.columns.every((c, i) => {
+    const d = b.columns[i]!
+    return c.name === d.name && c.type === d.type && c.header === d.header && c.textOf === d.textOf
+  })
 
 /** Decides the file's columns from the previous schema and this export, and the schema after it. */
 export const planWrite = (previous: TableSchema | undefined, current: CurrentExport): WritePlan => {
