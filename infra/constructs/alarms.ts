@@ -159,6 +159,8 @@ export class ExportAlarms extends Construct {
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
         resources: ['*'],
+        // Only on behalf of this account's alarms, as the topic's own policy says.
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     )
     const topic = new Topic(this, 'Topic', { displayName: 'Inventory export alarms', masterKey: key, enforceSSL: true })

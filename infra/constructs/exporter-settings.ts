@@ -83,11 +83,14 @@ export const secretReference = (nameOrArn: string | undefined): SecretReference 
   return { kind: /:secret:.+-[A-Za-z0-9]{6}$/.test(nameOrArn) ? 'completeArn' : 'partialArn', arn: nameOrArn }
 }
 
-/** S3 actions on objects under the prefix: read, write, delete, and multipart upload housekeeping. */
+/**
+ * S3 actions on objects under the prefix: read, write (conditional writes need nothing more), and multipart upload
+ * housekeeping. No delete: no code path deletes an object, and with the bucket's version expiry a compromised
+ * function could otherwise erase the warehouse.
+ */
 export const WAREHOUSE_OBJECT_ACTIONS = [
   's3:GetObject',
   's3:PutObject',
-  's3:DeleteObject',
   's3:AbortMultipartUpload',
   's3:ListMultipartUploadParts',
 ] as const

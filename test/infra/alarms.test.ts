@@ -21,6 +21,20 @@ describe('the alarms built from the sample configuration', () => {
     alarms = alarmDefinitions(template.toJSON())
   })
 
+  it("lets CloudWatch use the topic's key only on behalf of this account's alarms", () => {
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Sid: 'CloudWatchAlarmsPublishToTopic',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          }),
+        ]),
+      },
+    })
+  })
+
   it('publishes to an encrypted, TLS-only topic with the configured e-mail subscription', () => {
     template.hasResourceProperties('AWS::SNS::Topic', {
       KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^AlarmsTopicKey'), 'Arn'] },

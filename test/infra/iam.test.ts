@@ -84,7 +84,6 @@ describe.each([
     const objects = statements.find((s) => s.Sid === 'WarehouseObjectsUnderPrefix')
     expect(list(objects?.Action).sort()).toEqual([
       's3:AbortMultipartUpload',
-      's3:DeleteObject',
       's3:GetObject',
       's3:ListMultipartUploadParts',
       's3:PutObject',
