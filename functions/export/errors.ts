@@ -32,6 +32,7 @@ export const ErrorCode = {
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
+  QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
 } as const
@@ -90,12 +91,15 @@ export interface ConfigProblem {
 /** The configuration is invalid; `problems` names every offending field. */
 export class ConfigError extends ExportError {
   readonly problems: readonly ConfigProblem[]
+  /** What was invalid: a file, the flags, the Lambda environment. */
+  readonly origin: string
   constructor(origin: string, problems: readonly ConfigProblem[]) {
     const lines = problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')
     super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, `invalid ${origin}:\n${lines}`, {
       hint: 'fix the fields named above and start again',
     })
     this.problems = problems
+    this.origin = origin
   }
 }
 
@@ -103,6 +107,16 @@ export class ConfigError extends ExportError {
 export class UsageError extends ExportError {
   constructor(message: string) {
     super(ErrorCode.USAGE_INVALID, FailureClass.CONFIG, message, { hint: 'run with --help for the list of flags' })
+  }
+}
+
+/** SQL the local warehouse could not run (`npm run query`): the statement is at fault, not the flags. */
+export class QueryError extends ExportError {
+  constructor(reason: string) {
+    // Input the user can fix, like a bad flag: the CONFIG class makes the runner exit 2.
+    super(ErrorCode.QUERY_FAILED, FailureClass.CONFIG, `the query failed: ${reason}`, {
+      hint: 'fix the SQL; tables and <name>_latest views go by their Athena names (SHOW TABLES lists them)',
+    })
   }
 }
 
@@ -217,14 +231,23 @@ export class NetworkError extends ExportError {
 
 /** The TLS handshake failed: an untrusted or mismatched certificate. */
 export class TlsError extends ExportError {
-  constructor(details: { tableId?: string | undefined; what: string; reason: string; cause?: unknown }) {
+  constructor(details: {
+    tableId?: string | undefined
+    what: string
+    reason: string
+    /** The port answered plain HTTP to the TLS handshake. */
+    plainHttp?: boolean
+    cause?: unknown
+  }) {
     super(
       ErrorCode.TLS_ERROR,
       FailureClass.NETWORK,
-      `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`,
+      `${tableSubject(details.tableId)}${details.what} failed TLS${details.plainHttp ? ' (the port answered plain HTTP)' : ''}: ${details.reason}`,
       {
         ...details,
-        hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
+        hint: details.plainHttp
+          ? 'the port speaks plain HTTP, not https: use the https port of the service in source.baseUrl, or http:// (with source.allowInsecureHttp for a non-loopback host)'
+          : 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
       },
     )
   }
@@ -337,4 +360,13 @@ export const toExportError = (error: unknown, tableId?: string): ExportError => 
   if (error instanceof ExportError) return error
   const reason = error instanceof Error ? error.message : String(error)
   return new InternalError({ tableId, reason, cause: error })
+}
+
+/** The failure as one line for a terminal: `error [CODE]: message`, a ConfigError's problems joined by "; ". */
+export const oneLineMessage = (error: ExportError): string => {
+  const message =
+    error instanceof ConfigError
+      ? `invalid ${error.origin}: ${error.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`
+      : error.message.replace(/\s*\n\s*/g, ' ')
+  return `error [${error.code}]: ${message}`
 }

@@ -13,7 +13,7 @@ import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
 import type { RecordLimits } from './csv/record-guard.ts'
 import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
-import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
+import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
 import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
@@ -48,7 +48,7 @@ export interface TableExportContext {
   /** @default 'auto': parsing gets a thread of its own when there is more than one core */
   readonly parseThread?: ParseThread
   readonly onProgress?: (progress: TableProgress) => void
-  /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
+  /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
 }
 
@@ -129,7 +129,7 @@ export const landTable = async (
       limits: context.limits,
     }
     parsed = await openParsedTable(received, options, context.parseThread)
-    const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
+    const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     await mkdir(context.spoolDirectory, { recursive: true })
     encoder = new TableEncoder(
       {
@@ -161,7 +161,9 @@ export const landTable = async (
       named.map((c) => c.name),
     )
     const archived = raw ? await commitArchive(raw, warnings) : undefined
-    // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
+    // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
+    // failed catalog update leaves the change for the next run to see. The registry is merged with whatever
+    // another run registered meanwhile, and the catalog told the merged schema.
     const catalog = context.catalog
     await registerTableSchema(context.store, plan.schema, catalog && ((schema) => catalog.publish(schema)))
     return {

@@ -613,7 +613,7 @@ describe('the runner when the service is unreachable or the token dies', () => {
       [LOCATIONS.name, 'failed', 'NETWORK_ERROR', 'network'],
     ])
     expect(result.stderr).toMatch(/ECONNREFUSED/)
-    expect(result.stderr).toMatch(/token check \(GET \/rest\/usermanager\/me\) failed/)
+    expect(result.stderr).toMatch(/token check \(GET http:\/\/127\.0\.0\.1:\d+\/rest\/usermanager\/me\) failed/)
     expect(result.stderr).toMatch(/^assets: {3}next step: check that the service is reachable/m)
     expect(result.stderr.match(/token check: attempt \d failed \(NETWORK_ERROR\)/g)).toHaveLength(MAX_ATTEMPTS - 1)
     expect(await visibleObjects(ws.out)).toEqual(PUBLISHED)

@@ -4,7 +4,8 @@
  * value that no longer fits is written as NULL in the typed column and kept, as text, in `<column>__text`.
  * Columns are only ever appended; a column that disappears from the CSV stays, NULL from then on.
  */
-import { type ColumnType, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
+import { createHash } from 'node:crypto'
+import { type ColumnType, MAX_COLUMN_NAME_LENGTH, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
 import { WriteConflictError } from '../errors.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -12,6 +13,19 @@ import type { WarehouseStore } from '../publish/store.ts'
 /** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
 export const TEXT_COMPANION_SUFFIX = '__text'
 export const SCHEMA_DOCUMENT_VERSION = 1
+
+/**
+ * The companion of `column`: `<column>__text`, or, when that would pass 255 characters, the column's first
+ * characters, `_`, 8 hex digits of the SHA-256 of the whole name, and `__text`. Deterministic, and unique: data
+ * column names never contain `__`, and two long names sharing their first 240 characters differ in the hash.
+ */
+export const companionName = (column: string): string => {
+  const name = `${column}${TEXT_COMPANION_SUFFIX}`
+  if (name.length <= MAX_COLUMN_NAME_LENGTH) return name
+  const hash = createHash('sha256').update(column).digest('hex').slice(0, 8)
+  const keep = MAX_COLUMN_NAME_LENGTH - TEXT_COMPANION_SUFFIX.length - hash.length - 1
+  return `${column.slice(0, keep).replace(/_+$/, '')}_${hash}${TEXT_COMPANION_SUFFIX}`
+}
 
 export interface RegisteredColumn {
   readonly name: string
@@ -74,8 +88,7 @@ const MAX_REGISTER_ATTEMPTS = 8
 
 /**
  * Registers this export's schema without losing another run's: read the registry with its version, merge, tell
- * the catalog when the merged shape differs from what was registered, and write only if nobody wrote in between;
- * else read again. Returns the schema as registered.
+ * the catalog, and write only if nobody wrote in between; else read again. Returns the schema as registered.
  */
 export const registerTableSchema = async (
   store: WarehouseStore,
@@ -87,7 +100,7 @@ export const registerTableSchema = async (
     const current = await store.getObjectVersion(key)
     const registered = current === undefined ? undefined : (JSON.parse(current.body.toString('utf8')) as TableSchema)
     const merged = mergeSchemas(registered, mine)
-    if (publish && !sameShape(registered, merged)) await publish(merged)
+    if (publish) await publish(merged)
     try {
       await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
       return merged
@@ -130,15 +143,6 @@ export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSch
   }
 }
 
-/** Whether two schemas have the same names, types and headers (what the catalog cares about). */
-const sameShape = (a: TableSchema | undefined, b: TableSchema): boolean =>
-  a !== undefined &&
-  a.columns.length === b.columns.length &&
-  a.columns.every((c, i) => {
-    const d = b.columns[i]!
-    return c.name === d.name && c.type === d.type && c.header === d.header && c.textOf === d.textOf
-  })
-
 /** Decides the file's columns from the previous schema and this export, and the schema after it. */
 export const planWrite = (previous: TableSchema | undefined, current: CurrentExport): WritePlan => {
   const { exportDate } = current
@@ -173,9 +177,8 @@ export const planWrite = (previous: TableSchema | undefined, current: CurrentExp
     touch(position, { header: column.header })
     const published = columns[position]!.type
     if (published !== Types.STRING && !current.fits(csvIndex, published)) {
-      const companionName = `${column.name}${TEXT_COMPANION_SUFFIX}`
-      const companion = indexOf.get(companionName)
-      if (companion === undefined) append({ name: companionName, type: Types.STRING, textOf: column.name })
+      const companion = indexOf.get(companionName(column.name))
+      if (companion === undefined) append({ name: companionName(column.name), type: Types.STRING, textOf: column.name })
       else touch(companion, {})
     }
   })
@@ -183,7 +186,7 @@ export const planWrite = (previous: TableSchema | undefined, current: CurrentExp
   const sources: ColumnSource[] = columns.map((column) => {
     const csvIndex = column.textOf === undefined ? csvIndexOf.get(column.name) : undefined
     if (csvIndex !== undefined) {
-      const companionPosition = indexOf.get(`${column.name}${TEXT_COMPANION_SUFFIX}`)
+      const companionPosition = indexOf.get(companionName(column.name))
       const needsCompanion = column.type !== Types.STRING && !current.fits(csvIndex, column.type)
       return needsCompanion && companionPosition !== undefined
         ? { kind: 'csv', index: csvIndex, type: column.type, companion: companionPosition }

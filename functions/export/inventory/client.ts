@@ -65,9 +65,10 @@ export class InventoryClient {
 
   /** `GET /rest/usermanager/me`: proves the token works and tells whose it is. */
   async getCurrentUser(signal?: AbortSignal): Promise<InventoryUser> {
-    const what = 'the token check (GET /rest/usermanager/me)'
+    const path = 'rest/usermanager/me'
+    const what = `the token check (GET ${this.#url(path).href})`
     // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
-    return this.#getWithRetries('rest/usermanager/me', what, undefined, signal, async (response) => {
+    return this.#getWithRetries(path, what, undefined, signal, async (response) => {
       const text = (await readSmallBody(response, what)).toString('utf8')
       try {
         const parsed: unknown = JSON.parse(text)
@@ -88,18 +89,14 @@ export class InventoryClient {
     format: TableFormat = TableFormat.CSV,
     signal?: AbortSignal,
   ): Promise<TableDownload> {
-    const what = `GET /rest/tables/${tableId}/${format}`
+    const path = `rest/tables/${encodeURIComponent(tableId)}/${format}`
+    // The whole URL, so a base URL with a path (or a wrong one) shows in every message about this request.
+    const what = `GET ${this.#url(path).href}`
     let attempts = 0
-    const response = await this.#getWithRetries(
-      `rest/tables/${encodeURIComponent(tableId)}/${format}`,
-      what,
-      tableId,
-      signal,
-      async (answer, attempt) => {
-        attempts = attempt
-        return answer
-      },
-    )
+    const response = await this.#getWithRetries(path, what, tableId, signal, async (answer, attempt) => {
+      attempts = attempt
+      return answer
+    })
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
     try {
@@ -154,11 +151,16 @@ export class InventoryClient {
     )
   }
 
+  /** Relative to the base URL, whose path is kept: `https://host/inventory` + `rest/...` -> `/inventory/rest/...`. */
+  #url(path: string): URL {
+    return new URL(path, this.#baseUrl)
+  }
+
   async #get(path: string, what: string, tableId: string | undefined, signal: AbortSignal | undefined) {
     const { timeouts } = this.#options.tuning
     try {
       return await httpGet({
-        url: new URL(path, this.#baseUrl),
+        url: this.#url(path),
         headers: {
           token: this.#token,
           accept: path.endsWith('/csv')
@@ -295,7 +297,11 @@ const transportToExportError = (error: unknown, what: string, tableId: string | 
       cause: error,
     })
   }
-  if (error.kind === 'tls') return new TlsError({ tableId, what, reason: error.message })
+  if (error.kind === 'tls') {
+    // OpenSSL's "wrong version number": the first bytes back were not a TLS record, typically "HTTP/1.1 400".
+    const plainHttp = error.errorCode === 'EPROTO' && /wrong version number|packet length too long/i.test(error.message)
+    return new TlsError({ tableId, what, reason: error.message, plainHttp })
+  }
   const timeout = error.kind === 'connect-timeout' || error.kind === 'idle-timeout'
   return new NetworkError({ tableId, what, reason: error.message, timeout })
 }
