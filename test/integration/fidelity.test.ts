@@ -62,7 +62,11 @@ const lineageNames = LINEAGE_COLUMNS.map((c) => c.name)
 
 describe('a table is exported with every value intact', () => {
   it.each(exported.map((f) => [f.name, f.description, f] as const))('%s: %s', async (_name, _description, fixture) => {
-    const { columns, rows, warnings = [] } = fixture.expect as {
+    const {
+      columns,
+      rows,
+      warnings = [],
+    } = fixture.expect as {
       columns: readonly ExpectedColumn[]
       rows: readonly (readonly ExpectedValue[])[]
       warnings?: readonly string[]

@@ -101,8 +101,8 @@ describe('the parse stage on a thread of its own', () => {
       openParsedTable(body(text), OPTIONS, 'worker'),
     ])
     const [inline, threaded] = await Promise.all(tables.map(drain))
-    expect(threaded.cells).toEqual(inline.cells)
-    expect(threaded.cells).toContain('a"b')
+    expect(threaded!.cells).toEqual(inline!.cells)
+    expect(threaded!.cells).toContain('a"b')
     expect(tables[1]!.warnings).toEqual(tables[0]!.warnings)
     // Line 32,728: the header, 29,999 rows, and the 2,727 of them with a quoted line break.
     expect(tables[1]!.warnings).toEqual([expect.stringMatching(/first in the record starting on line 32728;/)])
