@@ -123,7 +123,7 @@ async function* parseRecords<T>(
     relax_quotes: true,
     on_record: (record: string[], info: Info) => {
       // Only the first record with a stray quote is reported, so the check stops once one is found.
-      if (!looseQuoteSeen && record.some((field) => field.includes('"'))) {
+      if (!looseQuoteSeen && hasQuote(record)) {
         if (hasLooseQuote(raw.take(info.bytes), options.delimiter.charCodeAt(0))) {
           looseQuoteSeen = true
           options.warnings.push(looseQuoteWarning(position.lastRecordLine + 1))
@@ -218,6 +218,11 @@ const toParseError = (error: unknown, tableId: string, lastRecordLine: number): 
         hint: QUOTING_HINT,
       })
   }
+}
+
+const hasQuote = (record: readonly string[]): boolean => {
+  for (let i = 0; i < record.length; i++) if (record[i]!.indexOf('"') !== -1) return true
+  return false
 }
 
 const looseQuoteWarning = (line: number): string =>
