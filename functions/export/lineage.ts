@@ -1,6 +1,6 @@
 /** Lineage columns: appended after the data columns of every table, so every row says where it came from. */
 import { ColumnType, LineageColumn, PARTITION_KEY } from './constants.ts'
-import type { ColumnValues } from './parquet/encode.ts'
+import { type ChunkValues, constantValues, sequenceValues } from './parquet/chunk-values.ts'
 import type { ColumnRecord } from './run-record.ts'
 
 export interface RunIdentity {
@@ -30,9 +30,9 @@ export const lineageValues = (
   rowCount: number,
   sourceTableId: string,
   run: RunIdentity,
-): (() => ColumnValues)[] => [
-  () => new Array(rowCount).fill(run.runId),
-  () => new Array(rowCount).fill(run.exportedAt.getTime()),
-  () => new Array(rowCount).fill(sourceTableId),
-  () => Array.from({ length: rowCount }, (_, i) => BigInt(firstRow + i)),
+): (() => ChunkValues)[] => [
+  () => constantValues(run.runId, rowCount),
+  () => constantValues(run.exportedAt.getTime(), rowCount),
+  () => constantValues(sourceTableId, rowCount),
+  () => sequenceValues(firstRow, rowCount),
 ]

@@ -10,6 +10,7 @@ import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/r
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import type { RecordLimits } from './csv/record-guard.ts'
 import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
@@ -40,6 +41,8 @@ export interface TableExportContext {
   readonly signal?: AbortSignal | undefined
   /** @default DEFAULT_BATCH_LIMITS */
   readonly batchLimits?: BatchLimits
+  /** The `limits` section: how wide and long a record may be. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
   /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
   /** @default 'auto': parsing gets a thread of its own when there is more than one core */
@@ -123,6 +126,7 @@ export const landTable = async (
       encoding,
       invalidBytes,
       batchLimits: context.batchLimits,
+      limits: context.limits,
     }
     parsed = await openParsedTable(received, options, context.parseThread)
     const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)

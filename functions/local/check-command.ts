@@ -19,8 +19,9 @@ export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=N
 
 Checks, without exporting anything, that the token works (and whose it is) and that every table is reachable and
 readable; shows each table's columns as they would be named and typed, judged from the first rows only.
-The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no --base-url and no --config it
-checks the built-in stand-in service.
+The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no flags at all (or with
+--demo) it checks the built-in stand-in service; --table or --token-file without --base-url or --config is an
+error.
 
 Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
 

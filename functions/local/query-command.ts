@@ -5,7 +5,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from '../export/catalog/athena.ts'
 import { readTableSchema } from '../export/catalog/registry.ts'
-import { UsageError } from '../export/errors.ts'
+import { ExportError, QueryError, UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { ExitCode } from './exit-code.ts'
 import type { TerminalOutput } from './terminal.ts'
@@ -60,8 +60,8 @@ export const runQueryCommand = async (argv: readonly string[], output: TerminalO
     output.out(renderResult(await queryWarehouse(root, positionals[0]!)))
     return ExitCode.OK
   } catch (error) {
-    if (error instanceof UsageError) throw error
-    throw new UsageError(`the query failed: ${(error as Error).message}`)
+    if (error instanceof ExportError) throw error
+    throw new QueryError((error as Error).message)
   }
 }
 

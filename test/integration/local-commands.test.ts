@@ -8,7 +8,7 @@ let demoWarehouse: string
 beforeAll(async () => {
   emulator = await startInventoryEmulator()
   demoWarehouse = await tempDir()
-  const demo = await runExportInProcess(['--out', demoWarehouse, '--date', '2026-05-04'])
+  const demo = await runExportInProcess(['--demo', '--out', demoWarehouse, '--date', '2026-05-04'])
   expect(demo.exitCode).toBe(0)
 })
 afterAll(() => emulator.close())
@@ -90,10 +90,11 @@ describe('npm run query', () => {
     ])
   })
 
-  it('exits 2 with the database error on bad SQL', async () => {
+  it('exits 2 with the database error on bad SQL, as a query error rather than a usage error', async () => {
     const result = await runCommandInProcess('query', ['--out', demoWarehouse, 'SELECT nope FROM devices'])
     expect(result.exitCode).toBe(2)
-    expect(result.stderr).toMatch(/the query failed: .*nope/)
+    expect(result.stderr).toMatch(/^error \[QUERY_FAILED\]: the query failed: .*nope/)
+    expect(result.stderr).not.toContain('--help')
   })
 
   it("gives the same answers whatever the machine's time zone, reading timestamps in UTC as Athena does", async () => {
