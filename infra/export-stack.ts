@@ -5,6 +5,7 @@ import type { ExportConfig } from '../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
+import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
 import { Warehouse } from './constructs/warehouse.ts'
@@ -19,10 +20,6 @@ export interface ExportStackProps extends StackProps {
   /** Root of the npm project (lock file, functions/, relative CA path). @default the repository root */
   readonly projectRoot?: string
 }
-
-/** Picks the table the analyst queries read: one named "devices", else the first configured. */
-const devicesTable = (config: ExportConfig): string =>
-  (config.tables.find((table) => table.name === 'devices') ?? config.tables[0])?.name ?? 'devices'
 
 export class ExportStack extends Stack {
   readonly warehouse: Warehouse
@@ -45,7 +42,10 @@ export class ExportStack extends Stack {
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
-      analystQueries: { devicesTable: devicesTable(config) },
+      namedQueries: namedQueries(
+        config.tables.map((table) => table.name),
+        deployment.athena.namedQueries,
+      ),
     })
 
     this.exporter = new Exporter(this, 'Exporter', {

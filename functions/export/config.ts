@@ -291,6 +291,19 @@ export const DeploymentConfigSchema = z
           .min(10 * 1024 * 1024)
           .default(10 * 1024 ** 3)
           .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+        namedQueries: z
+          .array(
+            z.object({
+              name: z.string().min(1).max(128).describe('Name in the Athena console'),
+              description: z.string().min(1).max(1024).optional().describe('What the query answers'),
+              sql: z.string().min(1).max(262_144).describe('The SQL, against the tables and views of the database'),
+            }),
+          )
+          .default([])
+          .refine((queries) => new Set(queries.map((q) => q.name)).size === queries.length, 'names must be unique')
+          .describe(
+            'Named queries saved in the workgroup besides the ones made for every table (rows per date, a sample of the latest export, days exported)',
+          ),
       })
       .prefault({}),
     alarms: z

@@ -156,10 +156,13 @@ export const landTable = async (
     }
     const { plan, rows } = await encoder.finish()
     const object = await upload.commit()
-    const warnings = unknownOverrides(
-      table,
-      named.map((c) => c.name),
-    )
+    const warnings = [
+      ...parsed.warnings,
+      ...unknownOverrides(
+        table,
+        named.map((c) => c.name),
+      ),
+    ]
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
     // failed catalog update leaves the change for the next run to see. The registry is merged with whatever

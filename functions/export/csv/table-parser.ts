@@ -24,6 +24,8 @@ export interface ParsedTable {
   readonly report: DecodeReport
   /** The data records in batches, in order. */
   readonly batches: AsyncIterable<RecordBatch>
+  /** What parsing accepted but is worth reporting; complete once the batches end. */
+  readonly warnings: readonly string[]
   /** Hands back a batch's buffers once nothing reads the batch any more, for the next batches. */
   recycle(bytes: ArrayBuffer, offsets: ArrayBuffer): void
   /** Stops parsing (early or not) and frees what it holds; safe to call more than once. */
@@ -56,6 +58,7 @@ export const parseInline = async (source: AsyncIterable<Buffer>, options: TableP
     delimiter: csv.delimiter,
     report,
     batches: batches(),
+    warnings: csv.warnings,
     recycle: (bytes, offsets) => filled.recycle(bytes, offsets),
     close: async () => {
       await csv.batches.return(undefined)
