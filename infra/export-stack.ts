@@ -9,7 +9,7 @@ import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
 import { Warehouse } from './constructs/warehouse.ts'
 
-export const DEFAULT_STACK_NAME = 'InventoryExport'
+export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
 
 export interface ExportStackProps extends StackProps {
   /** The parsed, validated configuration (parseExportConfig). */

@@ -120,7 +120,7 @@ describe('the configuration file', () => {
       (input: Record<string, unknown>) => {
         input.deployment = { unknownKey: true }
       },
-      'known here: schedule, secret, bucket',
+      'known here: stackName, schedule, secret, bucket',
     ],
     [
       'deployment.schedule.expresion',
@@ -187,13 +187,6 @@ describe('settings the schema cannot check alone', () => {
     const alarms = { failedRunsToAlarm: 2, evaluationRuns: 8, staleAfterPeriods: 2, emails: [] }
     expect(() => synthesize(sampleWith(deploymentWith({ alarms })))).toThrow(
       /deployment\.alarms\.evaluationRuns: evaluationRuns × schedule\.periodHours is 192 hours, more than the 168 hours CloudWatch alarms can look back/,
-    )
-  })
-
-  it('fail synth when the runtime configuration would not fit in the function environment', () => {
-    const tables = Array.from({ length: 40 }, (_, i) => ({ id: `${2000 + i}`, name: `table_number_${i}` }))
-    expect(() => synthesize({ ...sampleConfigInput(), tables })).toThrow(
-      /tables: the runtime configuration is \d+ bytes/,
     )
   })
 })
