@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
+import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
@@ -152,6 +152,37 @@ export const ExportTuningSchema = z.strictObject({
     .default(60)
     .describe('In Lambda: no table starts when less than this remains before the timeout'),
 })
+
+const MiB = 1024 * 1024
+
+/** How large one table's rows may be: what bounds the parser's memory, whatever the service sends. */
+export const LimitsConfigSchema = z
+  .strictObject({
+    maxColumns: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(2000)
+      .describe(
+        'Fields in any record, header included; a wider table fails (Glue and Athena slow down well before their own limits)',
+      ),
+    maxRecordBytes: z
+      .int()
+      .min(1024)
+      .max(512 * MiB)
+      .default(64 * MiB)
+      .describe('Bytes in one record (one row of the CSV, line breaks inside quotes included)'),
+    maxFieldBytes: z
+      .int()
+      .min(1024)
+      .max(256 * MiB)
+      .default(16 * MiB)
+      .describe('Bytes in one field; also catches a quote that is never closed'),
+  })
+  .refine((limits) => limits.maxFieldBytes <= limits.maxRecordBytes, {
+    path: ['maxFieldBytes'],
+    message: 'must not be more than maxRecordBytes',
+  })
 
 /** Where data lands, for the Lambda (S3) and the local runner (folder). */
 export const WarehouseConfigSchema = z.strictObject({
@@ -368,6 +399,7 @@ const ExportConfigObject = z
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
     export: ExportTuningSchema.prefault({}),
+    limits: LimitsConfigSchema.prefault({}),
     warehouse: WarehouseConfigSchema.prefault({}),
     deployment: DeploymentConfigSchema.prefault({}),
   })
@@ -388,6 +420,15 @@ const ExportConfigObject = z
           code: 'custom',
           path: ['tables', index, 'name'],
           message: `"${name}" duplicates tables[${seenNames.get(name)}]`,
+        })
+      }
+      const viewSuffix = VIEW_SUFFIXES.find((suffix) => name.endsWith(suffix))
+      if (viewSuffix !== undefined) {
+        // `x_latest` would be the name of table x's view in Glue and Athena.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, table.name === undefined ? 'id' : 'name'],
+          message: `"${name}" ends in "${viewSuffix}", which is kept for the views of a table; choose another name`,
         })
       }
       seenIds.set(table.id, index)
@@ -419,6 +460,7 @@ export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: str
 export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
 export type WarehouseConfig = ExportConfig['warehouse']
+export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
 export type DeploymentConfig = ExportConfig['deployment']
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 

@@ -18,11 +18,14 @@ export const ErrorCode = {
   TIMEOUT: 'TIMEOUT',
   TLS_ERROR: 'TLS_ERROR',
   BODY_TRUNCATED: 'BODY_TRUNCATED',
+  BODY_UNFRAMED: 'BODY_UNFRAMED',
+  BODY_TOO_LARGE: 'BODY_TOO_LARGE',
   NOT_CSV: 'NOT_CSV',
   EMPTY_BODY: 'EMPTY_BODY',
   INVALID_ENCODING: 'INVALID_ENCODING',
   CSV_MALFORMED: 'CSV_MALFORMED',
   ROW_FIELD_COUNT: 'ROW_FIELD_COUNT',
+  LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   VALUE_OUT_OF_RANGE: 'VALUE_OUT_OF_RANGE',
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
@@ -250,19 +253,26 @@ export class TlsError extends ExportError {
   }
 }
 
-/** The response is not the file we asked for: cut short, or HTML/JSON where CSV was expected. */
+const PROTOCOL_HINTS = {
+  BODY_TRUNCATED: 'the download ended early; the previous data is kept and the next run retries',
+  NOT_CSV:
+    'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+  BODY_UNFRAMED:
+    'a cut-off body could not be told from a complete one, so none of it was used and the previous data is kept; make the service or the proxy in front of it send Content-Length or chunked encoding',
+  BODY_TOO_LARGE:
+    'the answer is far larger than such an answer can be; check the base URL and any proxy in front of it',
+} as const
+
+/** The response is not the file we asked for: cut short, unframed, oversized, or HTML/JSON where CSV was expected. */
 export class ProtocolError extends ExportError {
   constructor(
-    code: 'BODY_TRUNCATED' | 'NOT_CSV',
+    code: keyof typeof PROTOCOL_HINTS,
     details: { tableId?: string | undefined; status?: number; reason: string },
   ) {
     super(ErrorCode[code], FailureClass.PROTOCOL, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: code === 'BODY_TRUNCATED',
-      hint:
-        code === 'BODY_TRUNCATED'
-          ? 'the download ended early; the previous data is kept and the next run retries'
-          : 'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+      hint: PROTOCOL_HINTS[code],
     })
   }
 }
@@ -276,6 +286,7 @@ export class DataError extends ExportError {
       | 'INVALID_ENCODING'
       | 'CSV_MALFORMED'
       | 'ROW_FIELD_COUNT'
+      | 'LIMIT_EXCEEDED'
       | 'VALUE_OUT_OF_RANGE'
       | 'RAW_ARCHIVE_MISSING'
       | 'RAW_ARCHIVE_CORRUPT',

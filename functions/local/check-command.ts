@@ -7,7 +7,7 @@ import { decodeToUtf8 } from '../export/csv/decode.ts'
 import { openCsv } from '../export/csv/parse.ts'
 import { toExportError } from '../export/errors.ts'
 import { InventoryClient } from '../export/inventory/client.ts'
-import { LINEAGE_COLUMN_NAMES } from '../export/lineage.ts'
+import { RESERVED_COLUMN_NAMES } from '../export/lineage.ts'
 import { nameColumns } from '../export/normalize/columns.ts'
 import { ColumnTypeInferrer } from '../export/normalize/types.ts'
 import { parseExportArgs } from './args.ts'
@@ -41,7 +41,7 @@ export const previewTable = async (client: InventoryClient, table: TableConfig):
       delimiter: table.delimiter,
       shortRows: table.shortRows,
     })
-    const named = nameColumns(csv.header, LINEAGE_COLUMN_NAMES)
+    const named = nameColumns(csv.header, RESERVED_COLUMN_NAMES)
     const inferrer = new ColumnTypeInferrer({
       tableId: table.id,
       columnNames: named.map((c) => c.name),

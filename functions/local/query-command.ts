@@ -3,7 +3,7 @@
  * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { athenaTableDefinition, createLatestViewDdl, createTableDdl } from '../export/catalog/athena.ts'
+import { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from '../export/catalog/athena.ts'
 import { readTableSchema } from '../export/catalog/registry.ts'
 import { ExportError, QueryError, UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
@@ -88,8 +88,7 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
       `-- ${table}: saved table ${schema.sourceTableId}`,
       createTableDdl(definition),
       '',
-      createLatestViewDdl(definition),
-      '',
+      ...tableViews(definition).flatMap((view) => [createViewDdl(definition, view), '']),
     )
   }
   output.out(statements.join('\n').trimEnd())

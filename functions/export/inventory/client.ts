@@ -99,7 +99,14 @@ export class InventoryClient {
     })
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
-    if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
+    try {
+      checkFraming(response, contentLength, { tableId, what })
+      if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
+    } catch (error) {
+      // Refused before anyone reads it: the socket is freed now, not when the idle timer fires.
+      response.body.destroy()
+      throw error
+    }
     const body =
       format === TableFormat.CSV
         ? checkedCsvBody(response.body, { tableId, status: response.status, contentLength }, progress)
@@ -179,6 +186,23 @@ export class InventoryClient {
   }
 }
 
+/**
+ * Only a framed body is trusted: with neither Content-Length nor chunked encoding, the body ends when the socket
+ * closes, and a connection cut mid-body would pass for a complete (shorter) table.
+ */
+const checkFraming = (
+  response: HttpResponse,
+  contentLength: number | undefined,
+  context: { tableId: string; what: string },
+): void => {
+  if (contentLength !== undefined || /\bchunked\b/i.test(response.headers['transfer-encoding'] ?? '')) return
+  throw new ProtocolError('BODY_UNFRAMED', {
+    tableId: context.tableId,
+    status: response.status,
+    reason: `${context.what} answered HTTP ${response.status} with neither Content-Length nor chunked encoding, so the end of the body could not be checked`,
+  })
+}
+
 const parseContentLength = (headers: IncomingHttpHeaders): number | undefined => {
   const value = headers['content-length']
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined
@@ -229,12 +253,29 @@ const statusError = (
   return new HttpClientError(details)
 }
 
+/** A user record is a few hundred bytes; far more means something else answered, and it is not read. */
+export const MAX_SMALL_BODY_BYTES = 1024 * 1024
+
 /** Reads a small JSON answer whole; a cut-off or stalled body becomes a coded (retryable) error. */
 const readSmallBody = async (response: HttpResponse, what: string): Promise<Buffer> => {
   const chunks: Buffer[] = []
+  let size = 0
+  const tooLarge = () => {
+    response.body.destroy()
+    return new ProtocolError('BODY_TOO_LARGE', {
+      status: response.status,
+      reason: `${what} answered more than ${MAX_SMALL_BODY_BYTES} bytes; a user record is a few hundred`,
+    })
+  }
+  if (Number(response.headers['content-length']) > MAX_SMALL_BODY_BYTES) throw tooLarge()
   try {
-    for await (const chunk of response.body) chunks.push(chunk as Buffer)
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length
+      if (size > MAX_SMALL_BODY_BYTES) throw tooLarge()
+      chunks.push(chunk as Buffer)
+    }
   } catch (error) {
+    if (error instanceof ProtocolError) throw error
     const transport = toTransportError(error)
     if (transport.kind === 'aborted') {
       throw new ProtocolError('BODY_TRUNCATED', {
