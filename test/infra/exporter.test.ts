@@ -26,6 +26,7 @@ describe('the exporter built from the sample configuration', () => {
   it('names in its outputs what the deploy guide refers to', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'AlarmTopicArn',
+      'AnalystPolicyArn',
       'AthenaWorkgroupName',
       'ExportFunctionName',
       'FailureQueueUrl',
