@@ -1,16 +1,18 @@
 /** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib'
+import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
 import type { ExportConfig } from '../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
+import { analystPolicy } from './constructs/analyst-policy.ts'
 import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
-import { Warehouse } from './constructs/warehouse.ts'
+import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
-export const DEFAULT_STACK_NAME = 'InventoryExport'
+export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
 
 export interface ExportStackProps extends StackProps {
   /** The parsed, validated configuration (parseExportConfig). */
@@ -26,6 +28,8 @@ export class ExportStack extends Stack {
   readonly exporter: Exporter
   readonly alarms: ExportAlarms
   readonly dashboard: ExportDashboard
+  /** Attach to analysts' roles: query the workgroup, read the catalog and data, write results. */
+  readonly analystPolicy: ManagedPolicy
 
   constructor(scope: Construct, id: string, props: ExportStackProps) {
     super(scope, id, {
@@ -72,6 +76,14 @@ export class ExportStack extends Stack {
       dashboardName: this.stackName,
     })
 
+    this.analystPolicy = analystPolicy(this, 'AnalystPolicy', this.warehouse.bucket, {
+      prefix: config.warehouse.prefix,
+      resultsPrefix: ATHENA_RESULTS_PREFIX,
+      workgroupName: this.warehouse.workgroupName,
+      glueDatabase: this.warehouse.databaseName,
+      bucketKeyArn: deployment.bucket.kmsKeyArn,
+    })
+
     // What the deploy guide refers to: where to put the token, what to invoke, where to look.
     const outputs: Record<string, string> = {
       TokenSecretArn: this.exporter.secret.secretArn,
@@ -81,6 +93,7 @@ export class ExportStack extends Stack {
       AthenaWorkgroupName: this.warehouse.workgroupName,
       AlarmTopicArn: this.alarms.topic.topicArn,
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
+      AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
   }

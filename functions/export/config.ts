@@ -8,6 +8,7 @@ import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
 import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
+import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
   try {
@@ -204,8 +205,10 @@ export const WarehouseConfigSchema = z.strictObject({
   glueDatabase: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,254}$/)
-    .default('inventory')
-    .describe('Glue database holding one table (and one `_latest` view) per saved table'),
+    .optional()
+    .describe(
+      'Glue database holding one table (and one `_latest` view) per saved table; default `inventory` for the default stack name, else the stack name in snake_case (`InventoryExport-Prod` -> `inventory_export_prod`)',
+    ),
 })
 
 const ScheduleSchema = z.strictObject({
@@ -246,6 +249,13 @@ const KmsKeyArnSchema = z
 /** AWS-only settings read by the CDK app. */
 export const DeploymentConfigSchema = z
   .strictObject({
+    stackName: z
+      .string()
+      .regex(STACK_NAME_PATTERN, 'must be a CloudFormation stack name (a letter, then letters, digits and "-")')
+      .default(DEFAULT_STACK_NAME)
+      .describe(
+        'CloudFormation stack name; the Glue database, workgroup, token secret and alarm names derive from it, so one file per environment deploys side by side',
+      ),
     schedule: ScheduleSchema.prefault({}),
     secret: z
       .strictObject({
@@ -257,6 +267,12 @@ export const DeploymentConfigSchema = z
         kmsKeyArn: KmsKeyArnSchema.optional().describe(
           'Customer managed KMS key that encrypts that secret; the function gets kms:Decrypt on it',
         ),
+        retainOnDelete: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Keep the secret the stack creates when the stack is deleted, so the token survives a redeploy (point `nameOrArn` at it, or delete it by hand)',
+          ),
       })
       .prefault({})
       .refine((secret) => secret.kmsKeyArn === undefined || secret.nameOrArn !== undefined, {
@@ -284,8 +300,10 @@ export const DeploymentConfigSchema = z
         workgroup: z
           .string()
           .regex(/^[a-zA-Z0-9._-]{1,128}$/)
-          .default('inventory')
-          .describe('Athena workgroup created for analysts'),
+          .optional()
+          .describe(
+            'Athena workgroup created for analysts; default `inventory` for the default stack name, else the stack name',
+          ),
         bytesScannedCutoffPerQuery: z
           .int()
           .min(10 * 1024 * 1024)
@@ -365,6 +383,12 @@ export const DeploymentConfigSchema = z
           .max(10_240)
           .default(2048)
           .describe('/tmp size; the spool (about the CSV) of the largest table must fit'),
+        sourceMaps: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Ship a source map with the function and enable it, for stack traces with source lines (adds about 5 MB to the bundle and slows cold starts)',
+          ),
       })
       .prefault({}),
   })
@@ -391,7 +415,7 @@ export const DeploymentConfigSchema = z
     }
   })
 
-export const ExportConfigSchema = z
+const ExportConfigObject = z
   .strictObject({
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
@@ -433,6 +457,21 @@ export const ExportConfigSchema = z
     })
   })
 
+/** Fills the names left to the stack name, so every consumer (stack, Lambda, CLI) sees the same ones. */
+const withDerivedNames = <C extends z.output<typeof ExportConfigObject>>(config: C) => {
+  const names = stackResourceNames(config.deployment.stackName)
+  return {
+    ...config,
+    warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
+    deployment: {
+      ...config.deployment,
+      athena: { ...config.deployment.athena, workgroup: config.deployment.athena.workgroup ?? names.athenaWorkgroup },
+    },
+  }
+}
+
+export const ExportConfigSchema = ExportConfigObject.transform(withDerivedNames)
+
 export type ExportConfigInput = z.input<typeof ExportConfigSchema>
 type ParsedExportConfig = z.output<typeof ExportConfigSchema>
 type ParsedTableConfig = z.output<typeof TableConfigSchema>
@@ -441,9 +480,9 @@ type ParsedTableConfig = z.output<typeof TableConfigSchema>
 export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: string }>
 export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
-export type WarehouseConfig = Readonly<z.output<typeof WarehouseConfigSchema>>
+export type WarehouseConfig = ExportConfig['warehouse']
 export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
-export type DeploymentConfig = Readonly<z.output<typeof DeploymentConfigSchema>>
+export type DeploymentConfig = ExportConfig['deployment']
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`

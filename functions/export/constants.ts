@@ -101,8 +101,12 @@ export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLA
 
 /** Environment variables the stack sets on the function; read only in functions/export/environment.ts. */
 export const LambdaEnvironment = {
-  /** JSON of the runtime sections of the configuration: source, tables, export, warehouse. */
+  /** JSON of the runtime sections of the configuration: source, tables, export, warehouse (tests, small setups). */
   EXPORT_CONFIG: 'EXPORT_CONFIG',
+  /** The same JSON as a file in the bundle, relative to LAMBDA_TASK_ROOT: no 4 KB environment limit. */
+  EXPORT_CONFIG_FILE: 'EXPORT_CONFIG_FILE',
+  /** Set by Lambda: where the bundle is unpacked. */
+  TASK_ROOT: 'LAMBDA_TASK_ROOT',
   WAREHOUSE_BUCKET: 'WAREHOUSE_BUCKET',
   TOKEN_SECRET_ARN: 'TOKEN_SECRET_ARN',
   /** Read by Powertools; also the `service` dimension of every metric. */

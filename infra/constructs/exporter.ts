@@ -1,7 +1,7 @@
 /** The exporter: the bundled function, its token secret, its schedule, failure queues and least-privilege role. */
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Duration, Size, Stack, TimeZone } from 'aws-cdk-lib'
+import { Duration, RemovalPolicy, Size, Stack, TimeZone } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda'
@@ -16,6 +16,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
+import { stackResourceNames } from '../../functions/export/stack-names.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
@@ -60,6 +61,8 @@ export class Exporter extends Construct {
   /** Asynchronous invocations that failed (Lambda on-failure destination). */
   readonly failureQueue: Queue
   readonly serviceName: string
+  /** What the function reads at run time, shipped in the bundle as export-config.json. */
+  readonly runtimeConfig: ReturnType<typeof settings.runtimeConfig>
 
   constructor(scope: Construct, id: string, props: ExporterProps) {
     super(scope, id)
@@ -71,10 +74,14 @@ export class Exporter extends Construct {
       caPath === undefined ? undefined : `${settings.LAMBDA_TASK_ROOT}/${settings.BUNDLED_CA_CERTIFICATES}`
     const scheduleMaxEventAge = props.scheduleMaxEventAge ?? Duration.hours(1)
     const scheduleRetryAttempts = props.scheduleRetryAttempts ?? 3
-    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts, bundledCa })
+    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts })
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME
+    this.runtimeConfig = settings.runtimeConfig(config, bundledCa)
 
-    this.secret = this.tokenSecret(config.deployment.secret.nameOrArn)
+    this.secret = this.tokenSecret(
+      config.deployment.secret,
+      stackResourceNames(config.deployment.stackName).tokenSecret,
+    )
     this.secretCreated = settings.secretReference(config.deployment.secret.nameOrArn).kind === 'create'
     this.failureQueue = this.queue(
       'FailureQueue',
@@ -113,8 +120,13 @@ export class Exporter extends Construct {
         secretArn: this.secret.secretArn,
         serviceName: this.serviceName,
         bundledCaCertificates: bundledCa,
+        sourceMaps: lambda.sourceMaps,
       }),
-      bundling: settings.bundlingOptions(caPath),
+      bundling: settings.bundlingOptions({
+        runtimeConfigJson: JSON.stringify(this.runtimeConfig),
+        caCertificatesPath: caPath,
+        sourceMaps: lambda.sourceMaps,
+      }),
       ...network,
     })
 
@@ -144,8 +156,8 @@ export class Exporter extends Construct {
     )
   }
 
-  private tokenSecret(nameOrArn: string | undefined): ISecret {
-    const reference = settings.secretReference(nameOrArn)
+  private tokenSecret(secret: ExportConfig['deployment']['secret'], createdName: string): ISecret {
+    const reference = settings.secretReference(secret.nameOrArn)
     switch (reference.kind) {
       case 'name':
         return Secret.fromSecretNameV2(this, 'TokenSecret', reference.name)
@@ -154,12 +166,15 @@ export class Exporter extends Construct {
       case 'partialArn':
         return Secret.fromSecretPartialArn(this, 'TokenSecret', reference.arn)
       case 'create':
-        return this.emptySecret()
+        return this.emptySecret(createdName, secret.retainOnDelete)
     }
   }
 
-  private emptySecret(): Secret {
+  private emptySecret(secretName: string, retainOnDelete: boolean): Secret {
     const secret = new Secret(this, 'TokenSecret', {
+      secretName,
+      // The token is issued by hand by the service's administrator: deleting the stack should not destroy it.
+      removalPolicy: retainOnDelete ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       description:
         'API token of the inventory service for the exporter. Fill it after deploy: the plain token, or JSON {"token": "...", "baseUrl": "..."} ' +
         '(aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string <token>).',

@@ -161,6 +161,8 @@ export class Warehouse extends Construct {
       name: props.workgroupName,
       description: 'Analysts querying the inventory export: enforced result location, encryption and scan limit.',
       state: 'ENABLED',
+      // Without it, deleting the stack fails once the workgroup holds named queries or query history.
+      recursiveDeleteOption: true,
       workGroupConfiguration: {
         enforceWorkGroupConfiguration: true,
         publishCloudWatchMetricsEnabled: true,

@@ -74,13 +74,15 @@ let emulator: RunningEmulator
 let s3: RunningS3
 let alarms: AlarmDefinition[]
 let functionEnv: Record<string, string>
+let runtimeConfig: object
 let functionLogicalId: string
 /** Per period: the data points CloudWatch would hold, and what each run did. */
 const periods: MetricDatum[][] = []
 const threw: (boolean | undefined)[] = []
 
 beforeAll(async () => {
-  const { template } = synthesize(sampleConfigInput())
+  const { template, stack } = synthesize(sampleConfigInput())
+  runtimeConfig = stack.exporter.runtimeConfig
   const json = template.toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }
   alarms = alarmDefinitions(json)
   const [id, fn] = Object.entries(json.Resources).find(
@@ -98,9 +100,9 @@ afterAll(async () => {
   await s3?.close()
 })
 
-/** The synthesized EXPORT_CONFIG with fast retries; the base URL comes from the (JSON) secret. */
+/** The synthesized runtime configuration with fast retries; the base URL comes from the (JSON) secret. */
 const exportConfig = (): string => {
-  const config = JSON.parse(functionEnv.EXPORT_CONFIG!)
+  const config = structuredClone(runtimeConfig) as { export: { retry: Record<string, unknown> } }
   config.export.retry = { ...config.export.retry, baseDelayMs: 1, maxDelayMs: 5 }
   return JSON.stringify(config)
 }

@@ -222,7 +222,8 @@ describe('the synthesized Lambda bundle', () => {
       { name: 'users', status: 'succeeded', rows: ROWS.users },
     ])
 
-    const prefix = JSON.parse(environment.EXPORT_CONFIG!).warehouse.prefix as string
+    const shipped = JSON.parse(await readFile(path.join(assetDir, environment.EXPORT_CONFIG_FILE!), 'utf8'))
+    const prefix = shipped.warehouse.prefix as string
     for (const [name, rows] of [
       ['devices', ROWS.devices],
       ['installed_software', ROWS.software],
@@ -243,7 +244,7 @@ describe('the synthesized Lambda bundle', () => {
 
     const secretReads = aws.requests.filter((r) => r.target.startsWith('secretsmanager.'))
     expect(secretReads).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET_ARN } }])
-    const { glueDatabase } = JSON.parse(environment.EXPORT_CONFIG!).warehouse as { glueDatabase: string }
+    const { glueDatabase } = shipped.warehouse as { glueDatabase: string }
     expect([...aws.glueTables.keys()].sort()).toEqual(
       ['devices', 'devices_latest', 'installed_software', 'installed_software_latest', 'users', 'users_latest']
         .map((name) => `${glueDatabase}.${name}`)
