@@ -32,20 +32,61 @@ interface Figures {
   readonly outputBytes?: number
 }
 
-const { values } = parseArgs({
-  options: {
-    'size-mb': { type: 'string', default: '500' },
-    runs: { type: 'string', default: '3' },
-    dir: { type: 'string', default: path.join(ROOT, '.bench') },
-    dataset: { type: 'string', default: 'devices' },
-    'skip-duckdb': { type: 'boolean', default: false },
-    'skip-one-core': { type: 'boolean', default: false },
-  },
-})
-if (!(values.dataset! in DATASETS)) throw new Error(`--dataset is one of ${Object.keys(DATASETS).join(', ')}`)
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core]
+
+Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
+
+Flags:
+  --size-mb N     size of the generated CSV in MB (default 500)
+  --runs N        runs per measurement; medians are reported (default 3)
+  --dir DIR       working folder for the CSV and the outputs (default .bench)
+  --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
+  --skip-duckdb   leave out the DuckDB measurements
+  --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  -h, --help      this text
+`
+
+/** Bad flags end the bench with one coded line and exit 2, like every other command. */
+const usageError = (message: string): never => {
+  process.stderr.write(`error [USAGE_INVALID]: ${message}\nnext step: run with --help for the list of flags\n`)
+  process.exit(2)
+}
+
+const parseBenchArgs = () => {
+  try {
+    return parseArgs({
+      options: {
+        'size-mb': { type: 'string', default: '500' },
+        runs: { type: 'string', default: '3' },
+        dir: { type: 'string', default: path.join(ROOT, '.bench') },
+        dataset: { type: 'string', default: 'devices' },
+        'skip-duckdb': { type: 'boolean', default: false },
+        'skip-one-core': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values
+  } catch (error) {
+    return usageError((error as Error).message)
+  }
+}
+
+const positive = (flag: string, value: string | undefined): number => {
+  const number = Number(value)
+  return Number.isFinite(number) && number > 0
+    ? number
+    : usageError(`--${flag} must be a positive number, got "${value}"`)
+}
+
+const values = parseBenchArgs()
+if (values.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+if (!(values.dataset in DATASETS))
+  usageError(`--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`)
 const dataset = values.dataset as Dataset
-const sizeMb = Number(values['size-mb'])
-const runs = Number(values.runs)
+const sizeMb = positive('size-mb', values['size-mb'])
+const runs = Math.round(positive('runs', values.runs))
 const workDir = path.resolve(values.dir!)
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -240,4 +281,8 @@ const main = async () => {
 }
 
 await mkdir(workDir, { recursive: true })
-await main()
+await main().catch((error: unknown) => {
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+  process.stderr.write(`error [BENCH_FAILED]: ${message}\n`)
+  process.exitCode = 1
+})

@@ -1,5 +1,5 @@
 /** Lineage columns: appended after the data columns of every table, so every row says where it came from. */
-import { ColumnType, LineageColumn } from './constants.ts'
+import { ColumnType, LineageColumn, PARTITION_KEY } from './constants.ts'
 import { type ChunkValues, constantValues, sequenceValues } from './parquet/chunk-values.ts'
 import type { ColumnRecord } from './run-record.ts'
 
@@ -17,6 +17,9 @@ export const LINEAGE_COLUMNS: readonly ColumnRecord[] = [
 ]
 
 export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) => c.name)
+
+/** Names no data column may take: the lineage columns and the partition column (`DT` becomes `dt_2`). */
+export const RESERVED_COLUMN_NAMES: readonly string[] = [...LINEAGE_COLUMN_NAMES, PARTITION_KEY]
 
 /**
  * The lineage of the rows `firstRow` to `firstRow + rowCount - 1`, as builders of each lineage column's values in
