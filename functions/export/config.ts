@@ -4,7 +4,7 @@
  * ConfigError whose message names each offending field.
  */
 import { z } from 'zod'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
+import { COLUMN_TYPES, DELIMITERS, TABLE_FORMATS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
 import { ConfigError } from './errors.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
@@ -42,6 +42,12 @@ export const TableConfigSchema = z.object({
     )
     .optional()
     .describe('Table name in the warehouse, Glue and Athena; default `table_<id>`'),
+  format: z
+    .enum(TABLE_FORMATS)
+    .default('csv')
+    .describe(
+      'Which export to read: `csv`, or `xlsx` (the workbook: typed cells, its first worksheet is the table); both land the same',
+    ),
   encoding: z
     .string()
     .refine(isSupportedEncoding, 'is not an encoding this runtime can decode (try "utf-8" or "windows-1252")')
@@ -78,7 +84,7 @@ export const TableConfigSchema = z.object({
   archiveRaw: z
     .boolean()
     .default(false)
-    .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+    .describe('Keep the CSV (or workbook) exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
 })
 
 /** The inventory service to read from. */

@@ -204,8 +204,10 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         attempts: context.client ? retries.attempts(table.id) : result.attempts,
         bytesReceived: result.bytesReceived,
         sha256: result.sha256,
+        format: result.format,
         encoding: result.encoding,
-        delimiter: result.delimiter,
+        ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
+        ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
         rows: result.rows,
         columns: result.columns,
         objects: result.objects,
@@ -254,6 +256,7 @@ const failedOutcome = (
   tableId: table.id,
   name: table.name,
   status: 'failed',
+  format: table.format,
   ...(probe.httpStatus === undefined && error.status === undefined
     ? {}
     : { httpStatus: error.status ?? probe.httpStatus }),
