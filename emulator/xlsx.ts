@@ -101,8 +101,12 @@ export const typedCell = (text: string | null): TypedCell => {
   if (!Number.isNaN(instant.ms)) {
     return { value: new Date(instant.ms), numFmt: instant.fraction ? 'yyyy-mm-dd hh:mm:ss.000' : 'yyyy-mm-dd hh:mm:ss' }
   }
-  return { value: text }
+  return { value: escapeText(text) }
 }
+
+/** As Excel writes text: a carriage return (which XML would turn into a line feed) as `_x000D_`, `_` of a literal `_xHHHH_` as `_x005F_`. */
+const escapeText = (text: string): string =>
+  text.replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1').replaceAll('\r', '_x000D_')
 
 /** The workbook as chunks: the header row, then every row with typed cells (null as an empty cell). */
 export async function* xlsxChunks(title: string, records: Iterable<Row>): AsyncGenerator<Uint8Array> {

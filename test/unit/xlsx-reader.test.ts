@@ -11,6 +11,7 @@ import type { RecordBatch } from '../../functions/export/normalize/record-batch.
 import { numberText, serialText } from '../../functions/export/xlsx/cells.ts'
 import { builtInFormat, customFormat, NumberKind } from '../../functions/export/xlsx/number-format.ts'
 import { openWorkbookTable } from '../../functions/export/xlsx/reader.ts'
+import { unescapeText } from '../../functions/export/xlsx/shared-strings.ts'
 import { columnOfReference } from '../../functions/export/xlsx/sheet.ts'
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/xlsx')
@@ -171,5 +172,15 @@ describe('cell values as the CSV writes them', () => {
     ['17', -1],
   ])('reference %s is column %i', (reference, column) => {
     expect(columnOfReference(reference)).toBe(column)
+  })
+})
+
+describe('escaped characters in text', () => {
+  it.each([
+    ['line one_x000D_\nline two', 'line one\r\nline two'],
+    ['_x005F_x000D_ stays literal', '_x000D_ stays literal'],
+    ['no escapes', 'no escapes'],
+  ])('%j reads as %j', (stored, text) => {
+    expect(unescapeText(stored)).toBe(text)
   })
 })

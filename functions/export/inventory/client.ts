@@ -103,10 +103,8 @@ export class InventoryClient {
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
     if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
-    const body =
-      format === TableFormat.CSV
-        ? checkedCsvBody(response.body, { tableId, status: response.status, contentLength }, progress)
-        : countedBody(response.body, progress)
+    const sniffPage = format === TableFormat.CSV
+    const body = checkedCsvBody(response.body, { tableId, status: response.status, contentLength, sniffPage }, progress)
     return {
       tableId,
       status: response.status,
@@ -180,13 +178,6 @@ export class InventoryClient {
 const parseContentLength = (headers: IncomingHttpHeaders): number | undefined => {
   const value = headers['content-length']
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined
-}
-
-async function* countedBody(body: AsyncIterable<Buffer>, progress: BodyProgress): AsyncGenerator<Buffer> {
-  for await (const chunk of body) {
-    progress.bytes += chunk.length
-    yield chunk
-  }
 }
 
 /** A 408 asks the client to send the request again; like 429 and 5xx it may heal, so it is retried. */

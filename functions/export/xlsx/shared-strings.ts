@@ -13,13 +13,21 @@ export const MAX_SHARED_STRING_BYTES = 64 * 1024 * 1024
 export const MAX_SHARED_STRINGS = 2_000_000
 
 const NON_ASCII = /[^\x00-\x7f]/
+/** SpreadsheetML's escape for characters XML cannot carry (a carriage return is `_x000D_`); `_x005F_` is `_`. */
+const ESCAPED_CHARACTER = /_x([0-9A-Fa-f]{4})_/g
+
+/** A string item's text with `_xHHHH_` escapes undone, as Excel shows it. */
+export const unescapeText = (text: string): string =>
+  text.includes('_x')
+    ? text.replace(ESCAPED_CHARACTER, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    : text
 
 /** Text as its UTF-8 bytes, one character per byte: the form record batches copy. */
 export const byteString = (text: string): string =>
   NON_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text
 
 /** A copy of its own: the parser's strings may be slices that keep a whole chunk of XML alive. */
-const ownByteString = (text: string): string => Buffer.from(text, 'utf8').toString('latin1')
+const ownByteString = (text: string): string => Buffer.from(unescapeText(text), 'utf8').toString('latin1')
 
 /**
  * Collects the text of a string item (`<si>` or a cell's `<is>`): plain `<t>` or rich-text runs joined, leaving out

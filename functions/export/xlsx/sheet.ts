@@ -9,7 +9,7 @@ import { DataError, WorkbookError } from '../errors.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { numberText, serialText } from './cells.ts'
 import { GENERAL_FORMAT, NumberKind } from './number-format.ts'
-import { byteString, StringItemText } from './shared-strings.ts'
+import { byteString, StringItemText, unescapeText } from './shared-strings.ts'
 import type { WorkbookParts } from './workbook.ts'
 import { streamXmlEntry, type XmlTag } from './xml.ts'
 
@@ -76,9 +76,9 @@ export const openSheetRows = async (
         return text
       }
       case 'inlineStr':
-        return byteString(stringItem.take())
+        return byteString(unescapeText(stringItem.take()))
       case 'str':
-        return byteString(value)
+        return byteString(unescapeText(value))
       case 'b':
         return value === '' ? '' : value === '1' || value === 'true' ? 'true' : 'false'
       case 'e':
