@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
-import { benchInput } from './generate.ts'
+import { benchInput, benchWorkbook } from './generate.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -33,11 +33,15 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     dir: { type: 'string', default: path.join(ROOT, '.bench') },
     'skip-duckdb': { type: 'boolean', default: false },
+    format: { type: 'string', default: 'csv' },
   },
 })
 const sizeMb = Number(values['size-mb'])
 const runs = Number(values.runs)
 const workDir = path.resolve(values.dir!)
+/** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
+const withWorkbook = values.format === 'xlsx'
+if (!['csv', 'xlsx'].includes(values.format!)) throw new Error(`--format must be csv or xlsx, got ${values.format}`)
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
@@ -75,8 +79,9 @@ const folderBytes = async (folder: string): Promise<number> => {
   return total
 }
 
-const startStandIn = async (file: string) => {
-  const child = spawn(NODE, [path.join(ROOT, 'bench/serve.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] })
+const startStandIn = async (file: string, workbook?: string) => {
+  const args = [path.join(ROOT, 'bench/serve.ts'), file, ...(workbook ? [workbook] : [])]
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   const [line] = (await once(child.stdout, 'data')) as [Buffer]
   return { baseUrl: line.toString('utf8').trim(), stop: () => child.kill('SIGTERM') }
 }
@@ -87,13 +92,16 @@ const main = async () => {
   const mb = input.bytes / 1e6
   log(`input: ${input.file}, ${mb.toFixed(1)} MB, ${input.rows.toLocaleString('en-US')} rows, ${input.columns} columns`)
 
+  const workbook = withWorkbook ? await benchWorkbook(input) : undefined
+  if (workbook) log(`workbook: ${workbook.file}, ${(workbook.bytes / 1e6).toFixed(1)} MB`)
   const ceiling: { seconds: number; peak: number }[] = []
+  const exporterXlsx: { seconds: number; peak: number; output: number }[] = []
   const exporter: { seconds: number; peak: number; output: number }[] = []
   const duck1: { seconds: number; peak: number; output: number }[] = []
   const duckAll: { seconds: number; peak: number; output: number }[] = []
   const tokenFile = path.join(workDir, 'token')
   await writeFile(tokenFile, DEMO_TOKEN)
-  const standIn = await startStandIn(input.file)
+  const standIn = await startStandIn(input.file, workbook?.file)
   try {
     for (let run = 1; run <= runs; run++) {
       log(`run ${run}/${runs}: csv-parse ceiling`)
@@ -103,28 +111,33 @@ const main = async () => {
       )
       ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
 
-      log(`run ${run}/${runs}: export path (npm start against the stand-in)`)
-      const out = path.join(workDir, 'warehouse')
-      await rm(out, { recursive: true, force: true })
-      const exported = check(
-        await measureChild(NODE, [
-          ...RSS_PROBE,
-          path.join(ROOT, 'functions/local/cli.ts'),
-          'export',
-          '--base-url',
-          standIn.baseUrl,
-          '--table',
-          'bench=bench_devices',
-          '--token-file',
-          tokenFile,
-          '--out',
-          out,
-          '--date',
-          '2026-01-01',
-        ]),
-        'export',
-      )
-      exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+      for (const format of withWorkbook ? ['csv', 'xlsx'] : ['csv']) {
+        log(`run ${run}/${runs}: export path from the ${format} (npm start against the stand-in)`)
+        const out = path.join(workDir, 'warehouse')
+        await rm(out, { recursive: true, force: true })
+        const exported = check(
+          await measureChild(NODE, [
+            ...RSS_PROBE,
+            path.join(ROOT, 'functions/local/cli.ts'),
+            'export',
+            '--base-url',
+            standIn.baseUrl,
+            '--table',
+            'bench=bench_devices',
+            '--format',
+            format,
+            '--token-file',
+            tokenFile,
+            '--out',
+            out,
+            '--date',
+            '2026-01-01',
+          ]),
+          `export (${format})`,
+        )
+        const samples = format === 'xlsx' ? exporterXlsx : exporter
+        samples.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+      }
 
       if (!values['skip-duckdb']) {
         for (const [threads, samples] of [
@@ -156,11 +169,14 @@ const main = async () => {
 
   const a = figures(ceiling, input.bytes, input.rows)
   const b = figures(exporter, input.bytes, input.rows)
+  // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
+  const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
   const cAll = duckAll.length > 0 ? figures(duckAll, input.bytes, input.rows) : undefined
   const rows: [string, Figures | undefined][] = [
     ['a. csv-parse ceiling', a],
     ['b. export path', b],
+    ['b. export path, xlsx', bx],
     ['c. DuckDB, 1 thread', c1],
     [`c. DuckDB, ${os.availableParallelism()} threads`, cAll],
   ]
@@ -176,6 +192,7 @@ const main = async () => {
   }
   const ratios = {
     exportVsParse: b.mbPerSecond / a.mbPerSecond,
+    ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
   }
@@ -197,6 +214,7 @@ const main = async () => {
       runs,
       parse: a,
       export: b,
+      ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
