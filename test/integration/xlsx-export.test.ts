@@ -180,3 +180,24 @@ describe('archiveRaw and reprocess for a workbook', () => {
     expect(await landed(out, 'archived', '2026-02-07')).toEqual(before)
   })
 })
+
+describe('the --format flag', () => {
+  it('makes check read the workbooks and say so', async () => {
+    const result = await runCommandInProcess('check', ['--format', 'xlsx'])
+    expect(result.exitCode, result.stdout).toBe(0)
+    expect(result.stdout).toMatch(
+      /table 1001 -> devices: OK, 20 columns \(types judged from the first \d+ rows of its xlsx\)/,
+    )
+    expect(result.stdout).toMatch(/ram_gb\s+bigint/)
+    expect(result.stdout).toMatch(/purchase_date\s+date/)
+  })
+
+  it.each([
+    [['--format', 'ods', '--table', '1001'], /--format must be one of csv, xlsx, got "ods"/],
+    [['--format', 'xlsx', '--config', 'config.json'], /--format applies to --table flags/],
+  ])('refuses %j', async (argv, message) => {
+    const result = await runExportInProcess(argv)
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toMatch(message)
+  })
+})
