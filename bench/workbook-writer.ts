@@ -119,8 +119,8 @@ export const writeWorkbook = async (file: string, sheet: string, rows: Iterable<
   const strings = new Map<string, number>()
   const formats = new Map<string, number>()
   const styleOf = (numFmt: string): number => {
-    let style = formats.get(numFmt)
-    if (style === undefined) formats.set(numFmt, (style = formats.size + 1))
+    const style = formats.get(numFmt) ?? formats.size + 1
+    formats.set(numFmt, style)
     return style
   }
   function* sheetXml(): Generator<string> {
@@ -135,8 +135,8 @@ export const writeWorkbook = async (file: string, sheet: string, rows: Iterable<
         const ref = `${columnName(c)}${r}`
         const style = numFmt === undefined ? '' : ` s="${styleOf(numFmt)}"`
         if (typeof value === 'string') {
-          let index = strings.get(value)
-          if (index === undefined) strings.set(value, (index = strings.size))
+          const index = strings.get(value) ?? strings.size
+          strings.set(value, index)
           pending += `<c r="${ref}" t="s"><v>${index}</v></c>`
         } else if (typeof value === 'boolean') pending += `<c r="${ref}" t="b"><v>${value ? 1 : 0}</v></c>`
         else if (value instanceof Date) {
