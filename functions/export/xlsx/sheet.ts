@@ -66,7 +66,7 @@ export const openSheetRows = async (
   const cellText = (): string => {
     switch (type) {
       case 's': {
-        const text = sharedStrings[Number(value)]
+        const text = sharedStrings.at(Number(value))
         if (text === undefined) {
           throw new WorkbookError('XLSX_MALFORMED', {
             tableId,

@@ -6,7 +6,7 @@
 import path from 'node:path/posix'
 import { WorkbookError } from '../errors.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT, type NumberFormat } from './number-format.ts'
-import { readSharedStrings } from './shared-strings.ts'
+import { readSharedStrings, SharedStrings } from './shared-strings.ts'
 import { parseXmlEntry } from './xml.ts'
 import type { ZipArchive } from './zip.ts'
 
@@ -22,7 +22,7 @@ export interface WorkbookParts {
   readonly date1904: boolean
   /** Number format of each cell style (`s` attribute of a cell). */
   readonly formats: readonly NumberFormat[]
-  readonly sharedStrings: readonly string[]
+  readonly sharedStrings: SharedStrings
 }
 
 interface Relationship {
@@ -61,7 +61,9 @@ export const readWorkbookParts = async (zip: ZipArchive, tableId: string): Promi
     date1904,
     formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId) : [],
     sharedStrings:
-      stringsPath && zip.names.has(stringsPath) ? await readSharedStrings(await zip.open(stringsPath), tableId) : [],
+      stringsPath && zip.names.has(stringsPath)
+        ? await readSharedStrings(await zip.open(stringsPath), tableId)
+        : new SharedStrings(),
   }
 }
 
