@@ -1,11 +1,13 @@
 /**
- * `npm run bench`: on the same bytes, measures (a) the csv-parse ceiling, (b) the full export path as
- * `npm start` runs it (stand-in over loopback HTTP -> local warehouse), (c) DuckDB's CSV -> zstd Parquet with one
- * thread and with all; prints MB/s, rows/s, peak RSS and output bytes for each, the ratios, the Lambda bundle's
- * size and cold import time, and ends with one JSON line of all figures. Medians over `--runs`.
+ * `npm run bench`: on the same bytes (`--dataset devices` or `sparse`), measures (a) the csv-parse ceiling, (b) the
+ * full export path as `npm start` runs it (stand-in over loopback HTTP -> local warehouse), on every core and
+ * pinned to one as a 1,769 MB Lambda has it, (c) DuckDB's CSV -> zstd Parquet with one thread and with all;
+ * prints MB/s, rows/s, peak RSS and output bytes for each, the ratios, the Lambda cost per GB of CSV, the Lambda
+ * bundle's size and cold import time, and ends with one JSON line of all figures. Medians over `--runs`.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,11 +15,14 @@ import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
-import { benchInput, benchWorkbook } from './generate.ts'
+import { lambdaCostPerGb } from './cost.ts'
+import { benchInput, benchWorkbook, DATASETS, type Dataset } from './generate.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
 const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
+/** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
+const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
 
 interface Figures {
   readonly seconds: number
@@ -27,21 +32,67 @@ interface Figures {
   readonly outputBytes?: number
 }
 
-const { values } = parseArgs({
-  options: {
-    'size-mb': { type: 'string', default: '500' },
-    runs: { type: 'string', default: '3' },
-    dir: { type: 'string', default: path.join(ROOT, '.bench') },
-    'skip-duckdb': { type: 'boolean', default: false },
-    format: { type: 'string', default: 'csv' },
-  },
-})
-const sizeMb = Number(values['size-mb'])
-const runs = Number(values.runs)
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx]
+
+Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
+
+Flags:
+  --size-mb N     size of the generated CSV in MB (default 500)
+  --runs N        runs per measurement; medians are reported (default 3)
+  --dir DIR       working folder for the CSV and the outputs (default .bench)
+  --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
+  --skip-duckdb   leave out the DuckDB measurements
+  --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
+  -h, --help      this text
+`
+
+/** Bad flags end the bench with one coded line and exit 2, like every other command. */
+const usageError = (message: string): never => {
+  process.stderr.write(`error [USAGE_INVALID]: ${message}\nnext step: run with --help for the list of flags\n`)
+  process.exit(2)
+}
+
+const parseBenchArgs = () => {
+  try {
+    return parseArgs({
+      options: {
+        'size-mb': { type: 'string', default: '500' },
+        runs: { type: 'string', default: '3' },
+        dir: { type: 'string', default: path.join(ROOT, '.bench') },
+        dataset: { type: 'string', default: 'devices' },
+        'skip-duckdb': { type: 'boolean', default: false },
+        'skip-one-core': { type: 'boolean', default: false },
+        format: { type: 'string', default: 'csv' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values
+  } catch (error) {
+    return usageError((error as Error).message)
+  }
+}
+
+const positive = (flag: string, value: string | undefined): number => {
+  const number = Number(value)
+  return Number.isFinite(number) && number > 0
+    ? number
+    : usageError(`--${flag} must be a positive number, got "${value}"`)
+}
+
+const values = parseBenchArgs()
+if (values.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+if (!(values.dataset in DATASETS))
+  usageError(`--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`)
+const dataset = values.dataset as Dataset
+const sizeMb = positive('size-mb', values['size-mb'])
+const runs = Math.round(positive('runs', values.runs))
 const workDir = path.resolve(values.dir!)
+if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xlsx, got "${values.format}"`)
 /** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
 const withWorkbook = values.format === 'xlsx'
-if (!['csv', 'xlsx'].includes(values.format!)) throw new Error(`--format must be csv or xlsx, got ${values.format}`)
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
@@ -88,15 +139,16 @@ const startStandIn = async (file: string, workbook?: string) => {
 
 const main = async () => {
   log(`generating (or reusing) a ${sizeMb} MB CSV in ${workDir} ...`)
-  const input = await benchInput(workDir, sizeMb)
+  const input = await benchInput(workDir, sizeMb, dataset)
   const mb = input.bytes / 1e6
   log(`input: ${input.file}, ${mb.toFixed(1)} MB, ${input.rows.toLocaleString('en-US')} rows, ${input.columns} columns`)
 
-  const workbook = withWorkbook ? await benchWorkbook(input) : undefined
+  const workbook = withWorkbook ? await benchWorkbook(input, dataset) : undefined
   if (workbook) log(`workbook: ${workbook.file}, ${(workbook.bytes / 1e6).toFixed(1)} MB`)
   const ceiling: { seconds: number; peak: number }[] = []
   const exporterXlsx: { seconds: number; peak: number; output: number }[] = []
   const exporter: { seconds: number; peak: number; output: number }[] = []
+  const oneCore: { seconds: number; peak: number; output: number }[] = []
   const duck1: { seconds: number; peak: number; output: number }[] = []
   const duckAll: { seconds: number; peak: number; output: number }[] = []
   const tokenFile = path.join(workDir, 'token')
@@ -111,32 +163,47 @@ const main = async () => {
       )
       ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
 
-      for (const format of withWorkbook ? ['csv', 'xlsx'] : ['csv']) {
-        log(`run ${run}/${runs}: export path from the ${format} (npm start against the stand-in)`)
-        const out = path.join(workDir, 'warehouse')
+      const exportArgs = (out: string, format = 'csv') => [
+        ...RSS_PROBE,
+        path.join(ROOT, 'functions/local/cli.ts'),
+        'export',
+        '--base-url',
+        standIn.baseUrl,
+        '--table',
+        'bench=bench_devices',
+        '--format',
+        format,
+        '--token-file',
+        tokenFile,
+        '--out',
+        out,
+        '--date',
+        '2026-01-01',
+      ]
+      log(`run ${run}/${runs}: export path (npm start against the stand-in)`)
+      const out = path.join(workDir, 'warehouse')
+      await rm(out, { recursive: true, force: true })
+      const exported = check(await measureChild(NODE, exportArgs(out)), 'export')
+      exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+
+      if (workbook) {
+        log(`run ${run}/${runs}: export path from the same rows as a workbook (--format xlsx)`)
         await rm(out, { recursive: true, force: true })
-        const exported = check(
-          await measureChild(NODE, [
-            ...RSS_PROBE,
-            path.join(ROOT, 'functions/local/cli.ts'),
-            'export',
-            '--base-url',
-            standIn.baseUrl,
-            '--table',
-            'bench=bench_devices',
-            '--format',
-            format,
-            '--token-file',
-            tokenFile,
-            '--out',
-            out,
-            '--date',
-            '2026-01-01',
-          ]),
-          `export (${format})`,
+        const fromWorkbook = check(await measureChild(NODE, exportArgs(out, 'xlsx')), 'export (xlsx)')
+        exporterXlsx.push({ seconds: fromWorkbook.seconds, peak: peakOf(fromWorkbook), output: await folderBytes(out) })
+      }
+
+      if (!values['skip-one-core'] && PIN_ONE_CORE) {
+        // One core and a 1,769 MB Lambda's memory: the parse stage then runs inline, as it does there.
+        log(`run ${run}/${runs}: export path on one core (as a 1,769 MB Lambda)`)
+        await rm(out, { recursive: true, force: true })
+        const pinned = check(
+          await measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)], {
+            AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
+          }),
+          'export on one core',
         )
-        const samples = format === 'xlsx' ? exporterXlsx : exporter
-        samples.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+        oneCore.push({ seconds: pinned.seconds, peak: peakOf(pinned), output: await folderBytes(out) })
       }
 
       if (!values['skip-duckdb']) {
@@ -169,6 +236,7 @@ const main = async () => {
 
   const a = figures(ceiling, input.bytes, input.rows)
   const b = figures(exporter, input.bytes, input.rows)
+  const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
   // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
   const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
@@ -176,6 +244,7 @@ const main = async () => {
   const rows: [string, Figures | undefined][] = [
     ['a. csv-parse ceiling', a],
     ['b. export path', b],
+    ['b. export, one core', b1],
     ['b. export path, xlsx', bx],
     ['c. DuckDB, 1 thread', c1],
     [`c. DuckDB, ${os.availableParallelism()} threads`, cAll],
@@ -201,6 +270,15 @@ const main = async () => {
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
   )
+  const cost = {
+    ...(b1 ? { mb1769: lambdaCostPerGb(b1.mbPerSecond, 1769) } : {}),
+    mb3538: lambdaCostPerGb(b.mbPerSecond, 3538),
+  }
+  log(
+    `Lambda arm64 cost per GB of CSV: ${Object.entries(cost)
+      .map(([memory, usd]) => `${memory.slice(2)} MB $${usd.toFixed(4)}`)
+      .join(', ')}`,
+  )
   log(`bundle: ${(bundle.bytes / 1e6).toFixed(2)} MB, cold import ${bundle.coldImportMs.toFixed(0)} ms`)
   process.stdout.write(
     `${JSON.stringify({
@@ -210,18 +288,24 @@ const main = async () => {
         memoryGiB: Math.round(os.totalmem() / 2 ** 30),
         node: process.version,
       },
-      input: { megabytes: mb, rows: input.rows, columns: input.columns },
+      input: { dataset, megabytes: mb, rows: input.rows, columns: input.columns },
       runs,
       parse: a,
       export: b,
+      ...(b1 ? { exportOneCore: b1 } : {}),
       ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
+      costPerGbUsd: cost,
       bundle,
     })}\n`,
   )
 }
 
 await mkdir(workDir, { recursive: true })
-await main()
+await main().catch((error: unknown) => {
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+  process.stderr.write(`error [BENCH_FAILED]: ${message}\n`)
+  process.exitCode = 1
+})

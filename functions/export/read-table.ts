@@ -6,6 +6,7 @@
 import type { TableConfig } from './config.ts'
 import type { TableFormatName } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import type { RecordLimits } from './csv/record-guard.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
 import type { TableRecords } from './normalize/table-records.ts'
 import { openWorkbookTable } from './xlsx/reader.ts'
@@ -31,6 +32,8 @@ export interface ReadContext {
   readonly spoolDirectory: string
   readonly batchLimits?: BatchLimits | undefined
   readonly parseThread?: ParseThread | undefined
+  /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
 }
 
 export const openTableRead = async (
@@ -39,15 +42,16 @@ export const openTableRead = async (
   context: ReadContext,
 ): Promise<TableRead> => {
   if (table.format === 'xlsx') {
-    const { spoolDirectory, batchLimits } = context
-    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits })
+    const { spoolDirectory, batchLimits, limits } = context
+    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits })
     return {
       records: workbook,
       details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),
     }
   }
   const { delimiter, shortRows, encoding, invalidBytes } = table
-  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits: context.batchLimits }
+  const { batchLimits, limits } = context
+  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
   const parsed = await openParsedTable(body, options, context.parseThread)
   return {
     records: parsed,

@@ -72,8 +72,8 @@ describe('a table lands the same from its workbook as from its CSV', () => {
   it('the demo tables: same names, types and values', async () => {
     const csvOut = await tempDir('xlsx-demo-csv-')
     const xlsxOut = await tempDir('xlsx-demo-xlsx-')
-    const csv = await runExportInProcess(['--out', csvOut, '--date', '2026-02-01'])
-    const xlsx = await runExportInProcess(['--out', xlsxOut, '--date', '2026-02-01', '--format', 'xlsx'])
+    const csv = await runExportInProcess(['--demo', '--out', csvOut, '--date', '2026-02-01'])
+    const xlsx = await runExportInProcess(['--demo', '--out', xlsxOut, '--date', '2026-02-01', '--format', 'xlsx'])
     expect(csv.exitCode, csv.stderr).toBe(0)
     expect(xlsx.exitCode, xlsx.stderr).toBe(0)
     expect(xlsx.stderr).toMatch(/devices: done, 2,500 rows from worksheet "Devices" of the xlsx/)
@@ -193,7 +193,10 @@ describe('the --format flag', () => {
   })
 
   it.each([
-    [['--format', 'ods', '--table', '1001'], /--format must be one of csv, xlsx, got "ods"/],
+    [
+      ['--base-url', 'http://127.0.0.1:9', '--format', 'ods', '--table', '1001'],
+      /--format must be one of csv, xlsx, got "ods"/,
+    ],
     [['--format', 'xlsx', '--config', 'config.json'], /--format applies to --table flags/],
   ])('refuses %j', async (argv, message) => {
     const result = await runExportInProcess(argv)

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { openSheetRows } from './sheet.ts'
@@ -19,6 +20,8 @@ export interface WorkbookReadOptions {
   readonly spoolDirectory: string
   /** @default DEFAULT_BATCH_LIMITS */
   readonly batchLimits?: BatchLimits | undefined
+  /** The `limits` section, applied to the worksheet's rows and cells. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
 }
 
 export interface WorkbookTable extends TableRecords {
@@ -49,6 +52,7 @@ export const openWorkbookTable = async (
     const rows = await openSheetRows(await zip.open(parts.sheetPath), parts, {
       tableId,
       batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
+      limits: options.limits ?? DEFAULT_RECORD_LIMITS,
     })
     return {
       header: rows.header,

@@ -5,6 +5,7 @@
  * Each cell becomes the text the CSV would carry (cells.ts) and is copied into the batch being filled.
  */
 import type { Readable } from 'node:stream'
+import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
 import { DataError, WorkbookError } from '../errors.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { numberText, serialText } from './cells.ts'
@@ -43,9 +44,9 @@ export const columnOfReference = (reference: string): number => {
 export const openSheetRows = async (
   entry: Readable,
   parts: WorkbookParts,
-  options: { readonly tableId: string; readonly batchLimits: BatchLimits },
+  options: { readonly tableId: string; readonly batchLimits: BatchLimits; readonly limits: RecordLimits },
 ): Promise<SheetRows> => {
-  const { tableId } = options
+  const { tableId, limits } = options
   const { formats, sharedStrings, date1904 } = parts
   const part = `worksheet "${parts.sheetName}" (${parts.sheetPath})`
   const errorCells = { count: 0, values: new Set<string>() }
@@ -56,6 +57,7 @@ export const openSheetRows = async (
   let row: string[] = []
   let rowNumber = 0
   let rowHasValue = false
+  let rowBytes = 0
   let column = -1
   let type = 'n'
   let style = 0
@@ -104,6 +106,23 @@ export const openSheetRows = async (
   const endCell = () => {
     const text = cellText()
     if (text === '') return
+    // The limits count a cell's UTF-8 bytes (its text as the CSV would carry it) and a row's, as for a CSV record.
+    if (text.length > limits.maxFieldBytes) {
+      throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `a cell of ${text.length} bytes`)
+    }
+    rowBytes += text.length
+    if (rowBytes > limits.maxRecordBytes) {
+      throw limitExceeded(
+        tableId,
+        'maxRecordBytes',
+        limits.maxRecordBytes,
+        rowNumber,
+        `a row of over ${rowBytes} bytes`,
+      )
+    }
+    if (column >= limits.maxColumns) {
+      throw limitExceeded(tableId, 'maxColumns', limits.maxColumns, rowNumber, `a value in column ${column + 1}`)
+    }
     const width = header === undefined ? MAX_SHEET_COLUMNS : header.length
     if (column >= width) {
       throw new DataError('ROW_FIELD_COUNT', {
@@ -155,6 +174,7 @@ export const openSheetRows = async (
         rowNumber = tag.attributes.r === undefined ? rowNumber + 1 : Number(tag.attributes.r)
         row = []
         rowHasValue = false
+        rowBytes = 0
         column = -1
         break
       default:
