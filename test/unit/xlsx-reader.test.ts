@@ -100,6 +100,33 @@ describe('a body that is no readable workbook fails with its code', () => {
   })
 })
 
+describe('the limits apply to a worksheet as to a CSV', () => {
+  it.each([
+    [{ maxColumns: 5, maxRecordBytes: 1 << 20, maxFieldBytes: 1 << 20 }, /over limits\.maxColumns \(5\)/],
+    [{ maxColumns: 100, maxRecordBytes: 1 << 20, maxFieldBytes: 8 }, /over limits\.maxFieldBytes \(8\)/],
+    [{ maxColumns: 100, maxRecordBytes: 40, maxFieldBytes: 40 }, /over limits\.maxRecordBytes \(40\)/],
+  ])('%j', async (limits, message) => {
+    const workbook = openWorkbookTable(chunks(fixture('devices-xlsxwriter.xlsx')), {
+      tableId: 'wb',
+      spoolDirectory: os.tmpdir(),
+      limits,
+    })
+    const failure = await workbook.then(
+      async (table) => {
+        try {
+          for await (const _ of table.batches) {
+            // reading is what fails
+          }
+        } finally {
+          await table.close()
+        }
+      },
+      (error: unknown) => error,
+    )
+    expect(failure).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringMatching(message) })
+  })
+})
+
 describe('number formats', () => {
   it.each([
     [14, NumberKind.DATE],
