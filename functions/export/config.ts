@@ -5,7 +5,14 @@
  */
 import { z } from 'zod'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
+import {
+  COLUMN_TYPES,
+  DELIMITERS,
+  TABLE_FORMATS,
+  TABLE_ID_PATTERN,
+  TABLE_NAME_PATTERN,
+  VIEW_SUFFIXES,
+} from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
@@ -45,6 +52,12 @@ export const TableConfigSchema = z.strictObject({
     )
     .optional()
     .describe('Table name in the warehouse, Glue and Athena; default `table_<id>`'),
+  format: z
+    .enum(TABLE_FORMATS)
+    .default('csv')
+    .describe(
+      'Which export to read: `csv`, or `xlsx` (the workbook: typed cells, its first worksheet is the table); both land the same',
+    ),
   encoding: z
     .string()
     .refine(isSupportedEncoding, 'is not an encoding this runtime can decode (try "utf-8" or "windows-1252")')
@@ -81,7 +94,7 @@ export const TableConfigSchema = z.strictObject({
   archiveRaw: z
     .boolean()
     .default(false)
-    .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+    .describe('Keep the CSV (or workbook) exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
 })
 
 /** The inventory service to read from. */

@@ -27,6 +27,10 @@ export const FailureClass = {
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
 
+/** The two exports the service offers for a saved table: `/rest/tables/{id}/csv` and `/rest/tables/{id}/xlsx`. */
+export const TABLE_FORMATS = ['csv', 'xlsx'] as const
+export type TableFormatName = (typeof TABLE_FORMATS)[number]
+
 /** Delimiters the dialect detector chooses from. */
 export const DELIMITERS = [',', ';', '\t', '|'] as const
 export type Delimiter = (typeof DELIMITERS)[number]

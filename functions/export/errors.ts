@@ -32,6 +32,12 @@ export const ErrorCode = {
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
+  NOT_XLSX: 'NOT_XLSX',
+  XLSX_ENCRYPTED: 'XLSX_ENCRYPTED',
+  XLSX_MALFORMED: 'XLSX_MALFORMED',
+  XLSX_NO_WORKSHEET: 'XLSX_NO_WORKSHEET',
+  XLSX_NO_HEADER: 'XLSX_NO_HEADER',
+  XLSX_TOO_LARGE: 'XLSX_TOO_LARGE',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
@@ -297,6 +303,36 @@ export class DataError extends ExportError {
       hint: details.hint ?? 'the previous data is kept; fix the saved table or its options in the configuration',
     })
     this.line = details.line
+  }
+}
+
+export type WorkbookErrorCode =
+  | 'NOT_XLSX'
+  | 'XLSX_ENCRYPTED'
+  | 'XLSX_MALFORMED'
+  | 'XLSX_NO_WORKSHEET'
+  | 'XLSX_NO_HEADER'
+  | 'XLSX_TOO_LARGE'
+
+const WORKBOOK_HINTS: Readonly<Record<WorkbookErrorCode, string>> = {
+  NOT_XLSX:
+    'the service answered with something other than a workbook; check the base URL and any proxy or login in front of it',
+  XLSX_ENCRYPTED: 'the workbook is password-protected; export it without a password, or set "format": "csv"',
+  XLSX_MALFORMED: 'the workbook cannot be read; the previous data is kept; try "format": "csv" for this table',
+  XLSX_NO_WORKSHEET: 'the workbook has no worksheet; the previous data is kept; check the saved table',
+  XLSX_NO_HEADER: 'the first worksheet has no header row; the previous data is kept; check the saved table',
+  XLSX_TOO_LARGE:
+    'the workbook exceeds a limit named above (see "Failure behaviour" in the README); the previous data is kept; try "format": "csv"',
+}
+
+/** The body is not a workbook we can read faithfully (see functions/export/xlsx/). */
+export class WorkbookError extends ExportError {
+  constructor(code: WorkbookErrorCode, details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+    const failureClass = code === 'NOT_XLSX' ? FailureClass.PROTOCOL : FailureClass.DATA
+    super(ErrorCode[code], failureClass, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      hint: WORKBOOK_HINTS[code],
+    })
   }
 }
 

@@ -1,5 +1,5 @@
 /** The machine-readable record of one run, written next to the data under `_runs/`. */
-import { type ColumnType, type FailureClass, RUNS_FOLDER } from './constants.ts'
+import { type ColumnType, type FailureClass, RUNS_FOLDER, type TableFormatName } from './constants.ts'
 
 export interface ColumnRecord {
   readonly name: string
@@ -34,8 +34,12 @@ export interface TableOutcome {
   readonly bytesReceived: number
   /** SHA-256 (hex) of the body exactly as received. */
   readonly sha256?: string
+  /** Which export was read: the CSV or the workbook (`tables[].format`). */
+  readonly format?: TableFormatName
   readonly encoding?: string
   readonly delimiter?: string
+  /** The worksheet read, for a workbook. */
+  readonly sheet?: string
   readonly rows?: number
   readonly columns?: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]

@@ -241,8 +241,10 @@ const exportWithinBudget = async (
         attempts: context.client ? retries.attempts(table.id) : result.attempts,
         bytesReceived: result.bytesReceived,
         sha256: result.sha256,
+        format: result.format,
         encoding: result.encoding,
-        delimiter: result.delimiter,
+        ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
+        ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
         rows: result.rows,
         columns: result.columns,
         objects: result.objects,
@@ -295,6 +297,7 @@ const failedOutcome = (
   tableId: table.id,
   name: table.name,
   status: 'failed',
+  format: table.format,
   ...(probe.httpStatus === undefined && error.status === undefined
     ? {}
     : { httpStatus: error.status ?? probe.httpStatus }),

@@ -8,10 +8,9 @@ import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { readTableSchema, registerTableSchema, type TableSchema } from './catalog/registry.ts'
 import type { TableConfig } from './config.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
-import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
+import type { ParseThread } from './csv/parse-worker.ts'
 import type { RecordLimits } from './csv/record-guard.ts'
-import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
@@ -20,6 +19,7 @@ import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
+import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, PublishedObject } from './run-record.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
@@ -57,15 +57,19 @@ export interface TableExportResult {
   readonly attempts: number
   readonly bytesReceived: number
   readonly sha256: string
+  readonly format: TableFormatName
   readonly encoding: string
-  readonly delimiter: string
+  /** Absent for a workbook. */
+  readonly delimiter?: string | undefined
+  /** The worksheet read, for a workbook. */
+  readonly sheet?: string | undefined
   readonly rows: number
   readonly columns: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
   readonly warnings: readonly string[]
 }
 
-/** The bytes of one table's CSV: a download from the service, or an archived body. */
+/** The bytes of one table's export (CSV or workbook): a download from the service, or an archived body. */
 export interface TableBytes {
   readonly httpStatus: number
   readonly attempts: number
@@ -92,7 +96,7 @@ export const exportTable = async (
   context: TableExportContext & { readonly client: InventoryClient },
   probe: TableExportProbe = { bytesReceived: 0, attempts: 0 },
 ): Promise<TableExportResult> => {
-  const download = await context.client.downloadTable(table.id, 'csv', context.signal)
+  const download = await context.client.downloadTable(table.id, table.format, context.signal)
   const bytes = { ...download, httpStatus: download.status, archive: table.archiveRaw }
   return landTable(table, bytes, context, probe)
 }
@@ -109,26 +113,19 @@ export const landTable = async (
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
   const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
-  let parsed: ParsedTable | undefined
+  let read: TableRead | undefined
   let encoder: TableEncoder | undefined
-  const raw = source.archive ? await openRawArchive(context.store, table.name, context.run.exportDate) : undefined
+  const raw = source.archive
+    ? await openRawArchive(context.store, table.name, context.run.exportDate, table.format)
+    : undefined
   try {
     const received = tapBytes(source.body, async (chunk) => {
       hash.update(chunk)
       probe.bytesReceived += chunk.length
       await raw?.write(chunk)
     })
-    const { delimiter, shortRows, encoding, invalidBytes } = table
-    const options = {
-      tableId: table.id,
-      delimiter,
-      shortRows,
-      encoding,
-      invalidBytes,
-      batchLimits: context.batchLimits,
-      limits: context.limits,
-    }
-    parsed = await openParsedTable(received, options, context.parseThread)
+    read = await openTableRead(table, received, context)
+    const parsed = read.records
     const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     await mkdir(context.spoolDirectory, { recursive: true })
     encoder = new TableEncoder(
@@ -156,8 +153,9 @@ export const landTable = async (
     }
     const { plan, rows } = await encoder.finish()
     const object = await upload.commit()
+    const details = read.details()
     const warnings = [
-      ...parsed.warnings,
+      ...details.warnings,
       ...unknownOverrides(
         table,
         named.map((c) => c.name),
@@ -174,8 +172,10 @@ export const landTable = async (
       attempts: source.attempts,
       bytesReceived: probe.bytesReceived,
       sha256: hash.digest('hex'),
-      encoding: parsed.report.encoding,
-      delimiter: parsed.delimiter,
+      format: details.format,
+      encoding: details.encoding,
+      delimiter: details.delimiter,
+      sheet: details.sheet,
       rows,
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
       objects: archived ? [object, archived] : [object],
@@ -185,7 +185,7 @@ export const landTable = async (
     source.cancel()
     encoder?.close()
     await rm(spoolPath, { force: true })
-    await parsed?.close()
+    await read?.records.close()
     await upload.abort()
     await raw?.abort().catch(() => undefined)
   }

@@ -101,7 +101,8 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
     tableFinished: (outcome: TableOutcome) => {
       active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
-        output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows`)
+        const from = outcome.format === 'xlsx' ? ` from worksheet "${outcome.sheet}" of the xlsx` : ''
+        output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows${from}`)
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
       } else {
         output.err(`${outcome.name}: FAILED [${outcome.error?.code}] ${outcome.error?.message}`)
@@ -119,7 +120,7 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
 
 /** The per-table summary table printed at the end of a run. */
 export const renderSummary = (record: RunRecord, warehouseRoot: string): string => {
-  const header = ['table', 'status', 'rows', 'columns', 'bytes in', 'bytes out', 'seconds', 'output']
+  const header = ['table', 'status', 'rows', 'columns', 'bytes in', 'bytes out', 'seconds', 'from', 'output']
   const rows = record.tables.map((t) => [
     t.name,
     t.status === 'succeeded' ? 'ok' : `FAILED ${t.error?.code ?? ''}`.trim(),
@@ -128,6 +129,7 @@ export const renderSummary = (record: RunRecord, warehouseRoot: string): string 
     formatBytes(t.bytesReceived),
     t.objects.length === 0 ? '-' : formatBytes(t.objects.reduce((sum, o) => sum + o.bytes, 0)),
     (t.durationMs / 1000).toFixed(2),
+    t.format ?? 'csv',
     t.objects[0] ? path.relative(process.cwd(), t.objects[0].location) || t.objects[0].location : '-',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
