@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { ExportConfig, TableConfig } from './config.ts'
-import { DataError, DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
+import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from './errors.ts'
 import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
@@ -49,6 +49,8 @@ export interface RunOptions {
   readonly tables?: readonly string[] | undefined
   /** Rebuild the date's Parquet from the raw archive instead of calling the service. */
   readonly fromRawArchive?: boolean | undefined
+  /** Publish what the upstream change guards would hold: an operator checked the change. */
+  readonly acceptChanges?: boolean | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -102,7 +104,7 @@ export const runExport = async (
     const user = await client?.getCurrentUser(signal)
     tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, signal, retries }),
+      exportOneTable(table, { config, deps, client, run, signal, retries, acceptChanges: options.acceptChanges }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
@@ -141,6 +143,7 @@ interface TableRunContext {
   readonly run: RunIdentity
   readonly signal: AbortSignal
   readonly retries: RetryCounter
+  readonly acceptChanges: boolean | undefined
 }
 
 /** Passes retries on to telemetry and counts them per table: a table's attempts are its retries plus one. */
@@ -191,6 +194,8 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
         signal: context.signal,
         catalog: deps.catalog,
+        guards: config.export.guards,
+        acceptChanges: context.acceptChanges,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
       const result = context.client
@@ -211,6 +216,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         objects: result.objects,
         durationMs: Date.now() - started,
         ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+        ...(result.guards.length > 0 ? { guards: result.guards } : {}),
       })
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
@@ -261,6 +267,7 @@ const failedOutcome = (
   bytesReceived: probe.bytesReceived,
   objects: [],
   durationMs,
+  ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
   error: {
     code: error.code,
     failureClass: error.failureClass,

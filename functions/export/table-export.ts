@@ -7,10 +7,12 @@ import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/registry.ts'
-import type { TableConfig } from './config.ts'
+import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
 import type { ParsedTable } from './csv/table-parser.ts'
+import { GuardHoldError } from './errors.ts'
+import { checkGuards, guardSettings, nextBaseline } from './guards/guards.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
@@ -19,7 +21,7 @@ import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
-import type { ColumnRecord, PublishedObject } from './run-record.ts'
+import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
 
@@ -47,6 +49,10 @@ export interface TableExportContext {
   readonly onProgress?: (progress: TableProgress) => void
   /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
+  /** `export.guards`: compare with the previous published export before publishing. @default no guards */
+  readonly guards?: GuardsConfig | undefined
+  /** Publish what a guard would hold (an operator checked the change). */
+  readonly acceptChanges?: boolean | undefined
 }
 
 export interface TableExportResult {
@@ -60,6 +66,8 @@ export interface TableExportResult {
   readonly columns: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
   readonly warnings: readonly string[]
+  /** Guards that fired and let the table through (warned or accepted). */
+  readonly guards: readonly GuardFinding[]
 }
 
 /** The bytes of one table's CSV: a download from the service, or an archived body. */
@@ -127,6 +135,7 @@ export const landTable = async (
     parsed = await openParsedTable(received, options, context.parseThread)
     const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
     await mkdir(context.spoolDirectory, { recursive: true })
+    const previous = await readTableSchema(context.store, table.name)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -134,7 +143,7 @@ export const landTable = async (
         exportDate: context.run.exportDate,
         columns: named,
         forced: table.columnTypes,
-        previous: await readTableSchema(context.store, table.name),
+        previous,
         run: context.run,
         spoolPath,
         rowGroupLimits: context.rowGroupLimits,
@@ -151,6 +160,17 @@ export const landTable = async (
       await upload.drained()
     }
     const { plan, rows } = await encoder.finish()
+    const snapshot = {
+      exportDate: context.run.exportDate,
+      runId: context.run.runId,
+      rows,
+      columns: named.map(({ name, header }) => ({ name, header })),
+    }
+    const settings = context.guards && guardSettings(context.guards, table.guards)
+    const guards = checkGuards(previous?.latestExport, snapshot, settings, context.acceptChanges ?? false)
+    if (guards.some((g) => g.action === 'held')) {
+      throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
+    }
     const object = await upload.commit()
     const warnings = unknownOverrides(
       table,
@@ -159,7 +179,10 @@ export const landTable = async (
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
     if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
-    await writeTableSchema(context.store, plan.schema)
+    await writeTableSchema(context.store, {
+      ...plan.schema,
+      latestExport: nextBaseline(previous?.latestExport, snapshot),
+    })
     return {
       httpStatus: source.httpStatus,
       attempts: source.attempts,
@@ -171,6 +194,7 @@ export const landTable = async (
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
       objects: archived ? [object, archived] : [object],
       warnings,
+      guards,
     }
   } finally {
     source.cancel()

@@ -24,6 +24,9 @@ Flags:
   --out DIR              warehouse folder (default ./warehouse)
   --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
   --concurrency N        tables downloaded at once (default 2)
+  --only ID|NAME         export only this configured table (repeatable)
+  --accept-changes       publish what the upstream change guards would hold (ROW_COUNT_DROP,
+                         COLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI
   --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
   -h, --help             this text
 
@@ -38,6 +41,9 @@ export interface ExportCommand {
   readonly outDir: string
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
+  /** Configured tables (ids or names) to export; every table when empty. */
+  readonly only: readonly string[]
+  readonly acceptChanges: boolean
 }
 
 export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCommand> => {
@@ -70,6 +76,8 @@ export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCo
     outDir: values.out ?? 'warehouse',
     exportDate: values.date,
     tokenFile: values['token-file'],
+    only: values.only ?? [],
+    acceptChanges: values['accept-changes'] === true,
   }
 }
 
@@ -86,6 +94,8 @@ const parseFlags = (argv: readonly string[]) =>
       date: { type: 'string' },
       concurrency: { type: 'string' },
       'allow-insecure-http': { type: 'boolean' },
+      only: { type: 'string', multiple: true },
+      'accept-changes': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })

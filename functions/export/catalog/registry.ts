@@ -23,6 +23,15 @@ export interface RegisteredColumn {
   readonly lastSeen: string
 }
 
+/** The table's latest published export, as the upstream change guards compare with it. */
+export interface ExportBaseline {
+  readonly exportDate: string
+  readonly runId: string
+  readonly rows: number
+  /** Exported names of the CSV's columns, with the header text they came from. */
+  readonly columns: readonly { readonly name: string; readonly header: string }[]
+}
+
 export interface TableSchema {
   readonly version: typeof SCHEMA_DOCUMENT_VERSION
   readonly table: string
@@ -30,6 +39,8 @@ export interface TableSchema {
   readonly firstExportDate: string
   readonly lastExportDate: string
   readonly columns: readonly RegisteredColumn[]
+  /** Absent before the first export that recorded it (then no guard compares). */
+  readonly latestExport?: ExportBaseline
 }
 
 /** Where a column of the file being written takes its values from. */
