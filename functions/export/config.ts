@@ -33,7 +33,9 @@ const RatioSchema = z.number().min(0, 'must be a ratio from 0 to 1').max(1, 'mus
 const ratioOrOff = (description: string) =>
   z.union([RatioSchema, z.literal(false)]).describe(`${description}; \`false\` switches it off`)
 const columnAction = (description: string) =>
-  z.union([z.enum(['warn', 'hold']), z.literal(false)]).describe(`${description}: \`"warn"\`, \`"hold"\` or \`false\``)
+  z
+    .union([z.enum(['warn', 'hold']), z.literal(false)])
+    .describe(`${description}: \`"warn"\` publishes and warns, \`"hold"\` holds the table, \`false\` says nothing`)
 
 /** Per-table overrides of `export.guards`: every key optional; `false` switches every guard off for the table. */
 export const TableGuardsSchema = z.union([
