@@ -7,6 +7,7 @@ import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
+import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { Warehouse } from './constructs/warehouse.ts'
 
 export const DEFAULT_STACK_NAME = 'InventoryExport'
@@ -28,6 +29,8 @@ export class ExportStack extends Stack {
   readonly warehouse: Warehouse
   readonly exporter: Exporter
   readonly alarms: ExportAlarms
+  /** Pages on the first table an upstream change guard held. */
+  readonly guardHeld: GuardHeldAlarm
   readonly dashboard: ExportDashboard
 
   constructor(scope: Construct, id: string, props: ExportStackProps) {
@@ -63,12 +66,18 @@ export class ExportStack extends Stack {
       thresholds: deployment.alarms,
     })
 
+    this.guardHeld = new GuardHeldAlarm(this, 'GuardHeld', {
+      serviceName: this.exporter.serviceName,
+      topic: this.alarms.topic,
+      schedulePeriodHours: deployment.schedule.periodHours,
+    })
+
     this.dashboard = new ExportDashboard(this, 'Dashboard', {
       serviceName: this.exporter.serviceName,
       tableNames: config.tables.map((table) => table.name),
       timeoutSeconds: deployment.lambda.timeoutSeconds,
       periodSeconds: alarmPeriodSeconds(deployment.schedule.periodHours),
-      alarms: this.alarms.alarms,
+      alarms: [...this.alarms.alarms, this.guardHeld.alarm],
       dashboardName: this.stackName,
     })
 
