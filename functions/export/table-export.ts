@@ -1,7 +1,8 @@
 /**
  * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
- * there is a second core) -> infer types, convert and encode Parquet -> one object that commits at the end ->
- * catalog and registry. Any failure aborts the uploads, so the previous data for the date stays as it was.
+ * there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
+ * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
+ * aborts the uploads, so the previous data for the date stays as it was.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
