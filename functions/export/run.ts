@@ -196,6 +196,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         catalog: deps.catalog,
         guards: config.export.guards,
         acceptChanges: context.acceptChanges,
+        limits: config.limits,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
       const result = context.client

@@ -38,6 +38,8 @@ describe('guard configuration', () => {
     [{ export: { guards: { columnsRemoved: 'drop' } } }, 'export.guards.columnsRemoved'],
     [{ guards: { warnBelow: 0.05 } }, 'tables[0].guards.holdBelow: holdBelow 0.1 must not exceed warnBelow 0.05'],
     [{ guards: { holdBelow: -0.1 } }, 'tables[0].guards'],
+    [{ guards: { holdbelow: 0.2 } }, 'tables[0].guards.holdbelow'],
+    [{ export: { guards: { warnBellow: 0.2 } } }, 'export.guards.warnBellow'],
   ])('rejects %j, naming the field', (input, expected) => {
     expect(problemsOf(config(input)).join('\n')).toContain(expected)
   })
