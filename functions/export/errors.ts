@@ -356,7 +356,7 @@ export class GuardHoldError extends ExportError {
       `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
       {
         tableId: details.tableId,
-        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
       },
     )
     this.findings = details.findings
