@@ -10,6 +10,7 @@ import { analystPolicy } from './constructs/analyst-policy.ts'
 import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
+import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
 export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
@@ -27,6 +28,8 @@ export class ExportStack extends Stack {
   readonly warehouse: Warehouse
   readonly exporter: Exporter
   readonly alarms: ExportAlarms
+  /** Pages on the first table an upstream change guard held. */
+  readonly guardHeld: GuardHeldAlarm
   readonly dashboard: ExportDashboard
   /** Attach to analysts' roles: query the workgroup, read the catalog and data, write results. */
   readonly analystPolicy: ManagedPolicy
@@ -67,12 +70,18 @@ export class ExportStack extends Stack {
       thresholds: deployment.alarms,
     })
 
+    this.guardHeld = new GuardHeldAlarm(this, 'GuardHeld', {
+      serviceName: this.exporter.serviceName,
+      topic: this.alarms.topic,
+      schedulePeriodHours: deployment.schedule.periodHours,
+    })
+
     this.dashboard = new ExportDashboard(this, 'Dashboard', {
       serviceName: this.exporter.serviceName,
       tableNames: config.tables.map((table) => table.name),
       timeoutSeconds: deployment.lambda.timeoutSeconds,
       periodSeconds: alarmPeriodSeconds(deployment.schedule.periodHours),
-      alarms: this.alarms.alarms,
+      alarms: [...this.alarms.alarms, this.guardHeld.alarm],
       dashboardName: this.stackName,
     })
 

@@ -38,6 +38,45 @@ const isTimeZone = (zone: string): boolean => {
 const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 
+/** A share of the previous export's row count, from 0 to 1. */
+const RatioSchema = z.number().min(0, 'must be a ratio from 0 to 1').max(1, 'must be a ratio from 0 to 1')
+const ratioOrOff = (description: string) =>
+  z.union([RatioSchema, z.literal(false)]).describe(`${description}; \`false\` switches it off`)
+const columnAction = (description: string) =>
+  z
+    .union([z.enum(['warn', 'hold']), z.literal(false)])
+    .describe(`${description}: \`"warn"\` publishes and warns, \`"hold"\` holds the table, \`false\` says nothing`)
+
+/** Per-table overrides of `export.guards`: every key optional; `false` switches every guard off for the table. */
+export const TableGuardsSchema = z.union([
+  z.strictObject({
+    holdBelow: ratioOrOff('Hold the table when its row count falls below this share of the previous export').optional(),
+    warnBelow: ratioOrOff(
+      'Publish and warn when its row count falls below this share of the previous export',
+    ).optional(),
+    columnsRemoved: columnAction('A column of the previous export is missing').optional(),
+    columnsAdded: columnAction('A column the previous export lacked appears').optional(),
+  }),
+  z.literal(false),
+])
+
+/** Upstream change guards: compare each export with the table's previous published one before publishing it. */
+export const GuardsSchema = z
+  .strictObject({
+    holdBelow: ratioOrOff(
+      'Hold a table (publish nothing, `ROW_COUNT_DROP`) whose row count falls below this share of its previous published export; zero rows after a non-empty export always holds',
+    ).default(0.1),
+    warnBelow: ratioOrOff('Publish and warn when the row count falls below this share of the previous export').default(
+      0.5,
+    ),
+    columnsRemoved: columnAction('A column of the previous export is missing (`COLUMNS_REMOVED`)').default('warn'),
+    columnsAdded: columnAction('A column the previous export lacked appears (`COLUMNS_ADDED`)').default('warn'),
+  })
+  .refine((g) => g.holdBelow === false || g.warnBelow === false || g.holdBelow <= g.warnBelow, {
+    message: 'holdBelow must not exceed warnBelow',
+    path: ['holdBelow'],
+  })
+
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.strictObject({
   id: z
@@ -95,6 +134,9 @@ export const TableConfigSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe('Keep the CSV (or workbook) exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+  guards: TableGuardsSchema.optional().describe(
+    'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
+  ),
 })
 
 /** The inventory service to read from. */
@@ -172,6 +214,9 @@ export const ExportTuningSchema = z.strictObject({
     .max(600)
     .default(60)
     .describe('In Lambda: no table starts when less than this remains before the timeout'),
+  guards: GuardsSchema.prefault({}).describe(
+    "Upstream change guards: each export is compared with the table's previous published one before it is published",
+  ),
 })
 
 const MiB = 1024 * 1024
@@ -467,6 +512,20 @@ const ExportConfigObject = z
       }
       seenIds.set(table.id, index)
       seenNames.set(name, index)
+      const overrides = table.guards === false ? undefined : table.guards
+      const guards = { ...config.export.guards, ...overrides }
+      if (
+        (overrides?.holdBelow !== undefined || overrides?.warnBelow !== undefined) &&
+        guards.holdBelow !== false &&
+        guards.warnBelow !== false &&
+        guards.holdBelow > guards.warnBelow
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, 'guards', 'holdBelow'],
+          message: `holdBelow ${guards.holdBelow} must not exceed warnBelow ${guards.warnBelow} (with export.guards)`,
+        })
+      }
     })
   })
 
@@ -496,6 +555,8 @@ export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
 export type WarehouseConfig = ExportConfig['warehouse']
 export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
 export type DeploymentConfig = ExportConfig['deployment']
+export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
+export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`

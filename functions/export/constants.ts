@@ -24,6 +24,8 @@ export const FailureClass = {
   DEADLINE: 'deadline',
   CONFIG: 'config',
   INTERNAL: 'internal',
+  /** Held by an upstream change guard: the service's answer changed too much to publish unchecked. */
+  GUARD: 'guard',
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
 
@@ -92,13 +94,24 @@ export const MetricName = {
   TABLE_FAILURES: 'TableFailures',
   /** Requests retried after a transient failure (absorbed or not). */
   RETRIES: 'Retries',
+  /**
+   * Per table (dimension `table`): 1 when a guard held the table, else 0. Per run (dimension `service` only):
+   * tables held, which the guard-held alarm reads.
+   */
+  GUARD_HELD: 'GuardHeld',
+  /** Per table (dimension `table`): guards that warned (the table was published). */
+  GUARD_WARNED: 'GuardWarned',
 } as const
 export type MetricName = (typeof MetricName)[keyof typeof MetricName]
-/** Failure classes that are the inventory service's side: the persistent-failures alarm counts them. */
+/**
+ * Failure classes that are the inventory service's side: the persistent-failures alarm counts the first three,
+ * the guard-held alarm the holds; the function-errors alarm leaves runs that failed only so to them.
+ */
 export const SOURCE_FAILURE_CLASSES: readonly FailureClass[] = [
   FailureClass.AUTH,
   FailureClass.SERVER,
   FailureClass.NETWORK,
+  FailureClass.GUARD,
 ]
 
 export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const

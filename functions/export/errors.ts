@@ -4,6 +4,7 @@
  * Messages are built from configuration and response metadata only, never from the token.
  */
 import { FailureClass } from './constants.ts'
+import type { GuardFinding } from './run-record.ts'
 
 export const ErrorCode = {
   CONFIG_INVALID: 'CONFIG_INVALID',
@@ -38,6 +39,9 @@ export const ErrorCode = {
   XLSX_NO_WORKSHEET: 'XLSX_NO_WORKSHEET',
   XLSX_NO_HEADER: 'XLSX_NO_HEADER',
   XLSX_TOO_LARGE: 'XLSX_TOO_LARGE',
+  ROW_COUNT_DROP: 'ROW_COUNT_DROP',
+  COLUMNS_REMOVED: 'COLUMNS_REMOVED',
+  COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
@@ -373,6 +377,33 @@ export class TokenUnavailableError extends ExportError {
       cause,
       hint: 'put the token in the secret (aws secretsmanager put-secret-value) or pass --token-file / INVENTORY_TOKEN',
     })
+  }
+}
+
+/** An upstream change guard held the table: nothing was published, the previous data and latest view stay. */
+export class GuardHoldError extends ExportError {
+  /** Every guard that fired for the table, the holding ones first. */
+  readonly findings: readonly GuardFinding[]
+  /** Rows of the export that was held. */
+  readonly rows: number
+  constructor(details: {
+    tableId: string
+    tableName: string
+    rows: number
+    findings: readonly GuardFinding[]
+  }) {
+    const held = details.findings.filter((f) => f.action === 'held')
+    super(
+      ErrorCode[held[0]?.code ?? 'ROW_COUNT_DROP'],
+      FailureClass.GUARD,
+      `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
+      {
+        tableId: details.tableId,
+        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+      },
+    )
+    this.findings = details.findings
+    this.rows = details.rows
   }
 }
 

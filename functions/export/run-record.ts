@@ -24,6 +24,25 @@ export interface TableErrorRecord {
   readonly hint?: string
 }
 
+/** What an upstream change guard found when comparing an export with the table's previous published one. */
+export interface GuardFinding {
+  readonly code: 'ROW_COUNT_DROP' | 'COLUMNS_REMOVED' | 'COLUMNS_ADDED'
+  /** held: nothing was published; warned: published; accepted: would have held, published under acceptChanges. */
+  readonly action: 'held' | 'warned' | 'accepted'
+  /** One line for logs and the summary. */
+  readonly message: string
+  /** The export compared with. */
+  readonly previousExportDate: string
+  readonly previousRows?: number
+  readonly rows?: number
+  /** rows / previousRows. */
+  readonly ratio?: number
+  /** The setting the ratio fell below (holdBelow or warnBelow). */
+  readonly threshold?: number
+  /** Exported column names removed or added. */
+  readonly columns?: readonly string[]
+}
+
 export interface TableOutcome {
   readonly tableId: string
   readonly name: string
@@ -45,6 +64,8 @@ export interface TableOutcome {
   readonly objects: readonly PublishedObject[]
   readonly durationMs: number
   readonly warnings?: readonly string[]
+  /** Every upstream change guard that fired, held or warned. */
+  readonly guards?: readonly GuardFinding[]
   readonly error?: TableErrorRecord
 }
 

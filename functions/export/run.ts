@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { ExportConfig, TableConfig } from './config.ts'
-import { DataError, DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
+import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from './errors.ts'
 import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
@@ -49,6 +49,8 @@ export interface RunOptions {
   readonly tables?: readonly string[] | undefined
   /** Rebuild the date's Parquet from the raw archive instead of calling the service. */
   readonly fromRawArchive?: boolean | undefined
+  /** Publish what the upstream change guards would hold: an operator checked the change. */
+  readonly acceptChanges?: boolean | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -102,7 +104,7 @@ export const runExport = async (
     const user = await client?.getCurrentUser(signal)
     tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, signal, retries }),
+      exportOneTable(table, { config, deps, client, run, signal, retries, acceptChanges: options.acceptChanges }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
@@ -141,6 +143,7 @@ interface TableRunContext {
   readonly run: RunIdentity
   readonly signal: AbortSignal
   readonly retries: RetryCounter
+  readonly acceptChanges: boolean | undefined
 }
 
 /** Passes retries on to telemetry and counts them per table: a table's attempts are its retries plus one. */
@@ -227,6 +230,8 @@ const exportWithinBudget = async (
         spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
         signal,
         catalog: deps.catalog,
+        guards: config.export.guards,
+        acceptChanges: context.acceptChanges,
         limits: config.limits,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
@@ -250,6 +255,7 @@ const exportWithinBudget = async (
         objects: result.objects,
         durationMs: Date.now() - started,
         ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+        ...(result.guards.length > 0 ? { guards: result.guards } : {}),
       })
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
@@ -305,6 +311,7 @@ const failedOutcome = (
   bytesReceived: probe.bytesReceived,
   objects: [],
   durationMs,
+  ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
   error: {
     code: error.code,
     failureClass: error.failureClass,

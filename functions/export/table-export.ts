@@ -1,16 +1,19 @@
 /**
  * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
- * there is a second core) -> infer types, convert and encode Parquet -> one object that commits at the end ->
- * catalog and registry. Any failure aborts the uploads, so the previous data for the date stays as it was.
+ * there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
+ * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
+ * aborts the uploads, so the previous data for the date stays as it was.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { readTableSchema, registerTableSchema, type TableSchema } from './catalog/registry.ts'
-import type { TableConfig } from './config.ts'
+import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
 import type { ParseThread } from './csv/parse-worker.ts'
 import type { RecordLimits } from './csv/record-guard.ts'
+import { GuardHoldError } from './errors.ts'
+import { checkGuards, guardSettings, nextBaseline } from './guards/guards.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
@@ -20,7 +23,7 @@ import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
-import type { ColumnRecord, PublishedObject } from './run-record.ts'
+import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
 
@@ -50,6 +53,10 @@ export interface TableExportContext {
   readonly onProgress?: (progress: TableProgress) => void
   /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
+  /** `export.guards`: compare with the previous published export before publishing. @default no guards */
+  readonly guards?: GuardsConfig | undefined
+  /** Publish what a guard would hold (an operator checked the change). */
+  readonly acceptChanges?: boolean | undefined
 }
 
 export interface TableExportResult {
@@ -67,6 +74,8 @@ export interface TableExportResult {
   readonly columns: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
   readonly warnings: readonly string[]
+  /** Guards that fired and let the table through (warned or accepted). */
+  readonly guards: readonly GuardFinding[]
 }
 
 /** The bytes of one table's export (CSV or workbook): a download from the service, or an archived body. */
@@ -128,6 +137,7 @@ export const landTable = async (
     const parsed = read.records
     const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     await mkdir(context.spoolDirectory, { recursive: true })
+    const previous = await readTableSchema(context.store, table.name)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -135,7 +145,7 @@ export const landTable = async (
         exportDate: context.run.exportDate,
         columns: named,
         forced: table.columnTypes,
-        previous: await readTableSchema(context.store, table.name),
+        previous,
         run: context.run,
         spoolPath,
         rowGroupLimits: context.rowGroupLimits,
@@ -152,6 +162,17 @@ export const landTable = async (
       await upload.drained()
     }
     const { plan, rows } = await encoder.finish()
+    const snapshot = {
+      exportDate: context.run.exportDate,
+      runId: context.run.runId,
+      rows,
+      columns: named.map(({ name, header }) => ({ name, header })),
+    }
+    const settings = context.guards && guardSettings(context.guards, table.guards)
+    const guards = checkGuards(previous?.latestExport, snapshot, settings, context.acceptChanges ?? false)
+    if (guards.some((g) => g.action === 'held')) {
+      throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
+    }
     const object = await upload.commit()
     const details = read.details()
     const warnings = [
@@ -166,7 +187,11 @@ export const landTable = async (
     // failed catalog update leaves the change for the next run to see. The registry is merged with whatever
     // another run registered meanwhile, and the catalog told the merged schema.
     const catalog = context.catalog
-    await registerTableSchema(context.store, plan.schema, catalog && ((schema) => catalog.publish(schema)))
+    await registerTableSchema(
+      context.store,
+      { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) },
+      catalog && ((schema) => catalog.publish(schema)),
+    )
     return {
       httpStatus: source.httpStatus,
       attempts: source.attempts,
@@ -180,6 +205,7 @@ export const landTable = async (
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
       objects: archived ? [object, archived] : [object],
       warnings,
+      guards,
     }
   } finally {
     source.cancel()

@@ -26,6 +26,9 @@ Flags:
   --out DIR              warehouse folder (default ./warehouse)
   --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
   --concurrency N        tables downloaded at once (default 2)
+  --only ID|NAME         export only this configured table (repeatable)
+  --accept-changes       publish what the upstream change guards would hold (ROW_COUNT_DROP,
+                         COLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI
   --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
   --demo                 use the built-in stand-in service and its demo tables (may be combined with --out, --date)
   -h, --help             this text
@@ -43,6 +46,9 @@ export interface ExportCommand {
   readonly tokenFile: string | undefined
   /** `--format`: applied to the `--table` flags (and the demo tables). */
   readonly tableFormat: TableFormatName | undefined
+  /** Configured tables (ids or names) to export; every table when empty. */
+  readonly only: readonly string[]
+  readonly acceptChanges: boolean
 }
 
 export interface ParseExportOptions {
@@ -91,6 +97,8 @@ export const parseExportArgs = async (
     exportDate: values.date,
     tokenFile: values['token-file'],
     tableFormat,
+    only: values.only ?? [],
+    acceptChanges: values['accept-changes'] === true,
   }
 }
 
@@ -108,6 +116,8 @@ const parseFlags = (argv: readonly string[]) =>
       concurrency: { type: 'string' },
       format: { type: 'string' },
       'allow-insecure-http': { type: 'boolean' },
+      only: { type: 'string', multiple: true },
+      'accept-changes': { type: 'boolean' },
       demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

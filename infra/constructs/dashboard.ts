@@ -94,6 +94,12 @@ export class ExportDashboard extends Construct {
           ...perTable(MetricName.BYTES_WRITTEN, 'Maximum', ' written'),
         ]),
       ],
+      [
+        graph('Upstream change guards per table', [
+          ...perTable(MetricName.GUARD_HELD, 'Maximum', ' held'),
+          ...perTable(MetricName.GUARD_WARNED, 'Sum', ' warned'),
+        ]),
+      ],
     ]
     if (props.alarms !== undefined && props.alarms.length > 0) {
       widgets.unshift([

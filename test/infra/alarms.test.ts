@@ -60,13 +60,34 @@ describe('the alarms built from the sample configuration', () => {
   })
 
   it('sends every alarm and its recovery to the topic, with a description that points to the runbook', () => {
-    expect(alarms).toHaveLength(4)
+    // Four on the exporter, and the guard-held alarm.
+    expect(alarms).toHaveLength(5)
     for (const [, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
       expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
       expect(alarm.OKActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
       expect(alarm.AlarmDescription).toMatch(/Do: .*Runbook: README\.md, section "When an alarm fires"\.$/)
       expect((alarm.AlarmDescription as string).length).toBeLessThanOrEqual(1024)
     }
+  })
+
+  it('pages on the first table an upstream change guard held, in one period, whatever the number of tables', () => {
+    expect(byName(alarms, '-guard-held')).toMatchObject({
+      metrics: [
+        {
+          namespace: METRICS_NAMESPACE,
+          metricName: 'GuardHeld',
+          dimensions: SERVICE,
+          statistic: 'Maximum',
+          periodSeconds: DAY,
+        },
+      ],
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+    })
+    expect(byName(alarms, '-guard-held').description).toContain('"acceptChanges":true')
   })
 
   it('pages on 401/403 or 5xx failures that outlast retries in 2 of the last 3 daily runs', () => {

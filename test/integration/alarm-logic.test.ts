@@ -215,3 +215,88 @@ describe('the synthesized alarms over the metrics of a sequence of runs', () => 
     ])
   })
 })
+
+describe('the guard-held alarm over a table that shrinks, is held, and is accepted', () => {
+  /** One run per period: the day the stand-in acts out, its upstream change, and the invocation's event. */
+  const DAYS: readonly { name: string; date: string; keepRows?: number; acceptChanges?: boolean }[] = [
+    { name: 'first export', date: '2026-10-01' },
+    { name: 'devices at 40 %: warned', date: '2026-10-02', keepRows: 0.4 },
+    { name: 'devices at 5 % of that: held', date: '2026-10-03', keepRows: 0.05 },
+    { name: 'still held the next day', date: '2026-10-04' },
+    { name: 'accepted (acceptChanges)', date: '2026-10-04', acceptChanges: true },
+    { name: 'the accepted size again', date: '2026-10-05' },
+  ]
+  const guardPeriods: MetricDatum[][] = []
+  let guardS3: RunningS3
+
+  beforeAll(async () => {
+    guardS3 = await startS3('guards')
+    emulator.faults.clear()
+    for (const day of DAYS) {
+      emulator.upstream.setDate(day.date)
+      if (day.keepRows !== undefined) emulator.upstream.add({ tableId: '1001', from: day.date, keepRows: day.keepRows })
+      const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
+      mockClient(secretsClient)
+        .on(GetSecretValueCommand)
+        .resolves({ SecretString: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }) })
+      const handler = createHandler({
+        environment: {
+          EXPORT_CONFIG: exportConfig(),
+          WAREHOUSE_BUCKET: guardS3.bucket,
+          TOKEN_SECRET_ARN: SECRET_ARN,
+          POWERTOOLS_SERVICE_NAME: functionEnv.POWERTOOLS_SERVICE_NAME,
+        },
+        s3Client: guardS3.client,
+        secretsClient,
+        glueClient: emptyGlueCatalog().client,
+      })
+      const output = captureOutput()
+      const event = { tables: ['devices'], exportDate: day.date, ...(day.acceptChanges ? { acceptChanges: true } : {}) }
+      const failed = await handler(event, lambdaContext()).then(
+        () => false,
+        () => true,
+      )
+      output.restore()
+      const errors = {
+        namespace: 'AWS/Lambda',
+        name: 'Errors',
+        unit: 'Count',
+        dimensions: { FunctionName: `<${functionLogicalId}>` },
+        values: [failed ? 1 : 0],
+      }
+      guardPeriods.push([...output.metrics(), errors])
+    }
+    emulator.upstream.clear()
+  }, 120_000)
+  afterAll(async () => {
+    await guardS3?.close()
+  })
+
+  it('pages on the first hold, stays until accepted, and leaves the hold to it rather than to function errors', () => {
+    const stateOf = (logicalIdPart: string) => {
+      const definition = alarm(logicalIdPart)
+      return evaluateAlarm(alarmSeries(definition, guardPeriods), definition)
+    }
+    expect(alarm('GuardHeld')).toMatchObject({
+      metrics: [{ metricName: 'GuardHeld', dimensions: { service: functionEnv.POWERTOOLS_SERVICE_NAME } }],
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+    })
+    const timeline = DAYS.map((day, i) =>
+      [day.name.padEnd(30), stateOf('GuardHeld')[i]!.padEnd(8), stateOf('FunctionErrors')[i]!].join(' '),
+    )
+    expect(timeline).toEqual([
+      //                               held     errors
+      'first export                   OK       OK',
+      'devices at 40 %: warned        OK       OK',
+      'devices at 5 % of that: held   ALARM    OK',
+      'still held the next day        ALARM    OK',
+      'accepted (acceptChanges)       OK       OK',
+      'the accepted size again        OK       OK',
+    ])
+    const service = { service: functionEnv.POWERTOOLS_SERVICE_NAME!, table: 'devices' }
+    expect(guardPeriods.map((data) => valuesOf(data, 'GuardWarned', service))).toEqual([[0], [1], [0], [0], [0], [0]])
+  })
+})

@@ -38,6 +38,15 @@ export interface RegisteredColumn {
   readonly lastSeen: string
 }
 
+/** The table's latest published export, as the upstream change guards compare with it. */
+export interface ExportBaseline {
+  readonly exportDate: string
+  readonly runId: string
+  readonly rows: number
+  /** Exported names of the CSV's columns, with the header text they came from. */
+  readonly columns: readonly { readonly name: string; readonly header: string }[]
+}
+
 export interface TableSchema {
   readonly version: typeof SCHEMA_DOCUMENT_VERSION
   readonly table: string
@@ -45,6 +54,8 @@ export interface TableSchema {
   readonly firstExportDate: string
   readonly lastExportDate: string
   readonly columns: readonly RegisteredColumn[]
+  /** Absent before the first export that recorded it (then no guard compares). */
+  readonly latestExport?: ExportBaseline
 }
 
 /** Where a column of the file being written takes its values from. */
@@ -140,7 +151,14 @@ export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSch
     firstExportDate: minDate(registered.firstExportDate, mine.firstExportDate),
     lastExportDate: maxDate(registered.lastExportDate, mine.lastExportDate),
     columns,
+    ...latestOf(registered.latestExport, mine.latestExport),
   }
+}
+
+/** The guards compare with the newest published export, whichever run registered it (a backfill never wins). */
+const latestOf = (registered?: ExportBaseline, mine?: ExportBaseline): { latestExport?: ExportBaseline } => {
+  if (mine === undefined) return registered === undefined ? {} : { latestExport: registered }
+  return { latestExport: registered !== undefined && registered.exportDate > mine.exportDate ? registered : mine }
 }
 
 /** Decides the file's columns from the previous schema and this export, and the schema after it. */
