@@ -7,6 +7,7 @@ import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
+import { tablePlans } from './constructs/table-plan.ts'
 import { Warehouse } from './constructs/warehouse.ts'
 
 export const DEFAULT_STACK_NAME = 'InventoryExport'
@@ -57,7 +58,9 @@ export class ExportStack extends Stack {
 
     this.alarms = new ExportAlarms(this, 'Alarms', {
       serviceName: this.exporter.serviceName,
-      function: this.exporter.function,
+      functions: [...this.exporter.functions.values()],
+      tables: tablePlans(config),
+      warehousePrefix: config.warehouse.prefix,
       scheduleDeadLetterQueue: this.exporter.scheduleDeadLetterQueue,
       schedulePeriodHours: deployment.schedule.periodHours,
       thresholds: deployment.alarms,
@@ -81,6 +84,7 @@ export class ExportStack extends Stack {
       AthenaWorkgroupName: this.warehouse.workgroupName,
       AlarmTopicArn: this.alarms.topic.topicArn,
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
+      ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
   }

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { MAX_EXPORT_CONFIG_BYTES, runtimeConfig } from './exporter-settings.ts'
+import { tablePlanProblems } from './table-plan.ts'
 
 export interface ExporterValidationInput {
   readonly config: ExportConfig
@@ -33,7 +34,7 @@ const isFile = (path: string): boolean => {
 
 /** The problems with these inputs, one line each; empty when there are none. */
 export const exporterProblems = (input: ExporterValidationInput): string[] => {
-  const problems: string[] = []
+  const problems: string[] = [...tablePlanProblems(input.config)]
   const { schedule } = input.config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {
     problems.push(
