@@ -16,7 +16,7 @@ export const alarmDescriptions = (input: AlarmTextInput) => {
   const runbook = `Runbook: ${input.runbook ?? DEFAULT_RUNBOOK}.`
   return {
     persistentSourceFailures: [
-      `In at least ${input.failedRunsToAlarm} of the last ${input.evaluationRuns} runs a table failed with HTTP 401/403 (token rejected or lacking permission)`,
+      `In at least ${input.failedRunsToAlarm} of the last ${input.evaluationRuns} periods of the default schedule a table failed with HTTP 401/403 (token rejected or lacking permission)`,
       'or 5xx/429 (service failing or overloaded) after all retries; a failure that a retry absorbed does not count.',
       'Do: find the failed tables and their error code in the function log or the run records under <prefix>/_runs/;',
       'for 401/403 run `npm run check` with the token and replace the token in the secret; for 5xx contact the service owner.',
