@@ -8,10 +8,20 @@ import { mkdir, rename } from 'node:fs/promises'
 import path from 'node:path'
 import { encodeCsvRecord } from '../emulator/csv.ts'
 import { DEVICE_COLUMNS, deviceRows } from '../emulator/demo-devices.ts'
+import type { Row } from '../emulator/tables.ts'
+import { SPARSE_COLUMNS, sparseRows } from './sparse.ts'
 
-/** Bytes per generated row, on average (measured); used to pick a row count for a target size. */
-const BYTES_PER_ROW = 224
 const SEED = 20_261_122
+
+/** The bench's datasets: the device table as the stand-in serves it, and a wider, sparser variant of it. */
+export const DATASETS = {
+  devices: { columns: DEVICE_COLUMNS, rows: deviceRows, bytesPerRow: 224 },
+  sparse: { columns: SPARSE_COLUMNS, rows: sparseRows, bytesPerRow: 266 },
+} as const satisfies Record<
+  string,
+  { columns: readonly string[]; rows: (seed: number, count: number) => Generator<Row>; bytesPerRow: number }
+>
+export type Dataset = keyof typeof DATASETS
 
 export interface BenchInput {
   readonly file: string
@@ -20,16 +30,24 @@ export interface BenchInput {
   readonly columns: number
 }
 
-/** The CSV of about `megabytes` MB (10^6 bytes) under `folder`, generated once. */
-export const benchInput = async (folder: string, megabytes: number): Promise<BenchInput> => {
-  const rows = Math.max(1, Math.round((megabytes * 1e6) / BYTES_PER_ROW))
-  const file = path.join(folder, `devices-${rows}-rows.csv`)
+/**
+ * The CSV of about `megabytes` MB (10^6 bytes) of `dataset` under `folder`, generated once. `bytesPerRow` is
+ * measured on the generated rows and picks the row count for a target size.
+ */
+export const benchInput = async (
+  folder: string,
+  megabytes: number,
+  dataset: Dataset = 'devices',
+): Promise<BenchInput> => {
+  const { columns, rows: rowsOf, bytesPerRow } = DATASETS[dataset]
+  const rows = Math.max(1, Math.round((megabytes * 1e6) / bytesPerRow))
+  const file = path.join(folder, `${dataset}-${rows}-rows.csv`)
   if (!existsSync(file)) {
     await mkdir(folder, { recursive: true })
     const partial = `${file}.partial`
     const out = createWriteStream(partial)
-    let pending = encodeCsvRecord(DEVICE_COLUMNS)
-    for (const row of deviceRows(SEED, rows)) {
+    let pending = encodeCsvRecord(columns)
+    for (const row of rowsOf(SEED, rows)) {
       pending += encodeCsvRecord(row)
       if (pending.length >= 256 * 1024) {
         if (!out.write(pending)) await once(out, 'drain')
@@ -40,5 +58,5 @@ export const benchInput = async (folder: string, megabytes: number): Promise<Ben
     await once(out, 'finish')
     await rename(partial, file)
   }
-  return { file, bytes: statSync(file).size, rows, columns: DEVICE_COLUMNS.length }
+  return { file, bytes: statSync(file).size, rows, columns: columns.length }
 }

@@ -1,11 +1,13 @@
 /**
- * `npm run bench`: on the same bytes, measures (a) the csv-parse ceiling, (b) the full export path as
- * `npm start` runs it (stand-in over loopback HTTP -> local warehouse), (c) DuckDB's CSV -> zstd Parquet with one
- * thread and with all; prints MB/s, rows/s, peak RSS and output bytes for each, the ratios, the Lambda bundle's
- * size and cold import time, and ends with one JSON line of all figures. Medians over `--runs`.
+ * `npm run bench`: on the same bytes (`--dataset devices` or `sparse`), measures (a) the csv-parse ceiling, (b) the
+ * full export path as `npm start` runs it (stand-in over loopback HTTP -> local warehouse), on every core and
+ * pinned to one as a 1,769 MB Lambda has it, (c) DuckDB's CSV -> zstd Parquet with one thread and with all;
+ * prints MB/s, rows/s, peak RSS and output bytes for each, the ratios, the Lambda cost per GB of CSV, the Lambda
+ * bundle's size and cold import time, and ends with one JSON line of all figures. Medians over `--runs`.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,11 +15,14 @@ import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
-import { benchInput } from './generate.ts'
+import { lambdaCostPerGb } from './cost.ts'
+import { benchInput, DATASETS, type Dataset } from './generate.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
 const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
+/** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
+const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
 
 interface Figures {
   readonly seconds: number
@@ -27,16 +32,61 @@ interface Figures {
   readonly outputBytes?: number
 }
 
-const { values } = parseArgs({
-  options: {
-    'size-mb': { type: 'string', default: '500' },
-    runs: { type: 'string', default: '3' },
-    dir: { type: 'string', default: path.join(ROOT, '.bench') },
-    'skip-duckdb': { type: 'boolean', default: false },
-  },
-})
-const sizeMb = Number(values['size-mb'])
-const runs = Number(values.runs)
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core]
+
+Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
+
+Flags:
+  --size-mb N     size of the generated CSV in MB (default 500)
+  --runs N        runs per measurement; medians are reported (default 3)
+  --dir DIR       working folder for the CSV and the outputs (default .bench)
+  --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
+  --skip-duckdb   leave out the DuckDB measurements
+  --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  -h, --help      this text
+`
+
+/** Bad flags end the bench with one coded line and exit 2, like every other command. */
+const usageError = (message: string): never => {
+  process.stderr.write(`error [USAGE_INVALID]: ${message}\nnext step: run with --help for the list of flags\n`)
+  process.exit(2)
+}
+
+const parseBenchArgs = () => {
+  try {
+    return parseArgs({
+      options: {
+        'size-mb': { type: 'string', default: '500' },
+        runs: { type: 'string', default: '3' },
+        dir: { type: 'string', default: path.join(ROOT, '.bench') },
+        dataset: { type: 'string', default: 'devices' },
+        'skip-duckdb': { type: 'boolean', default: false },
+        'skip-one-core': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values
+  } catch (error) {
+    return usageError((error as Error).message)
+  }
+}
+
+const positive = (flag: string, value: string | undefined): number => {
+  const number = Number(value)
+  return Number.isFinite(number) && number > 0
+    ? number
+    : usageError(`--${flag} must be a positive number, got "${value}"`)
+}
+
+const values = parseBenchArgs()
+if (values.help) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+if (!(values.dataset in DATASETS))
+  usageError(`--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`)
+const dataset = values.dataset as Dataset
+const sizeMb = positive('size-mb', values['size-mb'])
+const runs = Math.round(positive('runs', values.runs))
 const workDir = path.resolve(values.dir!)
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -83,12 +133,13 @@ const startStandIn = async (file: string) => {
 
 const main = async () => {
   log(`generating (or reusing) a ${sizeMb} MB CSV in ${workDir} ...`)
-  const input = await benchInput(workDir, sizeMb)
+  const input = await benchInput(workDir, sizeMb, dataset)
   const mb = input.bytes / 1e6
   log(`input: ${input.file}, ${mb.toFixed(1)} MB, ${input.rows.toLocaleString('en-US')} rows, ${input.columns} columns`)
 
   const ceiling: { seconds: number; peak: number }[] = []
   const exporter: { seconds: number; peak: number; output: number }[] = []
+  const oneCore: { seconds: number; peak: number; output: number }[] = []
   const duck1: { seconds: number; peak: number; output: number }[] = []
   const duckAll: { seconds: number; peak: number; output: number }[] = []
   const tokenFile = path.join(workDir, 'token')
@@ -103,28 +154,39 @@ const main = async () => {
       )
       ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
 
+      const exportArgs = (out: string) => [
+        ...RSS_PROBE,
+        path.join(ROOT, 'functions/local/cli.ts'),
+        'export',
+        '--base-url',
+        standIn.baseUrl,
+        '--table',
+        'bench=bench_devices',
+        '--token-file',
+        tokenFile,
+        '--out',
+        out,
+        '--date',
+        '2026-01-01',
+      ]
       log(`run ${run}/${runs}: export path (npm start against the stand-in)`)
       const out = path.join(workDir, 'warehouse')
       await rm(out, { recursive: true, force: true })
-      const exported = check(
-        await measureChild(NODE, [
-          ...RSS_PROBE,
-          path.join(ROOT, 'functions/local/cli.ts'),
-          'export',
-          '--base-url',
-          standIn.baseUrl,
-          '--table',
-          'bench=bench_devices',
-          '--token-file',
-          tokenFile,
-          '--out',
-          out,
-          '--date',
-          '2026-01-01',
-        ]),
-        'export',
-      )
+      const exported = check(await measureChild(NODE, exportArgs(out)), 'export')
       exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+
+      if (!values['skip-one-core'] && PIN_ONE_CORE) {
+        // One core and a 1,769 MB Lambda's memory: the parse stage then runs inline, as it does there.
+        log(`run ${run}/${runs}: export path on one core (as a 1,769 MB Lambda)`)
+        await rm(out, { recursive: true, force: true })
+        const pinned = check(
+          await measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)], {
+            AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
+          }),
+          'export on one core',
+        )
+        oneCore.push({ seconds: pinned.seconds, peak: peakOf(pinned), output: await folderBytes(out) })
+      }
 
       if (!values['skip-duckdb']) {
         for (const [threads, samples] of [
@@ -156,11 +218,13 @@ const main = async () => {
 
   const a = figures(ceiling, input.bytes, input.rows)
   const b = figures(exporter, input.bytes, input.rows)
+  const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
   const cAll = duckAll.length > 0 ? figures(duckAll, input.bytes, input.rows) : undefined
   const rows: [string, Figures | undefined][] = [
     ['a. csv-parse ceiling', a],
     ['b. export path', b],
+    ['b. export, one core', b1],
     ['c. DuckDB, 1 thread', c1],
     [`c. DuckDB, ${os.availableParallelism()} threads`, cAll],
   ]
@@ -184,6 +248,15 @@ const main = async () => {
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
   )
+  const cost = {
+    ...(b1 ? { mb1769: lambdaCostPerGb(b1.mbPerSecond, 1769) } : {}),
+    mb3538: lambdaCostPerGb(b.mbPerSecond, 3538),
+  }
+  log(
+    `Lambda arm64 cost per GB of CSV: ${Object.entries(cost)
+      .map(([memory, usd]) => `${memory.slice(2)} MB $${usd.toFixed(4)}`)
+      .join(', ')}`,
+  )
   log(`bundle: ${(bundle.bytes / 1e6).toFixed(2)} MB, cold import ${bundle.coldImportMs.toFixed(0)} ms`)
   process.stdout.write(
     `${JSON.stringify({
@@ -193,17 +266,23 @@ const main = async () => {
         memoryGiB: Math.round(os.totalmem() / 2 ** 30),
         node: process.version,
       },
-      input: { megabytes: mb, rows: input.rows, columns: input.columns },
+      input: { dataset, megabytes: mb, rows: input.rows, columns: input.columns },
       runs,
       parse: a,
       export: b,
+      ...(b1 ? { exportOneCore: b1 } : {}),
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
+      costPerGbUsd: cost,
       bundle,
     })}\n`,
   )
 }
 
 await mkdir(workDir, { recursive: true })
-await main()
+await main().catch((error: unknown) => {
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+  process.stderr.write(`error [BENCH_FAILED]: ${message}\n`)
+  process.exitCode = 1
+})

@@ -56,7 +56,7 @@ export const parseCliArgs = (argv: readonly string[]): CliOptions => {
   try {
     values = parseFlags(argv).values
   } catch (error) {
-    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, `${(error as Error).message}\n\n${USAGE}`)
+    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, (error as Error).message)
   }
   const problems: string[] = []
   const port = integerFlag('port', values.port, DEFAULT_CLI_PORT, problems)
@@ -69,7 +69,7 @@ export const parseCliArgs = (argv: readonly string[]): CliOptions => {
     rows: parseRows(values.rows ?? [], problems),
   }
   if (problems.length > 0) {
-    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, `${problems.join('\n')}\n\n${USAGE}`)
+    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, problems.join('; '))
   }
   return options
 }

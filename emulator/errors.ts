@@ -7,6 +7,8 @@ export const EmulatorErrorCode = {
   OPTIONS_INVALID: 'EMULATOR_OPTIONS_INVALID',
   /** Bad command-line flags. */
   USAGE_INVALID: 'EMULATOR_USAGE_INVALID',
+  /** The address to listen on is taken or not allowed. */
+  LISTEN_FAILED: 'EMULATOR_LISTEN_FAILED',
 } as const
 export type EmulatorErrorCode = (typeof EmulatorErrorCode)[keyof typeof EmulatorErrorCode]
 

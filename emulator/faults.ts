@@ -22,6 +22,11 @@ export type Fault =
   | { kind: 'json200' }
   /** 200 text/csv with an empty body. */
   | { kind: 'empty200' }
+  /**
+   * The normal response with neither Content-Length nor chunked encoding (`Connection: close`): its end is the
+   * socket's end, so a cut body looks complete. `afterBytes` cuts it there, still looking complete.
+   */
+  | { kind: 'unframed'; afterBytes?: number }
 
 export type FaultKind = Fault['kind']
 
@@ -57,6 +62,10 @@ const problemOf = (fault: Fault): string | undefined => {
       if (!isCount(fault.afterBytes)) return `afterBytes must be a non-negative integer, got ${fault.afterBytes}`
       return isCount(fault.ms) ? undefined : `ms must be a non-negative integer, got ${fault.ms}`
     case 'reset':
+      return fault.afterBytes === undefined || isCount(fault.afterBytes)
+        ? undefined
+        : `afterBytes must be a non-negative integer or undefined, got ${fault.afterBytes}`
+    case 'unframed':
       return fault.afterBytes === undefined || isCount(fault.afterBytes)
         ? undefined
         : `afterBytes must be a non-negative integer or undefined, got ${fault.afterBytes}`

@@ -1,7 +1,7 @@
 /** `node emulator/main.ts`: runs the emulator in the foreground and prints how to reach it. */
 import { parseCliArgs, USAGE } from './cli-args.ts'
 import { demoTables } from './demo-tables.ts'
-import { EmulatorError } from './errors.ts'
+import { EmulatorError, EmulatorErrorCode } from './errors.ts'
 import { startInventoryEmulator } from './server.ts'
 import { DEMO_TOKENS } from './users.ts'
 
@@ -35,7 +35,12 @@ const run = async (): Promise<void> => {
   process.once('SIGTERM', stop)
 }
 
+/** One coded line (and the next step) instead of a stack: 2 for bad flags or a busy port, 1 for anything else. */
 run().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof EmulatorError ? error.message : String((error as Error)?.stack ?? error)}\n`)
-  process.exitCode = 1
+  const coded = error instanceof EmulatorError
+  const code = coded ? error.code : 'EMULATOR_FAILED'
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+  process.stderr.write(`error [${code}]: ${message}\n`)
+  if (coded && error.code === EmulatorErrorCode.USAGE_INVALID) process.stderr.write('next step: run with --help\n')
+  process.exitCode = coded ? 2 : 1
 })

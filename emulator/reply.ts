@@ -53,6 +53,7 @@ export const reply = async (
 ): Promise<void> => {
   const { res, record } = exchange
   const fault = exchange.fault !== undefined && isBodyFault(exchange.fault) ? exchange.fault : undefined
+  if (exchange.fault?.kind === 'unframed') return replyUnframed(exchange, status, headers, body, exchange.fault)
   const length = await contentLengthOf(body, fault)
   if (res.destroyed) return
   record.status = status
@@ -62,6 +63,35 @@ export const reply = async (
     if (!(await writer.write(chunk))) return
   }
   await writer.end()
+}
+
+/** The body delimited by the connection's close alone, ended cleanly after `afterBytes` when given. */
+const replyUnframed = async (
+  exchange: Exchange,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: ReplyBody,
+  fault: Extract<Fault, { kind: 'unframed' }>,
+): Promise<void> => {
+  const { res, record } = exchange
+  if (res.destroyed) return
+  record.status = status
+  // Without a length and without chunking, Node marks the response `Connection: close` and ends it by closing.
+  res.useChunkedEncodingByDefault = false
+  res.shouldKeepAlive = false
+  res.writeHead(status, headers)
+  let left = fault.afterBytes ?? Number.POSITIVE_INFINITY
+  for await (const chunk of body.chunks()) {
+    const part = chunk.subarray(0, Math.min(chunk.byteLength, left))
+    left -= part.byteLength
+    if (!res.write(part))
+      await new Promise((resolve) => {
+        res.once('drain', resolve)
+        res.once('close', resolve)
+      })
+    if (left === 0 || res.destroyed) break
+  }
+  res.end()
 }
 
 /** A body held in memory, sent in slices so byte-offset faults can land anywhere in it. */

@@ -82,9 +82,16 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
     ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, listener)
     : createServer(listener)
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new EmulatorError(
+          EmulatorErrorCode.LISTEN_FAILED,
+          `cannot listen on ${urlHost(host)}:${port} (${error.code ?? error.message})${error.code === 'EADDRINUSE' ? ': the port is in use; choose another --port, or 0 for a free one' : ''}`,
+        ),
+      ),
+    )
     server.listen(port, host, () => {
-      server.off('error', reject)
+      server.removeAllListeners('error')
       resolve()
     })
   })

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url'
 import { App, Validations } from 'aws-cdk-lib'
 import { AwsSolutionsChecks } from 'cdk-nag'
 import { type ExportConfig, parseExportConfig } from '../functions/export/config.ts'
-import { ConfigError } from '../functions/export/errors.ts'
+import { FailureClass } from '../functions/export/constants.ts'
+import { ConfigError, oneLineMessage, toExportError } from '../functions/export/errors.ts'
 import { DEFAULT_STACK_NAME, ExportStack } from './export-stack.ts'
 
 /** Context keys read by the app (`-c key=value`). */
@@ -60,12 +61,11 @@ const main = (): void => {
   const app = new App()
   try {
     addExportStack(app)
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n${error.hint ?? ''}\n`)
-      process.exit(1)
-    }
-    throw error
+  } catch (thrown) {
+    // One coded line, as the local commands print it; exit 2 for configuration, 1 for anything else.
+    const error = toExportError(thrown)
+    process.stderr.write(`${oneLineMessage(error)}\n${error.hint ? `next step: ${error.hint}\n` : ''}`)
+    process.exit(error.failureClass === FailureClass.CONFIG ? 2 : 1)
   }
   app.synth()
 }

@@ -4,8 +4,10 @@
  * ConfigError whose message names each offending field.
  */
 import { z } from 'zod'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN } from './constants.ts'
-import { ConfigError } from './errors.ts'
+import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
+import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
+import { ConfigError, type ConfigProblem } from './errors.ts'
+import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
   try {
@@ -29,7 +31,7 @@ const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 
 /** One saved table of the inventory service and how to land it. */
-export const TableConfigSchema = z.object({
+export const TableConfigSchema = z.strictObject({
   id: z
     .string()
     .regex(TABLE_ID_PATTERN, 'must be the saved table id (letters, digits, "-" or "_")')
@@ -80,7 +82,7 @@ export const TableConfigSchema = z.object({
     .default(false)
     .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
   schedule: z
-    .object({
+    .strictObject({
       expression: z
         .string()
         .min(1)
@@ -111,7 +113,7 @@ export const TableConfigSchema = z.object({
 
 /** The inventory service to read from. */
 export const SourceConfigSchema = z
-  .object({
+  .strictObject({
     baseUrl: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://inventory.example.com' })
       .describe('Base URL of the inventory service, e.g. `https://inventory.example.com`'),
@@ -126,6 +128,8 @@ export const SourceConfigSchema = z
       .describe('PEM file with extra CA certificates for a private TLS chain (bundled into the Lambda by the stack)'),
   })
   .superRefine((source, ctx) => {
+    // zod runs this refinement even when baseUrl failed its own check; that failure is already reported.
+    if (!URL.canParse(source.baseUrl)) return
     const url = new URL(source.baseUrl)
     const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['baseUrl'], message })
     if (url.username || url.password) problem('must not embed credentials; the token goes in the secret')
@@ -136,10 +140,10 @@ export const SourceConfigSchema = z
   })
 
 /** How hard and how long to try. */
-export const ExportTuningSchema = z.object({
+export const ExportTuningSchema = z.strictObject({
   concurrency: z.int().min(1).max(16).default(2).describe('Tables downloaded at once; the service never sees more'),
   retry: z
-    .object({
+    .strictObject({
       maxAttempts: z.int().min(1).max(10).default(4).describe('Attempts per request, the first included'),
       baseDelayMs: z
         .int()
@@ -158,7 +162,7 @@ export const ExportTuningSchema = z.object({
     })
     .prefault({}),
   timeouts: z
-    .object({
+    .strictObject({
       connectSeconds: z.int().min(1).max(300).default(10).describe('TCP and TLS connect timeout'),
       idleSeconds: z
         .int()
@@ -176,8 +180,39 @@ export const ExportTuningSchema = z.object({
     .describe('In Lambda: no table starts when less than this remains before the timeout'),
 })
 
+const MiB = 1024 * 1024
+
+/** How large one table's rows may be: what bounds the parser's memory, whatever the service sends. */
+export const LimitsConfigSchema = z
+  .strictObject({
+    maxColumns: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(2000)
+      .describe(
+        'Fields in any record, header included; a wider table fails (Glue and Athena slow down well before their own limits)',
+      ),
+    maxRecordBytes: z
+      .int()
+      .min(1024)
+      .max(512 * MiB)
+      .default(64 * MiB)
+      .describe('Bytes in one record (one row of the CSV, line breaks inside quotes included)'),
+    maxFieldBytes: z
+      .int()
+      .min(1024)
+      .max(256 * MiB)
+      .default(16 * MiB)
+      .describe('Bytes in one field; also catches a quote that is never closed'),
+  })
+  .refine((limits) => limits.maxFieldBytes <= limits.maxRecordBytes, {
+    path: ['maxFieldBytes'],
+    message: 'must not be more than maxRecordBytes',
+  })
+
 /** Where data lands, for the Lambda (S3) and the local runner (folder). */
-export const WarehouseConfigSchema = z.object({
+export const WarehouseConfigSchema = z.strictObject({
   prefix: z
     .string()
     .regex(
@@ -193,12 +228,16 @@ export const WarehouseConfigSchema = z.object({
     .describe('Glue database holding one table (and one `_latest` view) per saved table'),
 })
 
-const ScheduleSchema = z.object({
+const ScheduleSchema = z.strictObject({
   expression: z
     .string()
-    .regex(/^(cron\(.+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$/, 'must be cron(...) or rate(N unit)')
+    .superRefine((expression, ctx) => {
+      for (const message of scheduleExpressionProblems(expression)) ctx.addIssue({ code: 'custom', message })
+    })
     .default('cron(0 2 * * ? *)')
-    .describe('EventBridge Scheduler expression (default: daily at 02:00)'),
+    .describe(
+      'EventBridge Scheduler expression (default: daily at 02:00), checked at synth as Scheduler checks it: six-field `cron(min hour day-of-month month day-of-week year)` with `?` in exactly one day field, or `rate(1 hour)` / `rate(6 hours)` (singular for 1)',
+    ),
   timeZone: z
     .string()
     .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
@@ -209,7 +248,9 @@ const ScheduleSchema = z.object({
     .positive()
     .max(24 * 31)
     .default(24)
-    .describe('Length of one schedule period in hours; the alarms count runs in periods'),
+    .describe(
+      'Length of one schedule period in hours; the alarms count runs in periods. Must match the expression when it runs evenly (every N minutes or hours, daily, weekly on one day)',
+    ),
   flexibleWindowMinutes: z
     .int()
     .min(0)
@@ -230,10 +271,10 @@ const KmsKeyArnSchema = z
 
 /** AWS-only settings read by the CDK app. */
 export const DeploymentConfigSchema = z
-  .object({
+  .strictObject({
     schedule: ScheduleSchema.prefault({}),
     secret: z
-      .object({
+      .strictObject({
         nameOrArn: z
           .string()
           .min(1)
@@ -249,7 +290,7 @@ export const DeploymentConfigSchema = z
         path: ['kmsKeyArn'],
       }),
     bucket: z
-      .object({
+      .strictObject({
         name: z
           .string()
           .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
@@ -265,7 +306,7 @@ export const DeploymentConfigSchema = z
         path: ['kmsKeyArn'],
       }),
     athena: z
-      .object({
+      .strictObject({
         workgroup: z
           .string()
           .regex(/^[a-zA-Z0-9._-]{1,128}$/)
@@ -279,7 +320,7 @@ export const DeploymentConfigSchema = z
       })
       .prefault({}),
     alarms: z
-      .object({
+      .strictObject({
         failedRunsToAlarm: z
           .int()
           .min(1)
@@ -303,7 +344,7 @@ export const DeploymentConfigSchema = z
         path: ['failedRunsToAlarm'],
       }),
     vpc: z
-      .object({
+      .strictObject({
         vpcId: z
           .string()
           .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/)
@@ -321,7 +362,7 @@ export const DeploymentConfigSchema = z
       .optional()
       .describe('Place the function in a VPC, for a service on a private network'),
     lambda: z
-      .object({
+      .strictObject({
         memoryMb: z
           .int()
           .min(256)
@@ -341,6 +382,16 @@ export const DeploymentConfigSchema = z
       .prefault({}),
   })
   .superRefine((deployment, ctx) => {
+    const { expression, periodHours } = deployment.schedule
+    const interval = scheduleIntervalHours(expression)
+    // The staleness and failure alarms count runs in periods: a wrong period makes them page too early or never.
+    if (interval !== undefined && interval !== periodHours) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedule', 'periodHours'],
+        message: `is ${periodHours}, but ${expression} runs every ${interval} hours; set periodHours to ${interval}`,
+      })
+    }
     const limit = alarmLookBackHours(deployment.schedule.periodHours)
     for (const key of ['evaluationRuns', 'staleAfterPeriods'] as const) {
       if (deployment.alarms[key] * deployment.schedule.periodHours > limit) {
@@ -354,10 +405,11 @@ export const DeploymentConfigSchema = z
   })
 
 export const ExportConfigSchema = z
-  .object({
+  .strictObject({
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
     export: ExportTuningSchema.prefault({}),
+    limits: LimitsConfigSchema.prefault({}),
     warehouse: WarehouseConfigSchema.prefault({}),
     deployment: DeploymentConfigSchema.prefault({}),
   })
@@ -380,6 +432,15 @@ export const ExportConfigSchema = z
           message: `"${name}" duplicates tables[${seenNames.get(name)}]`,
         })
       }
+      const viewSuffix = VIEW_SUFFIXES.find((suffix) => name.endsWith(suffix))
+      if (viewSuffix !== undefined) {
+        // `x_latest` would be the name of table x's view in Glue and Athena.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, table.name === undefined ? 'id' : 'name'],
+          message: `"${name}" ends in "${viewSuffix}", which is kept for the views of a table; choose another name`,
+        })
+      }
       seenIds.set(table.id, index)
       seenNames.set(name, index)
     })
@@ -394,6 +455,7 @@ export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: str
 export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
 export type WarehouseConfig = Readonly<z.output<typeof WarehouseConfigSchema>>
+export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
 export type DeploymentConfig = Readonly<z.output<typeof DeploymentConfigSchema>>
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 
@@ -403,11 +465,7 @@ export const defaultTableName = (id: string): string => `table_${id.toLowerCase(
 export const parseExportConfig = (input: unknown, origin = 'configuration'): ExportConfig => {
   const result = ExportConfigSchema.safeParse(input)
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => ({
-      field: formatPath(issue.path),
-      message: issue.message,
-    }))
-    throw new ConfigError(origin, problems)
+    throw new ConfigError(origin, configProblems(ExportConfigSchema, result.error.issues))
   }
   const parsed: ParsedExportConfig = result.data
   return deepFreeze({
@@ -416,7 +474,18 @@ export const parseExportConfig = (input: unknown, origin = 'configuration'): Exp
   })
 }
 
-const formatPath = (path: readonly PropertyKey[]): string =>
+/** One problem per issue; an unknown key is named at its own path, with the closest known key. */
+export const configProblems = (schema: z.ZodType, issues: readonly z.core.$ZodIssue[]): ConfigProblem[] =>
+  issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({
+          field: formatPath([...issue.path, key]),
+          message: unknownKeyMessage(key, knownKeysAt(schema, issue.path)),
+        }))
+      : [{ field: formatPath(issue.path), message: issue.message }],
+  )
+
+export const formatPath = (path: readonly PropertyKey[]): string =>
   path.reduce<string>(
     (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)),
     '',

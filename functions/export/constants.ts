@@ -41,6 +41,8 @@ export const MAX_COLUMN_NAME_LENGTH = 255
 
 /** Suffix of the view that shows only a table's newest export. */
 export const LATEST_VIEW_SUFFIX = '_latest'
+/** Suffixes of the views of a table: no table name may end in one. */
+export const VIEW_SUFFIXES: readonly string[] = [LATEST_VIEW_SUFFIX]
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */

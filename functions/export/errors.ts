@@ -18,17 +18,21 @@ export const ErrorCode = {
   TIMEOUT: 'TIMEOUT',
   TLS_ERROR: 'TLS_ERROR',
   BODY_TRUNCATED: 'BODY_TRUNCATED',
+  BODY_UNFRAMED: 'BODY_UNFRAMED',
+  BODY_TOO_LARGE: 'BODY_TOO_LARGE',
   NOT_CSV: 'NOT_CSV',
   EMPTY_BODY: 'EMPTY_BODY',
   INVALID_ENCODING: 'INVALID_ENCODING',
   CSV_MALFORMED: 'CSV_MALFORMED',
   ROW_FIELD_COUNT: 'ROW_FIELD_COUNT',
+  LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   VALUE_OUT_OF_RANGE: 'VALUE_OUT_OF_RANGE',
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
+  QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
 } as const
@@ -87,12 +91,15 @@ export interface ConfigProblem {
 /** The configuration is invalid; `problems` names every offending field. */
 export class ConfigError extends ExportError {
   readonly problems: readonly ConfigProblem[]
+  /** What was invalid: a file, the flags, the Lambda environment. */
+  readonly origin: string
   constructor(origin: string, problems: readonly ConfigProblem[]) {
     const lines = problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')
     super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, `invalid ${origin}:\n${lines}`, {
       hint: 'fix the fields named above and start again',
     })
     this.problems = problems
+    this.origin = origin
   }
 }
 
@@ -100,6 +107,16 @@ export class ConfigError extends ExportError {
 export class UsageError extends ExportError {
   constructor(message: string) {
     super(ErrorCode.USAGE_INVALID, FailureClass.CONFIG, message, { hint: 'run with --help for the list of flags' })
+  }
+}
+
+/** SQL the local warehouse could not run (`npm run query`): the statement is at fault, not the flags. */
+export class QueryError extends ExportError {
+  constructor(reason: string) {
+    // Input the user can fix, like a bad flag: the CONFIG class makes the runner exit 2.
+    super(ErrorCode.QUERY_FAILED, FailureClass.CONFIG, `the query failed: ${reason}`, {
+      hint: 'fix the SQL; tables and <name>_latest views go by their Athena names (SHOW TABLES lists them)',
+    })
   }
 }
 
@@ -214,32 +231,48 @@ export class NetworkError extends ExportError {
 
 /** The TLS handshake failed: an untrusted or mismatched certificate. */
 export class TlsError extends ExportError {
-  constructor(details: { tableId?: string | undefined; what: string; reason: string; cause?: unknown }) {
+  constructor(details: {
+    tableId?: string | undefined
+    what: string
+    reason: string
+    /** The port answered plain HTTP to the TLS handshake. */
+    plainHttp?: boolean
+    cause?: unknown
+  }) {
     super(
       ErrorCode.TLS_ERROR,
       FailureClass.NETWORK,
-      `${tableSubject(details.tableId)}${details.what} failed TLS: ${details.reason}`,
+      `${tableSubject(details.tableId)}${details.what} failed TLS${details.plainHttp ? ' (the port answered plain HTTP)' : ''}: ${details.reason}`,
       {
         ...details,
-        hint: 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
+        hint: details.plainHttp
+          ? 'the port speaks plain HTTP, not https: use the https port of the service in source.baseUrl, or http:// (with source.allowInsecureHttp for a non-loopback host)'
+          : 'for a private CA, set source.caCertificatesFile to a PEM bundle of the chain',
       },
     )
   }
 }
 
-/** The response is not the file we asked for: cut short, or HTML/JSON where CSV was expected. */
+const PROTOCOL_HINTS = {
+  BODY_TRUNCATED: 'the download ended early; the previous data is kept and the next run retries',
+  NOT_CSV:
+    'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+  BODY_UNFRAMED:
+    'a cut-off body could not be told from a complete one, so none of it was used and the previous data is kept; make the service or the proxy in front of it send Content-Length or chunked encoding',
+  BODY_TOO_LARGE:
+    'the answer is far larger than such an answer can be; check the base URL and any proxy in front of it',
+} as const
+
+/** The response is not the file we asked for: cut short, unframed, oversized, or HTML/JSON where CSV was expected. */
 export class ProtocolError extends ExportError {
   constructor(
-    code: 'BODY_TRUNCATED' | 'NOT_CSV',
+    code: keyof typeof PROTOCOL_HINTS,
     details: { tableId?: string | undefined; status?: number; reason: string },
   ) {
     super(ErrorCode[code], FailureClass.PROTOCOL, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: code === 'BODY_TRUNCATED',
-      hint:
-        code === 'BODY_TRUNCATED'
-          ? 'the download ended early; the previous data is kept and the next run retries'
-          : 'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+      hint: PROTOCOL_HINTS[code],
     })
   }
 }
@@ -253,6 +286,7 @@ export class DataError extends ExportError {
       | 'INVALID_ENCODING'
       | 'CSV_MALFORMED'
       | 'ROW_FIELD_COUNT'
+      | 'LIMIT_EXCEEDED'
       | 'VALUE_OUT_OF_RANGE'
       | 'RAW_ARCHIVE_MISSING'
       | 'RAW_ARCHIVE_CORRUPT',
@@ -319,4 +353,13 @@ export const toExportError = (error: unknown, tableId?: string): ExportError => 
   if (error instanceof ExportError) return error
   const reason = error instanceof Error ? error.message : String(error)
   return new InternalError({ tableId, reason, cause: error })
+}
+
+/** The failure as one line for a terminal: `error [CODE]: message`, a ConfigError's problems joined by "; ". */
+export const oneLineMessage = (error: ExportError): string => {
+  const message =
+    error instanceof ConfigError
+      ? `invalid ${error.origin}: ${error.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`
+      : error.message.replace(/\s*\n\s*/g, ' ')
+  return `error [${error.code}]: ${message}`
 }

@@ -19,6 +19,7 @@ import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
 import { type RunRecord, runRecordKey } from './run-record.ts'
 import { applySecretBaseUrl, TokenSecretReader } from './secrets.ts'
+import { startWatchdog } from './watchdog.ts'
 
 /** What a manual invocation or the schedule's input may say; both fields optional. */
 export interface ExportInvocation {
@@ -145,6 +146,11 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
         remainingMs: context.getRemainingTimeInMillis(),
       }),
     )
+    // If the deadline's timer cannot fire (a starved event loop), the watchdog ends the process instead.
+    const watchdog = startWatchdog({
+      deadlineAt: deadline.firesAt,
+      starvedMs: (config.export.deadlineMarginSeconds * 1000) / 4,
+    })
     const store = new S3WarehouseStore(s3, settings.bucket, config.warehouse.prefix, {
       ...deps.storeOptions,
       signal: deadline.signal,
@@ -165,6 +171,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       record = await runExport(config, runDeps, options)
     } finally {
       deadline.dispose()
+      watchdog.dispose()
       telemetry.flush()
     }
     const summary = summarize(record, `${store.root}/${runRecordKey(record.exportDate, record.runId)}`)
@@ -192,7 +199,7 @@ const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => v
     )
   }
   const timer = setTimeout(fire, Math.min(Math.max(0, fireInMs), 2 ** 31 - 1))
-  return { signal: controller.signal, dispose: () => clearTimeout(timer) }
+  return { signal: controller.signal, firesAt: Date.now() + fireInMs, dispose: () => clearTimeout(timer) }
 }
 
 const isScheduledEvent = (event: object): event is ScheduledEvent<ExportInvocation> =>

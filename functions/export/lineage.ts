@@ -1,6 +1,6 @@
 /** Lineage columns: appended after the data columns of every table, so every row says where it came from. */
-import { ColumnType, LineageColumn } from './constants.ts'
-import type { ColumnValues } from './parquet/encode.ts'
+import { ColumnType, LineageColumn, PARTITION_KEY } from './constants.ts'
+import { type ChunkValues, constantValues, sequenceValues } from './parquet/chunk-values.ts'
 import type { ColumnRecord } from './run-record.ts'
 
 export interface RunIdentity {
@@ -18,6 +18,9 @@ export const LINEAGE_COLUMNS: readonly ColumnRecord[] = [
 
 export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) => c.name)
 
+/** Names no data column may take: the lineage columns and the partition column (`DT` becomes `dt_2`). */
+export const RESERVED_COLUMN_NAMES: readonly string[] = [...LINEAGE_COLUMN_NAMES, PARTITION_KEY]
+
 /**
  * The lineage of the rows `firstRow` to `firstRow + rowCount - 1`, as builders of each lineage column's values in
  * LINEAGE_COLUMNS order.
@@ -27,9 +30,9 @@ export const lineageValues = (
   rowCount: number,
   sourceTableId: string,
   run: RunIdentity,
-): (() => ColumnValues)[] => [
-  () => new Array(rowCount).fill(run.runId),
-  () => new Array(rowCount).fill(run.exportedAt.getTime()),
-  () => new Array(rowCount).fill(sourceTableId),
-  () => Array.from({ length: rowCount }, (_, i) => BigInt(firstRow + i)),
+): (() => ChunkValues)[] => [
+  () => constantValues(run.runId, rowCount),
+  () => constantValues(run.exportedAt.getTime(), rowCount),
+  () => constantValues(sourceTableId, rowCount),
+  () => sequenceValues(firstRow, rowCount),
 ]

@@ -193,6 +193,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
         signal: context.signal,
         catalog: deps.catalog,
+        limits: config.limits,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
       const result = context.client

@@ -10,9 +10,10 @@ import { readTableSchema, type TableSchema, writeTableSchema } from './catalog/r
 import type { TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
 import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import type { RecordLimits } from './csv/record-guard.ts'
 import type { ParsedTable } from './csv/table-parser.ts'
 import type { InventoryClient } from './inventory/client.ts'
-import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS, type RunIdentity } from './lineage.ts'
+import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
 import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
@@ -40,12 +41,14 @@ export interface TableExportContext {
   readonly signal?: AbortSignal | undefined
   /** @default DEFAULT_BATCH_LIMITS */
   readonly batchLimits?: BatchLimits
+  /** The `limits` section: how wide and long a record may be. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
   /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
   /** @default 'auto': parsing gets a thread of its own when there is more than one core */
   readonly parseThread?: ParseThread
   readonly onProgress?: (progress: TableProgress) => void
-  /** Told about a table whose columns changed (the Glue catalog on AWS); absent locally. */
+  /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
 }
 
@@ -123,9 +126,10 @@ export const landTable = async (
       encoding,
       invalidBytes,
       batchLimits: context.batchLimits,
+      limits: context.limits,
     }
     parsed = await openParsedTable(received, options, context.parseThread)
-    const named = nameColumns(parsed.header, LINEAGE_COLUMN_NAMES)
+    const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     await mkdir(context.spoolDirectory, { recursive: true })
     encoder = new TableEncoder(
       {
@@ -157,8 +161,9 @@ export const landTable = async (
       named.map((c) => c.name),
     )
     const archived = raw ? await commitArchive(raw, warnings) : undefined
-    // The registry is written after the catalog: if the catalog update fails, the next run sees the change again.
-    if (plan.shapeChanged && context.catalog) await context.catalog.publish(plan.schema)
+    // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
+    // failed catalog update leaves the change for the next run to see.
+    if (context.catalog) await context.catalog.publish(plan.schema)
     await writeTableSchema(context.store, plan.schema)
     return {
       httpStatus: source.httpStatus,

@@ -13,7 +13,7 @@ export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 export const EXPORT_USAGE = `Usage: npm start -- [flags]
 
 Exports saved tables of the inventory service as Parquet, partitioned by date.
-With no --base-url and no --config, starts the built-in stand-in service with demo data and exports it.
+With no flags at all (or with --demo), starts the built-in stand-in service with demo data and exports it.
 
 Flags:
   --base-url URL         the inventory service, e.g. https://inventory.example.com
@@ -25,6 +25,7 @@ Flags:
   --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
   --concurrency N        tables downloaded at once (default 2)
   --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
+  --demo                 use the built-in stand-in service and its demo tables (may be combined with --out, --date)
   -h, --help             this text
 
 Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.`
@@ -40,7 +41,15 @@ export interface ExportCommand {
   readonly tokenFile: string | undefined
 }
 
-export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCommand> => {
+export interface ParseExportOptions {
+  /** Whether the command can run against the built-in stand-in (export, check), as opposed to reprocess. */
+  readonly demoAllowed?: boolean
+}
+
+export const parseExportArgs = async (
+  argv: readonly string[],
+  { demoAllowed = true }: ParseExportOptions = {},
+): Promise<ExportCommand> => {
   let parsed: ReturnType<typeof parseFlags>
   try {
     parsed = parseFlags(argv)
@@ -52,6 +61,7 @@ export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCo
   if (values.date !== undefined && !isValidDate(values.date)) {
     throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, got "${values.date}"`)
   }
+  const demo = demoAllowed ? demoMode(values) : rejectDemo(values)
   const fromFile = values.config ? await readConfigFile(values.config) : {}
   const configInput: Record<string, unknown> = { ...fromFile }
   const source = { ...(fromFile.source as object | undefined) } as Record<string, unknown>
@@ -64,7 +74,7 @@ export const parseExportArgs = async (argv: readonly string[]): Promise<ExportCo
   }
   return {
     help: values.help === true,
-    demo: values['base-url'] === undefined && values.config === undefined,
+    demo,
     configInput,
     configOrigin: values.config ? `configuration (${values.config} and flags)` : 'command-line flags',
     outDir: values.out ?? 'warehouse',
@@ -86,9 +96,40 @@ const parseFlags = (argv: readonly string[]) =>
       date: { type: 'string' },
       concurrency: { type: 'string' },
       'allow-insecure-http': { type: 'boolean' },
+      demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })
+
+type Flags = ReturnType<typeof parseFlags>['values']
+
+/**
+ * The demo runs only when asked for (--demo) or when nothing points at a real service: a --table or --token-file
+ * without a source would otherwise quietly export the stand-in's tables and report success.
+ */
+const demoMode = (values: Flags): boolean => {
+  const source = ['base-url', 'config'].filter((flag) => values[flag as keyof Flags] !== undefined)
+  const needsSource = ['table', 'token-file', 'out'].filter((flag) => values[flag as keyof Flags] !== undefined)
+  if (values.demo && source.length + needsSource.length > 0) {
+    const clash = [...source, ...needsSource].filter((flag) => flag !== 'out')
+    if (clash.length > 0) {
+      throw new UsageError(`--demo uses the built-in stand-in and its demo tables; drop ${flagList(clash)}`)
+    }
+  }
+  if (!values.demo && source.length === 0 && needsSource.length > 0) {
+    throw new UsageError(
+      `${flagList(needsSource)} given without a service: add --base-url URL or --config FILE (or --demo for the built-in stand-in)`,
+    )
+  }
+  return values.demo === true || source.length === 0
+}
+
+const rejectDemo = (values: Flags): false => {
+  if (values.demo) throw new UsageError('--demo is not available here: this command reads no service')
+  return false
+}
+
+const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
 
 const parseTableFlag = (value: string): { id: string; name?: string } => {
   const [id, name] = value.split('=', 2) as [string, string | undefined]

@@ -7,7 +7,7 @@ import { decodeToUtf8 } from '../export/csv/decode.ts'
 import { openCsv } from '../export/csv/parse.ts'
 import { toExportError } from '../export/errors.ts'
 import { InventoryClient } from '../export/inventory/client.ts'
-import { LINEAGE_COLUMN_NAMES } from '../export/lineage.ts'
+import { RESERVED_COLUMN_NAMES } from '../export/lineage.ts'
 import { nameColumns } from '../export/normalize/columns.ts'
 import { ColumnTypeInferrer } from '../export/normalize/types.ts'
 import { parseExportArgs } from './args.ts'
@@ -19,8 +19,9 @@ export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=N
 
 Checks, without exporting anything, that the token works (and whose it is) and that every table is reachable and
 readable; shows each table's columns as they would be named and typed, judged from the first rows only.
-The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no --base-url and no --config it
-checks the built-in stand-in service.
+The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no flags at all (or with
+--demo) it checks the built-in stand-in service; --table or --token-file without --base-url or --config is an
+error.
 
 Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
 
@@ -40,7 +41,7 @@ export const previewTable = async (client: InventoryClient, table: TableConfig):
       delimiter: table.delimiter,
       shortRows: table.shortRows,
     })
-    const named = nameColumns(csv.header, LINEAGE_COLUMN_NAMES)
+    const named = nameColumns(csv.header, RESERVED_COLUMN_NAMES)
     const inferrer = new ColumnTypeInferrer({
       tableId: table.id,
       columnNames: named.map((c) => c.name),

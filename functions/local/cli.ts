@@ -4,7 +4,7 @@
  * Exit status 0 = success, 1 = some table failed or is not ready, 2 = bad usage or configuration.
  */
 import { FailureClass } from '../export/constants.ts'
-import { ExportError } from '../export/errors.ts'
+import { oneLineMessage, toExportError, UsageError } from '../export/errors.ts'
 import { runCheckCommand } from './check-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
@@ -23,15 +23,15 @@ const COMMANDS = {
 export const main = async (argv: readonly string[], output: TerminalOutput = consoleOutput): Promise<ExitCode> => {
   const [name, ...rest] = argv
   const command = COMMANDS[name as keyof typeof COMMANDS]
-  if (!command) {
-    output.err(`unknown command "${name ?? ''}"; use one of: ${Object.keys(COMMANDS).join(', ')}`)
-    return ExitCode.USAGE
-  }
   try {
+    if (!command) {
+      throw new UsageError(`unknown command "${name ?? ''}"; use one of: ${Object.keys(COMMANDS).join(', ')}`)
+    }
     return await command(rest, output)
-  } catch (error) {
-    if (!(error instanceof ExportError)) throw error
-    output.err(`error [${error.code}]: ${error.message}`)
+  } catch (thrown) {
+    // Anything uncoded is a bug or an environment problem; it is still reported as one coded line, no stack.
+    const error = toExportError(thrown)
+    output.err(oneLineMessage(error))
     if (error.hint) output.err(`next step: ${error.hint}`)
     return error.failureClass === FailureClass.CONFIG ? ExitCode.USAGE : ExitCode.TABLE_FAILED
   }

@@ -3,9 +3,9 @@
  * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { athenaTableDefinition, createLatestViewDdl, createTableDdl } from '../export/catalog/athena.ts'
+import { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from '../export/catalog/athena.ts'
 import { readTableSchema } from '../export/catalog/registry.ts'
-import { UsageError } from '../export/errors.ts'
+import { ExportError, QueryError, UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { ExitCode } from './exit-code.ts'
 import type { TerminalOutput } from './terminal.ts'
@@ -59,8 +59,8 @@ export const runQueryCommand = async (argv: readonly string[], output: TerminalO
     output.out(renderResult(await queryWarehouse(root, positionals[0]!)))
     return ExitCode.OK
   } catch (error) {
-    if (error instanceof UsageError) throw error
-    throw new UsageError(`the query failed: ${(error as Error).message}`)
+    if (error instanceof ExportError) throw error
+    throw new QueryError((error as Error).message)
   }
 }
 
@@ -88,8 +88,7 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
       `-- ${table}: saved table ${schema.sourceTableId}`,
       createTableDdl(definition),
       '',
-      createLatestViewDdl(definition),
-      '',
+      ...tableViews(definition).flatMap((view) => [createViewDdl(definition, view), '']),
     )
   }
   output.out(statements.join('\n').trimEnd())

@@ -24,7 +24,7 @@ Flags:
 const UNUSED_BASE_URL = 'http://127.0.0.1'
 
 export const runReprocessCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
-  const command = await parseExportArgs(argv)
+  const command = await parseExportArgs(argv, { demoAllowed: false })
   if (command.help) {
     output.out(REPROCESS_USAGE)
     return ExitCode.OK

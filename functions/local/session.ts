@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { type ExportConfig, parseExportConfig } from '../export/config.ts'
+import { ConfigError } from '../export/errors.ts'
 import { type ExportCommand, readToken } from './args.ts'
 import { type DemoService, startDemoService } from './demo.ts'
 
@@ -27,9 +28,16 @@ export const withServiceSession = async <T>(
     const config = parseExportConfig(input, command.configOrigin)
     const token = demo ? demo.token : await readToken(command.tokenFile)
     const caFile = config.source.caCertificatesFile
-    const extraCaCertificates = caFile ? await readFile(caFile, 'utf8') : undefined
+    const extraCaCertificates = caFile ? await readCaCertificates(caFile, command.configOrigin) : undefined
     return await work({ config, token, extraCaCertificates, demo })
   } finally {
     await demo?.close()
   }
 }
+
+const readCaCertificates = (file: string, origin: string): Promise<string> =>
+  readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new ConfigError(origin, [
+      { field: 'source.caCertificatesFile', message: `cannot be read (${error.code ?? error.message}: ${file})` },
+    ])
+  })

@@ -1,22 +1,25 @@
 /**
- * DuckDB over the local warehouse, with the names analysts use in Athena: one view per table (all dates,
- * `dt` as a string partition column, files read by column name like Athena reads Parquet) and its
- * `<table>_latest` view. DuckDB is a dev dependency: the local runner uses it, the Lambda never does.
+ * DuckDB over the local warehouse, with the names analysts use in Athena: every table and view is built from the
+ * `TableInput` the Lambda would send to Glue for it (checked against Glue's rules first), so the local answers are
+ * Athena's, projection range included. DuckDB is a dev dependency: the local runner uses it, the Lambda never does.
  */
 import path from 'node:path'
+import type { TableInput } from '@aws-sdk/client-glue'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { latestViewName } from '../export/catalog/athena.ts'
+import { athenaTableDefinition } from '../export/catalog/athena.ts'
+import { assertGlueAccepts, glueTableInputs } from '../export/catalog/glue.ts'
 import { readTableSchema } from '../export/catalog/registry.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY, SCHEMAS_FOLDER } from '../export/constants.ts'
+import { SCHEMAS_FOLDER } from '../export/constants.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
+import { registerCatalog } from './duckdb-catalog.ts'
 
 export interface QueryResult {
   readonly columns: readonly string[]
   readonly rows: readonly (readonly unknown[])[]
 }
 
-const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')}"`
-const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`
+/** The Glue database the local catalog stands for. */
+export const LOCAL_DATABASE = 'inventory'
 
 /** Tables of the warehouse: those with a schema in the registry. */
 export const warehouseTables = async (root: string): Promise<string[]> => {
@@ -28,23 +31,35 @@ export const warehouseTables = async (root: string): Promise<string[]> => {
   return tables.sort()
 }
 
-/** The statements that register a table and its latest view. */
-export const tableViewStatements = (root: string, table: string): string[] => {
-  const files = path.join(path.resolve(root), table, `${PARTITION_KEY}=*`, DATA_OBJECT_NAME)
-  return [
-    `CREATE OR REPLACE VIEW ${quote(table)} AS SELECT * FROM read_parquet(${literal(files)}, hive_partitioning = true, union_by_name = true, hive_types = {'${PARTITION_KEY}': VARCHAR})`,
-    `CREATE OR REPLACE VIEW ${quote(latestViewName(table))} AS SELECT * FROM ${quote(table)} WHERE ${PARTITION_KEY} = (SELECT max(${PARTITION_KEY}) FROM ${quote(table)})`,
-  ]
+/** The Glue definitions of every table of the warehouse and its views, located in the warehouse folder. */
+export const warehouseTableInputs = async (root: string, database = LOCAL_DATABASE): Promise<TableInput[]> => {
+  const store = new FolderWarehouseStore(root)
+  const inputs: TableInput[] = []
+  for (const table of await warehouseTables(root)) {
+    const schema = (await readTableSchema(store, table))!
+    const definition = athenaTableDefinition(schema, database, `${path.join(store.root, table)}${path.sep}`)
+    for (const input of glueTableInputs(definition)) {
+      assertGlueAccepts(input, schema.sourceTableId)
+      inputs.push(input)
+    }
+  }
+  return inputs
+}
+
+export interface QueryOptions {
+  /** The catalog to query through; the warehouse's own definitions when absent. */
+  readonly inputs?: readonly TableInput[]
+  /** What NOW means in projection ranges. @default the current time */
+  readonly now?: Date
 }
 
 /** Runs `sql` with every table of the warehouse registered. Values come back JSON-friendly. */
-export const queryWarehouse = async (root: string, sql: string): Promise<QueryResult> => {
+export const queryWarehouse = async (root: string, sql: string, options: QueryOptions = {}): Promise<QueryResult> => {
+  const inputs = options.inputs ?? (await warehouseTableInputs(root))
   const instance = await DuckDBInstance.create(':memory:')
   const connection = await instance.connect()
   try {
-    for (const table of await warehouseTables(root)) {
-      for (const statement of tableViewStatements(root, table)) await connection.run(statement)
-    }
+    await registerCatalog(connection, LOCAL_DATABASE, inputs, options.now ?? new Date())
     const reader = await connection.runAndReadAll(sql)
     return { columns: reader.columnNames(), rows: reader.getRowsJson() }
   } finally {

@@ -22,6 +22,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { DeploymentConfig } from '../../functions/export/config.ts'
 import { LATEST_OUTCOMES_FOLDER, MetricDimension, MetricName } from '../../functions/export/constants.ts'
+import { ConfigError } from '../../functions/export/errors.ts'
 import { alarmDescriptions, tableStaleDescription } from './alarm-texts.ts'
 import * as windows from './alarm-windows.ts'
 import type { TablePlan } from './table-plan.ts'
@@ -62,10 +63,11 @@ const validate = (props: ExportAlarmsProps): void => {
   ]
   const problems = checks.flatMap(([field, window]) => {
     const problem = windows.windowProblem(window)
-    return problem === undefined ? [] : [`${field}: ${problem} (with deployment.schedule.periodHours ${hours})`]
+    return problem === undefined
+      ? []
+      : [{ field, message: `${problem} (with deployment.schedule.periodHours ${hours})` }]
   })
-  if (problems.length > 0)
-    throw new Error(`ExportAlarms: invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  if (problems.length > 0) throw new ConfigError('alarm settings', problems)
 }
 
 /** The alarm topic and the alarms; every alarm notifies the topic on ALARM and on OK. */

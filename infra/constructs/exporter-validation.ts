@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
 import type { ExportConfig } from '../../functions/export/config.ts'
+import { ConfigError, type ConfigProblem } from '../../functions/export/errors.ts'
 import { MAX_EXPORT_CONFIG_BYTES, runtimeConfig } from './exporter-settings.ts'
 import { tablePlanProblems } from './table-plan.ts'
 
@@ -32,39 +33,42 @@ const isFile = (path: string): boolean => {
   }
 }
 
-/** The problems with these inputs, one line each; empty when there are none. */
-export const exporterProblems = (input: ExporterValidationInput): string[] => {
-  const problems: string[] = [...tablePlanProblems(input.config)]
+/** The problems with these inputs, each naming its field; empty when there are none. */
+export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[] => {
+  const problems: ConfigProblem[] = [...tablePlanProblems(input.config)]
+  const problem = (field: string, message: string) => problems.push({ field, message })
   const { schedule } = input.config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {
-    problems.push(
-      `deployment.schedule.timeZone: "${schedule.timeZone}" is not an IANA time zone such as "Europe/Berlin" or "UTC"`,
+    problem(
+      'deployment.schedule.timeZone',
+      `"${schedule.timeZone}" is not an IANA time zone such as "Europe/Berlin" or "UTC"`,
     )
   }
   if (input.caPath !== undefined && !isFile(input.caPath)) {
-    problems.push(`source.caCertificatesFile: no file at ${input.caPath} (relative paths start at the project root)`)
+    problem('source.caCertificatesFile', `no file at ${input.caPath} (relative paths start at the project root)`)
   }
   const configBytes = Buffer.byteLength(JSON.stringify(runtimeConfig(input.config, input.bundledCa)))
   if (configBytes > MAX_EXPORT_CONFIG_BYTES) {
-    problems.push(
-      `tables: the runtime configuration is ${configBytes} bytes, more than the ${MAX_EXPORT_CONFIG_BYTES} that fit in the function's 4 KB environment; split the tables over two stacks or drop per-table options that repeat defaults`,
+    problem(
+      'tables',
+      `the runtime configuration is ${configBytes} bytes, more than the ${MAX_EXPORT_CONFIG_BYTES} that fit in the function's 4 KB environment; split the tables over two stacks or drop per-table options that repeat defaults`,
     )
   }
   const maxAge = input.scheduleMaxEventAge.toSeconds()
   if (maxAge < 60 || maxAge > 86_400)
-    problems.push(`scheduleMaxEventAge must be between 60 seconds and 24 hours, got ${maxAge} s`)
+    problem('scheduleMaxEventAge', `must be between 60 seconds and 24 hours, got ${maxAge} s`)
   if (
     !Number.isInteger(input.scheduleRetryAttempts) ||
     input.scheduleRetryAttempts < 0 ||
     input.scheduleRetryAttempts > 185
   ) {
-    problems.push(`scheduleRetryAttempts must be a whole number from 0 to 185, got ${input.scheduleRetryAttempts}`)
+    problem('scheduleRetryAttempts', `must be a whole number from 0 to 185, got ${input.scheduleRetryAttempts}`)
   }
   return problems
 }
 
-/** Throws one error listing every problem. */
+/** Throws one ConfigError listing every problem, so `cdk synth` reports it like any bad configuration. */
 export const validateExporterProps = (input: ExporterValidationInput): void => {
   const problems = exporterProblems(input)
-  if (problems.length > 0) throw new Error(`Exporter: invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  if (problems.length > 0) throw new ConfigError('stack settings', problems)
 }

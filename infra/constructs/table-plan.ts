@@ -4,6 +4,7 @@
  * naming the configuration field, so `cdk synth` fails before CloudFormation would.
  */
 import type { ExportConfig } from '../../functions/export/config.ts'
+import type { ConfigProblem } from '../../functions/export/errors.ts'
 import { ratePeriodHours, scheduleExpressionProblem } from '../schedule-expression.ts'
 
 /** One table's schedule and resources. */
@@ -44,30 +45,35 @@ export const memorySizes = (config: ExportConfig): number[] => [
 ]
 
 /** Every problem with the tables' schedules and memory, one line each naming the field; empty when none. */
-export const tablePlanProblems = (config: ExportConfig): string[] => {
-  const problems: string[] = []
+export const tablePlanProblems = (config: ExportConfig): ConfigProblem[] => {
+  const problems: ConfigProblem[] = []
   const defaultProblem = scheduleExpressionProblem(config.deployment.schedule.expression)
-  if (defaultProblem !== undefined) problems.push(`deployment.schedule.expression: ${defaultProblem}`)
+  if (defaultProblem !== undefined) problems.push({ field: 'deployment.schedule.expression', message: defaultProblem })
   const { staleAfterPeriods } = config.deployment.alarms
   tablePlans(config).forEach((plan, index) => {
     const own = config.tables[index]?.schedule
     if (own === undefined) return
     const field = `tables[${index}].schedule`
     const problem = scheduleExpressionProblem(own.expression)
-    if (problem !== undefined) problems.push(`${field}.expression: ${problem}`)
+    if (problem !== undefined) problems.push({ field: `${field}.expression`, message: problem })
     if (Number.isNaN(plan.periodHours)) {
-      problems.push(`${field}.periodHours: required with a cron() expression (how often it fires, in hours)`)
+      problems.push({
+        field: `${field}.periodHours`,
+        message: 'required with a cron() expression (how often it fires, in hours)',
+      })
     } else if (staleAfterPeriods * plan.periodHours > lookBackHours(plan.periodHours)) {
-      problems.push(
-        `${field}.periodHours: deployment.alarms.staleAfterPeriods × ${plan.periodHours} hours is more than the ${lookBackHours(plan.periodHours)} hours CloudWatch alarms can look back`,
-      )
+      problems.push({
+        field: `${field}.periodHours`,
+        message: `deployment.alarms.staleAfterPeriods × ${plan.periodHours} hours is more than the ${lookBackHours(plan.periodHours)} hours CloudWatch alarms can look back`,
+      })
     }
   })
   const sizes = memorySizes(config)
   if (sizes.length > config.export.concurrency) {
-    problems.push(
-      `export.concurrency: ${config.export.concurrency} is less than the ${sizes.length} memory sizes of tables[].memoryMb and deployment.lambda.memoryMb (${sizes.join(', ')} MB); each size is a function that needs at least one concurrent invocation of its own`,
-    )
+    problems.push({
+      field: 'export.concurrency',
+      message: `${config.export.concurrency} is less than the ${sizes.length} memory sizes of tables[].memoryMb and deployment.lambda.memoryMb (${sizes.join(', ')} MB); each size is a function that needs at least one concurrent invocation of its own`,
+    })
   }
   return problems
 }

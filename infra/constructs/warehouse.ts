@@ -13,6 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
 import { RAW_FOLDER, RUNS_FOLDER } from '../../functions/export/constants.ts'
+import { ConfigError } from '../../functions/export/errors.ts'
 import { acknowledgeFinding } from '../nag.ts'
 import { type AnalystQueryOptions, analystQueries } from './analyst-queries.ts'
 
@@ -94,9 +95,10 @@ const validate = (props: WarehouseProps): void => {
     accessLogExpirationDays: props.accessLogExpirationDays,
   })
     .filter(([, days]) => days !== undefined && (!Number.isInteger(days) || days < 1))
-    .map(([name, days]) => `${name} must be a positive whole number of days, got ${days}`)
-  if (props.prefix.startsWith('/') || props.prefix.endsWith('/')) problems.push('prefix must not start or end with "/"')
-  if (problems.length > 0) throw new Error(`Warehouse: ${problems.join('; ')}`)
+    .map(([name, days]) => ({ field: name, message: `must be a positive whole number of days, got ${days}` }))
+  if (props.prefix.startsWith('/') || props.prefix.endsWith('/'))
+    problems.push({ field: 'prefix', message: 'must not start or end with "/"' })
+  if (problems.length > 0) throw new ConfigError('warehouse settings', problems)
 }
 
 /** The bucket (new or imported), the Glue database, the Athena workgroup and its named queries. */

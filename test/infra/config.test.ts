@@ -80,12 +80,74 @@ describe('the configuration file', () => {
     ])
   })
 
+  it.each([
+    ['cron(0 2 * * *)', 24, 'deployment.schedule.expression', /has 5 fields; EventBridge needs six/],
+    [
+      'rate(6 hours)',
+      24,
+      'deployment.schedule.periodHours',
+      /is 24, but rate\(6 hours\) runs every 6 hours; set periodHours to 6/,
+    ],
+    ['cron(0 9 ? * MON *)', 24, 'deployment.schedule.periodHours', /runs every 168 hours/],
+  ])(
+    'fails naming the schedule when %s does not suit EventBridge or periodHours %s',
+    (expression, periodHours, field, message) => {
+      const file = writeConfig('schedule.json', sampleWith(deploymentWith({ schedule: { expression, periodHours } })))
+      expect(configError(() => loadExportConfig(file)).problems).toEqual([
+        { field, message: expect.stringMatching(message) },
+      ])
+    },
+  )
+
   it('fails naming every bad field at once', () => {
     const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
     expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([
       'tables',
       'deployment.lambda.memoryMb',
     ])
+  })
+
+  it.each([
+    [
+      'tables[0].colummTypes',
+      (input: Record<string, unknown>) => {
+        input.tables = [{ id: '1001', colummTypes: { serial_number: 'string' } }]
+      },
+      'did you mean "columnTypes"?',
+    ],
+    [
+      'deployment.unknownKey',
+      (input: Record<string, unknown>) => {
+        input.deployment = { unknownKey: true }
+      },
+      'known here: schedule, secret, bucket',
+    ],
+    [
+      'deployment.schedule.expresion',
+      (input: Record<string, unknown>) => {
+        input.deployment = { schedule: { expresion: 'rate(1 day)' } }
+      },
+      'did you mean "expression"?',
+    ],
+    [
+      'source.baseURL',
+      (input: Record<string, unknown>) => {
+        input.source = { baseUrl: 'https://inventory.example.com', baseURL: 'https://other.example.com' }
+      },
+      'did you mean "baseUrl"?',
+    ],
+    [
+      'export.retry.maxAttempt',
+      (input: Record<string, unknown>) => {
+        input.export = { retry: { maxAttempt: 3 } }
+      },
+      'did you mean "maxAttempts"?',
+    ],
+  ])('rejects the unknown key %s, naming its path and the closest known key', (field, change, message) => {
+    const input = sampleConfigInput()
+    change(input)
+    const error = configError(() => loadExportConfig(writeConfig('unknown-key.json', input)))
+    expect(error.problems).toEqual([{ field, message: expect.stringContaining(message) }])
   })
 
   it.each([

@@ -8,7 +8,7 @@ let warehouse: string
 beforeAll(async () => {
   warehouse = await tempDir()
   for (const date of ['2025-01-01', '2025-02-01']) {
-    expect((await runExportInProcess(['--out', warehouse, '--date', date])).exitCode).toBe(0)
+    expect((await runExportInProcess(['--demo', '--out', warehouse, '--date', date])).exitCode).toBe(0)
   }
 })
 

@@ -416,6 +416,27 @@ const failing: readonly (FaultCase & { readonly expected: FailureExpectation })[
     arrange: always(ASSETS.id, { kind: 'empty200' }),
     expected: { code: 'EMPTY_BODY', failureClass: 'data', requests: 1, message: /empty/ },
   },
+  ...(
+    [
+      ['whole', undefined],
+      ['cut at a row boundary', CUT.atRowBoundary],
+    ] as const
+  ).map(([how, afterBytes]) => ({
+    name: `a 200 with neither Content-Length nor chunked encoding, ${how}`,
+    arrange: always(ASSETS.id, { kind: 'unframed', ...(afterBytes === undefined ? {} : { afterBytes }) }),
+    expected: {
+      code: 'BODY_UNFRAMED',
+      failureClass: 'protocol',
+      status: 200,
+      requests: 1,
+      message: /neither Content-Length nor chunked/,
+    } as const,
+  })),
+  {
+    name: 'a token check answered with 2 MiB',
+    arrange: always('me', { kind: 'status', status: 200, body: `{"username":"${'x'.repeat(2 * 1024 * 1024)}"}` }),
+    expected: { code: 'BODY_TOO_LARGE', failureClass: 'protocol', status: 200, requests: 0, runLevel: true },
+  },
   {
     name: 'a 401 on the token check',
     arrange: always('me', { kind: 'status', status: 401 }),
@@ -580,7 +601,7 @@ describe('the runner when the service is unreachable or the token dies', () => {
       [LOCATIONS.name, 'failed', 'NETWORK_ERROR', 'network'],
     ])
     expect(result.stderr).toMatch(/ECONNREFUSED/)
-    expect(result.stderr).toMatch(/token check \(GET \/rest\/usermanager\/me\) failed/)
+    expect(result.stderr).toMatch(/token check \(GET http:\/\/127\.0\.0\.1:\d+\/rest\/usermanager\/me\) failed/)
     expect(result.stderr).toMatch(/^assets: {3}next step: check that the service is reachable/m)
     expect(result.stderr.match(/token check: attempt \d failed \(NETWORK_ERROR\)/g)).toHaveLength(MAX_ATTEMPTS - 1)
     expect(await visibleObjects(ws.out)).toEqual(PUBLISHED)

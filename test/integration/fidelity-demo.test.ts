@@ -11,7 +11,7 @@ const EXPORT_DATE = '2026-03-15'
 describe('the demo export', () => {
   it('types the devices table: ram_gb BIGINT, last_seen TIMESTAMP, serial_number VARCHAR, and more', async () => {
     const out = await tempDir('inventory-demo-')
-    const result = await runExportInProcess(['--out', out, '--date', EXPORT_DATE])
+    const result = await runExportInProcess(['--demo', '--out', out, '--date', EXPORT_DATE])
     expect(result.exitCode, result.stderr).toBe(0)
 
     const runFolder = path.join(out, '_runs', `dt=${EXPORT_DATE}`)

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CreateTableCommand, UpdateTableCommand } from '@aws-sdk/client-glue'
+import { CreateTableCommand } from '@aws-sdk/client-glue'
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import { mockClient } from 'aws-sdk-client-mock'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -42,7 +42,6 @@ beforeEach(() => {
   secrets.reset()
   secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: DEMO_TOKEN })
   resetGlue()
-  glue.on(UpdateTableCommand).resolves({})
   emulator.faults.clear()
   output = captureOutput()
 })

@@ -1,3 +1,4 @@
+import http from 'node:http'
 import net from 'node:net'
 import { inspect } from 'node:util'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import {
   ProtocolError,
   ServerError,
   TableNotFoundError,
+  TlsError,
 } from '../../functions/export/errors.ts'
 import { InventoryClient } from '../../functions/export/inventory/client.ts'
 import type { RetryNotice } from '../../functions/export/inventory/retry.ts'
@@ -165,6 +167,40 @@ describe('the inventory client', () => {
     expect(error).toBeInstanceOf(NetworkError)
     expect(error).toMatchObject({ code: ErrorCode.NETWORK_ERROR, failureClass: 'network' })
     expect(error.message).toContain('ECONNREFUSED')
+  })
+
+  it('keeps the path of a base URL and names the URL it requested in the error', async () => {
+    // A reverse proxy that serves the service under /inventory and nothing outside it.
+    const seen: string[] = []
+    const proxy = http.createServer((request, response) => {
+      seen.push(request.url ?? '')
+      if (!request.url?.startsWith('/inventory/')) return void response.writeHead(404).end()
+      fetch(`${emulator.baseUrl}${request.url.slice('/inventory'.length)}`, {
+        headers: { token: String(request.headers.token) },
+      }).then(async (answer) => {
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' })
+        response.end(Buffer.from(await answer.arrayBuffer()))
+      })
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/inventory`
+    try {
+      const client = clientFor(DEMO_TOKEN, base)
+      expect((await client.getCurrentUser()).username).toBe('api-export')
+      const error = await failureOf(client.downloadTable('999999'))
+      expect(seen).toEqual(['/inventory/rest/usermanager/me', '/inventory/rest/tables/999999/csv'])
+      expect(error.message).toContain(`GET ${base}/rest/tables/999999/csv answered HTTP 404`)
+    } finally {
+      proxy.close()
+    }
+  })
+
+  it('says so when https reaches a port that answers plain HTTP, instead of suggesting a private CA', async () => {
+    const error = await failureOf(clientFor(DEMO_TOKEN, emulator.baseUrl.replace('http:', 'https:')).getCurrentUser())
+    expect(error).toBeInstanceOf(TlsError)
+    expect(error.message).toContain('failed TLS (the port answered plain HTTP)')
+    expect(error.hint).toMatch(/the port speaks plain HTTP, not https/)
+    expect(error.hint).not.toMatch(/caCertificatesFile/)
   })
 
   it('keeps the token out of its printed form', () => {

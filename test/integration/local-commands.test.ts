@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, DEMO_TOKENS, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import { runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
+import { runCliProcess, runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 
 let emulator: RunningEmulator
 let demoWarehouse: string
@@ -8,7 +8,7 @@ let demoWarehouse: string
 beforeAll(async () => {
   emulator = await startInventoryEmulator()
   demoWarehouse = await tempDir()
-  const demo = await runExportInProcess(['--out', demoWarehouse, '--date', '2026-05-04'])
+  const demo = await runExportInProcess(['--demo', '--out', demoWarehouse, '--date', '2026-05-04'])
   expect(demo.exitCode).toBe(0)
 })
 afterAll(() => emulator.close())
@@ -90,10 +90,22 @@ describe('npm run query', () => {
     ])
   })
 
-  it('exits 2 with the database error on bad SQL', async () => {
+  it('exits 2 with the database error on bad SQL, as a query error rather than a usage error', async () => {
     const result = await runCommandInProcess('query', ['--out', demoWarehouse, 'SELECT nope FROM devices'])
     expect(result.exitCode).toBe(2)
-    expect(result.stderr).toMatch(/the query failed: .*nope/)
+    expect(result.stderr).toMatch(/^error \[QUERY_FAILED\]: the query failed: .*nope/)
+    expect(result.stderr).not.toContain('--help')
+  })
+
+  it("gives the same answers whatever the machine's time zone, reading timestamps in UTC as Athena does", async () => {
+    const sql =
+      'SELECT hour(last_seen) AS h, count(*) AS n, min(last_seen) AS first, typeof(min(last_seen)) AS t FROM devices GROUP BY 1 ORDER BY 1 LIMIT 3'
+    const [utc, losAngeles] = await Promise.all(
+      ['UTC', 'America/Los_Angeles'].map((TZ) => runCliProcess(['query', '--out', demoWarehouse, sql], { TZ })),
+    )
+    expect(utc!.exitCode).toBe(0)
+    expect(losAngeles!.stdout).toBe(utc!.stdout)
+    expect(utc!.stdout).toMatch(/\| TIMESTAMP\n/)
   })
 })
 

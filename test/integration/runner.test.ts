@@ -31,7 +31,7 @@ const servedCsv = async (tableId: string): Promise<string[][]> => {
 describe('the local runner', () => {
   it('exports the demo data with no arguments and exits 0', async () => {
     const out = await tempDir()
-    const result = await runCliProcess(['export', '--out', out, '--date', '2026-01-15'])
+    const result = await runCliProcess(['export', '--demo', '--out', out, '--date', '2026-01-15'])
     expect(result.exitCode).toBe(0)
     for (const name of ['devices', 'installed_software', 'users', 'payroll_devices']) {
       expect(await readdir(path.join(out, name, 'dt=2026-01-15'))).toEqual(['data.parquet'])

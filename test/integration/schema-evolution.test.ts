@@ -1,12 +1,4 @@
 import os from 'node:os'
-import {
-  CreateTableCommand,
-  EntityNotFoundException,
-  GetTableCommand,
-  GlueClient,
-  UpdateTableCommand,
-} from '@aws-sdk/client-glue'
-import { mockClient } from 'aws-sdk-client-mock'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, type SavedTable, startInventoryEmulator } from '../../emulator/index.ts'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
@@ -16,6 +8,7 @@ import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { runExport } from '../../functions/export/run.ts'
 import { silentTelemetry } from '../../functions/export/telemetry.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
+import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
 
 const assets = (columns: string[], rows: (string | null)[][]): SavedTable => ({
@@ -74,25 +67,15 @@ const DAYS: { date: string; table: SavedTable }[] = [
 
 let emulator: RunningEmulator
 let out: string
-const glue = mockClient(GlueClient)
+const { client: glueClient, mock: glue } = glueCatalogStandIn()
 const glueCallsPerDay: { date: string; inputs: unknown[] }[] = []
 
 beforeAll(async () => {
   emulator = await startInventoryEmulator({ tables: [] })
   out = await tempDir()
-  const known = new Set<string>()
-  glue.on(GetTableCommand).callsFake(async (input: { Name: string }) => {
-    if (known.has(input.Name)) return { Table: { Name: input.Name } }
-    throw new EntityNotFoundException({ message: 'not found', $metadata: {} })
-  })
-  glue.on(CreateTableCommand).callsFake(async (input: { TableInput: { Name: string } }) => {
-    known.add(input.TableInput.Name)
-    return {}
-  })
-  glue.on(UpdateTableCommand).resolves({})
   const config = parseExportConfig({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '2001', name: 'assets' }] })
   const store = new FolderWarehouseStore(out)
-  const catalog = glueTableCatalog(new GlueClient({ region: 'eu-west-1' }), 'inventory', 's3://bucket/inventory')
+  const catalog = glueTableCatalog(glueClient, 'inventory', 's3://bucket/inventory')
   for (const day of DAYS) {
     emulator.setTable(day.table)
     glue.resetHistory()
@@ -153,11 +136,11 @@ describe('schema evolution', () => {
     expect([schema?.firstExportDate, schema?.lastExportDate]).toEqual(['2026-03-01', '2026-03-04'])
   })
 
-  it('calls Glue only on the runs whose schema changed', () => {
+  it('reads the table and view every run and writes only what differs: a new date moves just the view', () => {
     expect(glueCallsPerDay.map((d) => [d.date, d.inputs.map((i) => (i as [string])[0])])).toEqual([
       ['2026-03-01', ['GetTableCommand', 'CreateTableCommand', 'GetTableCommand', 'CreateTableCommand']],
       ['2026-03-02', ['GetTableCommand', 'UpdateTableCommand', 'GetTableCommand', 'UpdateTableCommand']],
-      ['2026-03-03', []],
+      ['2026-03-03', ['GetTableCommand', 'GetTableCommand', 'UpdateTableCommand']],
       ['2026-03-04', ['GetTableCommand', 'UpdateTableCommand', 'GetTableCommand', 'UpdateTableCommand']],
     ])
   })
@@ -228,7 +211,8 @@ describe('schema evolution', () => {
     const encoded = /^\/\* Presto View: (.+) \*\/$/.exec(view.ViewOriginalText)?.[1]
     const presto = JSON.parse(Buffer.from(encoded!, 'base64').toString('utf8'))
     expect(presto.originalSql).toBe(
-      'SELECT * FROM "inventory"."assets" WHERE dt = (SELECT max(dt) FROM "inventory"."assets")',
+      'SELECT "asset_id", "hostname", "ram_gb", "location", "_export_run_id", "_exported_at", "_source_table_id", ' +
+        `"_source_row_number", "dt" FROM "inventory"."assets" WHERE dt = '2026-03-01'`,
     )
     expect(presto.columns.at(-1)).toEqual({ name: 'dt', type: 'varchar' })
   })

@@ -4,68 +4,12 @@
  * must not take meaningfully more memory: not the process's peak resident memory (every thread together), not the
  * parse thread's peak heap, and the main thread must fit a capped heap. Timings are never asserted.
  */
-import { execFile, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { benchInput } from '../../bench/generate.ts'
-import { DEMO_TOKEN } from '../../emulator/index.ts'
 import { tempDir } from '../support/cli.ts'
+import { exportWithProbe, type MemoryFigures } from '../support/memory-probe.ts'
 
-const ROOT = path.resolve(import.meta.dirname, '../..')
 const MiB = 2 ** 20
-
-interface MemoryFigures {
-  readonly exitCode: number
-  readonly stdout: string
-  readonly peakRssBytes: number
-  /** The largest peak heap of a worker thread (the parse thread), 0 when none ran. */
-  readonly threadHeapBytes: number
-}
-
-/** `npm start` against a stand-in in another process, with the memory probe preloaded. */
-const exportWithProbe = async (csvFile: string, nodeFlags: string[] = []): Promise<MemoryFigures> => {
-  const server = spawn(process.execPath, [path.join(ROOT, 'bench/serve.ts'), csvFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  try {
-    const [line] = (await once(server.stdout, 'data')) as [Buffer]
-    const dir = await tempDir('inventory-memory-')
-    const token = path.join(dir, 'token')
-    await writeFile(token, DEMO_TOKEN)
-    const args = [
-      ...nodeFlags,
-      '--import',
-      path.join(ROOT, 'bench/report-rss.ts'),
-      path.join(ROOT, 'functions/local/cli.ts'),
-      'export',
-      '--base-url',
-      line.toString('utf8').trim(),
-      '--table',
-      'bench=devices',
-      '--token-file',
-      token,
-      '--out',
-      path.join(dir, 'warehouse'),
-    ]
-    const { exitCode, stdout, stderr } = await new Promise<{ exitCode: number; stdout: string; stderr: string }>(
-      (resolve) =>
-        execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-          resolve({ exitCode: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-        ),
-    )
-    const figures = (name: string) => [...stderr.matchAll(new RegExp(`${name}=(\\d+)`, 'g'))].map((m) => Number(m[1]))
-    return {
-      exitCode,
-      stdout,
-      peakRssBytes: (figures('BENCH_MAX_RSS_KB')[0] ?? Number.NaN) * 1024,
-      threadHeapBytes: Math.max(0, ...figures('BENCH_THREAD_PEAK_HEAP_USED')),
-    }
-  } finally {
-    server.kill('SIGTERM')
-  }
-}
 
 let small: MemoryFigures
 let large: MemoryFigures

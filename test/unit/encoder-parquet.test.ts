@@ -4,90 +4,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { parquetMetadata } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
 import type { TableSchema } from '../../functions/export/catalog/registry.ts'
-import type { ColumnType } from '../../functions/export/constants.ts'
-import { nameColumns } from '../../functions/export/normalize/columns.ts'
-import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { stringValues, typedValues } from '../../functions/export/parquet/chunk-values.ts'
 import { ParquetFileEncoder } from '../../functions/export/parquet/encode.ts'
-import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
 import { tempDir } from '../support/cli.ts'
 import { query } from '../support/duckdb.ts'
-
-const RUN = {
-  runId: '20260101T000000Z-abcdef01',
-  exportDate: '2026-01-01',
-  exportedAt: new Date('2026-01-01T02:03:04Z'),
-}
-
-interface Encoded {
-  readonly file: string
-  readonly bytes: Buffer
-  readonly restarts: number
-  readonly rows: number
-  /** How often the encoder waited for its output while encoding from the spool. */
-  readonly drains: number
-}
-
-const batchesOf = (records: readonly string[][], columns: number, rowsPerBatch: number): RecordBatch[] => {
-  const builder = new RecordBatchBuilder(columns, { maxCells: rowsPerBatch * columns, maxBytes: 1 << 20 })
-  // Fields as csv-parse hands them over when reading bytes: each UTF-8 byte one Latin-1 character.
-  const asBytes = (record: readonly string[]) => record.map((field) => Buffer.from(field).toString('latin1'))
-  const batches = records.map((record) => builder.add(asBytes(record))).filter((b): b is RecordBatch => b !== undefined)
-  const last = builder.flush()
-  return last ? [...batches, last] : batches
-}
-
-/** Encodes a table (a header and records) as the export does, to a file DuckDB can read. */
-const encode = async (
-  header: readonly string[],
-  records: readonly string[][],
-  options: {
-    rowsPerBatch?: number
-    rowGroupLimits?: RowGroupLimits
-    forced?: Record<string, ColumnType>
-    previous?: TableSchema
-  } = {},
-): Promise<Encoded> => {
-  const dir = await tempDir('inventory-encoder-')
-  let parts: Uint8Array[] = []
-  let restarts = 0
-  let drains = 0
-  const encoder = new TableEncoder(
-    {
-      tableId: 't1',
-      table: 'things',
-      exportDate: RUN.exportDate,
-      columns: nameColumns(header),
-      forced: options.forced ?? {},
-      previous: options.previous,
-      run: RUN,
-      spoolPath: path.join(dir, 'spool.bin'),
-      rowGroupLimits: options.rowGroupLimits,
-    },
-    {
-      write: (bytes) => parts.push(bytes),
-      restart: () => {
-        parts = []
-        restarts++
-      },
-      drained: async () => {
-        drains++
-      },
-    },
-  )
-  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) encoder.push(batch)
-  const { rows } = await encoder.finish()
-  encoder.close()
-  const bytes = Buffer.concat(parts)
-  const file = path.join(dir, 'things.parquet')
-  await writeFile(file, bytes)
-  return { file, bytes, restarts, rows, drains }
-}
-
-const metadataOf = (bytes: Buffer) =>
-  parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer)
+import { batchesOf, encode, metadataOf } from '../support/encoder.ts'
 
 describe('the Parquet encoder', () => {
   it('writes every type and NULL so that DuckDB reads the same values back, across row groups', async () => {
@@ -222,15 +145,24 @@ describe('ParquetFileEncoder', () => {
       { name: 'b', type: 'string' as const },
       { name: 'c', type: 'double' as const },
     ]
+    const batches = batchesOf(
+      [
+        ['1', 'x', '0.5'],
+        ['', '', '1.5'],
+        ['3', 'zé', ''],
+      ],
+      3,
+      2,
+    )
     const values = [
-      [1n, null, 3n],
-      [Buffer.from('x'), null, Buffer.from('zé')],
-      [0.5, 1.5, null],
+      () => typedValues(batches, 0, 'bigint', 3, false),
+      () => stringValues(batches, 1, 3),
+      () => typedValues(batches, 2, 'double', 3, false),
     ]
     const made: number[] = []
-    const makers = values.map((column, i) => () => {
+    const makers = values.map((make, i) => () => {
       made.push(i)
-      return column
+      return make()
     })
     const file = new ParquetFileEncoder(columns)
     const parts = [file.start()]

@@ -2,6 +2,8 @@
  * The parse stage on its own thread against the same stage on the calling thread: the same header, delimiter,
  * encoding and cells; the same coded errors with the same lines; the download's own error when the body breaks off.
  */
+import { execFile } from 'node:child_process'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hasCpuForThread, openParsedTable, type ParseThread } from '../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../functions/export/csv/table-parser.ts'
@@ -127,4 +129,30 @@ describe('when the parse stage gets a thread of its own', () => {
     expect(hasCpuForThread(2, 3538)).toBe(true)
     expect(hasCpuForThread(1, 10_240)).toBe(false)
   })
+})
+
+describe('a data error with much of the body still to come, on the parse thread', () => {
+  // In a child process: the hang this guards against starved the event loop, so no timer in this process could end it.
+  const parseInChild = (head: string, filler: string, mib: number) =>
+    new Promise<{ killed: boolean; outcome: unknown }>((resolve) => {
+      const script = path.resolve(import.meta.dirname, '../support/parse-on-thread.ts')
+      const args = [script, JSON.stringify(head), JSON.stringify(filler), String(mib)]
+      execFile(process.execPath, args, { timeout: 60_000 }, (error, stdout) =>
+        resolve({ killed: error?.killed ?? false, outcome: stdout.trim() ? JSON.parse(stdout) : undefined }),
+      )
+    })
+
+  it.each([
+    ['a row with a field too many', 'a,b\n1,2,3\n', { code: 'ROW_FIELD_COUNT', line: 2 }],
+    ['a quote inside an unquoted field', 'a,b\n1,x"y\n', { code: 'CSV_MALFORMED', line: 2 }],
+    ['bytes that are not UTF-8', 'a,b\n1,\xff\n', { code: 'INVALID_ENCODING' }],
+  ])(
+    'fails on %s followed by 50 MiB of rows, and does not hang',
+    async (_, head, expected) => {
+      const { killed, outcome } = await parseInChild(head, '7,8\n', 50)
+      expect(killed).toBe(false)
+      expect(outcome).toMatchObject(expected)
+    },
+    90_000,
+  )
 })

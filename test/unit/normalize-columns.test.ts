@@ -109,3 +109,22 @@ describe('nameColumns', () => {
     for (const name of names(headers)) expect(name).toMatch(/^[a-z][a-z0-9_]{0,254}$/)
   })
 })
+
+describe('nameColumns on many repeats', () => {
+  it('names 100,000 identical headers uniquely, in order, the same way every time', () => {
+    const headers = Array.from({ length: 100_000 }, () => 'Name')
+    const first = nameColumns(headers).map((c) => c.name)
+    expect(new Set(first).size).toBe(100_000)
+    expect(first.slice(0, 3)).toEqual(['name', 'name_2', 'name_3'])
+    expect(first.at(-1)).toBe('name_100000')
+    expect(nameColumns(headers).map((c) => c.name)).toEqual(first)
+  })
+
+  it('skips a suffix a literal header already took, as before', () => {
+    expect(nameColumns(['a', 'a_2', 'a', 'a', 'A_2']).map((c) => c.name)).toEqual(['a', 'a_2', 'a_3', 'a_4', 'a_2_2'])
+  })
+
+  it('gives the partition column name to no data column when it is reserved', () => {
+    expect(nameColumns(['DT', 'dt', 'Dt'], ['dt']).map((c) => c.name)).toEqual(['dt_2', 'dt_3', 'dt_4'])
+  })
+})

@@ -1,7 +1,8 @@
 /**
  * The Athena view of a registered table: columns with their original headers as comments, the `dt` partition
  * with partition projection (no crawler, no MSCK REPAIR: a new day is queryable the moment its object lands),
- * and the `<table>_latest` view. One definition feeds both the Glue API and the DDL printed by `npm run ddl`.
+ * and its views (`<table>_latest`). One definition feeds the Glue API, the DDL printed by `npm run ddl` and the
+ * local DuckDB catalog of `npm run query`.
  */
 import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../constants.ts'
 import { LINEAGE_COLUMNS } from '../lineage.ts'
@@ -27,6 +28,35 @@ export interface AthenaTableDefinition {
   readonly columns: readonly CatalogColumn[]
   readonly partitionKey: CatalogColumn
   readonly parameters: Readonly<Record<string, string>>
+  /** The newest export date published: the latest view names it. */
+  readonly latestDate: string
+}
+
+/** A view over a table: its SQL names every column it returns, in the order of `columns`. */
+export interface CatalogView {
+  readonly name: string
+  readonly sql: string
+  readonly columns: readonly CatalogColumn[]
+}
+
+/** Glue's limit on a column comment, in UTF-16 code units (Java string length). */
+export const MAX_COMMENT_LENGTH = 255
+
+/**
+ * A comment Glue accepts: its pattern allows no control character but tab, so line breaks become spaces and other
+ * control characters go; lone surrogates become U+FFFD; the cut at 255 code units never splits a character.
+ */
+export const catalogComment = (text: string): string => {
+  const clean = text
+    .toWellFormed()
+    .replace(/\r\n|[\r\n]/g, ' ')
+    .replace(/[\p{Cc}\uFFFE\uFFFF]/gu, (c) => (c === '\t' ? c : ''))
+  let cut = ''
+  for (const character of clean) {
+    if (cut.length + character.length > MAX_COMMENT_LENGTH) break
+    cut += character
+  }
+  return cut
 }
 
 const LINEAGE_COMMENTS: Readonly<Record<string, string>> = {
@@ -36,8 +66,11 @@ const LINEAGE_COMMENTS: Readonly<Record<string, string>> = {
   _source_row_number: 'lineage: 1-based position of the row in the exported CSV',
 }
 
-const commentOf = (column: TableSchema['columns'][number]): string | undefined =>
-  column.textOf !== undefined ? `text of values of ${column.textOf} that do not fit its type` : column.header
+const commentOf = (column: TableSchema['columns'][number]): string | undefined => {
+  const text =
+    column.textOf !== undefined ? `text of values of ${column.textOf} that do not fit its type` : column.header
+  return text === undefined ? undefined : catalogComment(text)
+}
 
 /** `location` is the table's folder, e.g. `s3://bucket/inventory/devices/`. */
 export const athenaTableDefinition = (
@@ -70,6 +103,7 @@ export const athenaTableDefinition = (
       'storage.location.template': `${folder}${PARTITION_KEY}=\${${PARTITION_KEY}}/`,
       'inventory.source_table_id': schema.sourceTableId,
     },
+    latestDate: schema.lastExportDate,
   }
 }
 
@@ -98,16 +132,27 @@ export const createTableDdl = (definition: AthenaTableDefinition): string => {
   ].join('\n')
 }
 
-/**
- * The SQL of the latest-snapshot view: the rows of the most recent export date that has data. The date is
- * computed, not written in, so the view only changes when the table's columns do.
- */
-export const latestViewSql = (definition: AthenaTableDefinition): string => {
-  const table = `"${definition.database}"."${definition.table}"`
-  return `SELECT * FROM ${table} WHERE ${PARTITION_KEY} = (SELECT max(${PARTITION_KEY}) FROM ${table})`
-}
-
 export const latestViewName = (table: string): string => `${table}${LATEST_VIEW_SUFFIX}`
 
-export const createLatestViewDdl = (definition: AthenaTableDefinition): string =>
-  `CREATE OR REPLACE VIEW "${definition.database}"."${latestViewName(definition.table)}" AS\n${latestViewSql(definition)};`
+const sqlIdentifier = (name: string): string => `"${name.replace(/"/g, '""')}"`
+
+/**
+ * The latest-snapshot view: the rows of the newest published export date, named as a literal so that Athena reads
+ * that one partition (with `max(dt)` it would list every projected day first). A run that publishes a newer date
+ * moves it; a backfill of an older date does not.
+ */
+export const latestView = (definition: AthenaTableDefinition): CatalogView => {
+  const columns = [...definition.columns, definition.partitionKey]
+  const table = `${sqlIdentifier(definition.database)}.${sqlIdentifier(definition.table)}`
+  return {
+    name: latestViewName(definition.table),
+    sql: `SELECT ${columns.map((c) => sqlIdentifier(c.name)).join(', ')} FROM ${table} WHERE ${PARTITION_KEY} = '${definition.latestDate}'`,
+    columns,
+  }
+}
+
+/** Every view of a table, created after the table and in this order. */
+export const tableViews = (definition: AthenaTableDefinition): CatalogView[] => [latestView(definition)]
+
+export const createViewDdl = (definition: AthenaTableDefinition, view: CatalogView): string =>
+  `CREATE OR REPLACE VIEW ${sqlIdentifier(definition.database)}.${sqlIdentifier(view.name)} AS\n${view.sql};`

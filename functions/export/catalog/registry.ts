@@ -4,13 +4,27 @@
  * value that no longer fits is written as NULL in the typed column and kept, as text, in `<column>__text`.
  * Columns are only ever appended; a column that disappears from the CSV stays, NULL from then on.
  */
-import { type ColumnType, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
+import { createHash } from 'node:crypto'
+import { type ColumnType, MAX_COLUMN_NAME_LENGTH, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 
 /** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
 export const TEXT_COMPANION_SUFFIX = '__text'
 export const SCHEMA_DOCUMENT_VERSION = 1
+
+/**
+ * The companion of `column`: `<column>__text`, or, when that would pass 255 characters, the column's first
+ * characters, `_`, 8 hex digits of the SHA-256 of the whole name, and `__text`. Deterministic, and unique: data
+ * column names never contain `__`, and two long names sharing their first 240 characters differ in the hash.
+ */
+export const companionName = (column: string): string => {
+  const name = `${column}${TEXT_COMPANION_SUFFIX}`
+  if (name.length <= MAX_COLUMN_NAME_LENGTH) return name
+  const hash = createHash('sha256').update(column).digest('hex').slice(0, 8)
+  const keep = MAX_COLUMN_NAME_LENGTH - TEXT_COMPANION_SUFFIX.length - hash.length - 1
+  return `${column.slice(0, keep).replace(/_+$/, '')}_${hash}${TEXT_COMPANION_SUFFIX}`
+}
 
 export interface RegisteredColumn {
   readonly name: string
@@ -102,9 +116,8 @@ export const planWrite = (previous: TableSchema | undefined, current: CurrentExp
     touch(position, { header: column.header })
     const published = columns[position]!.type
     if (published !== Types.STRING && !current.fits(csvIndex, published)) {
-      const companionName = `${column.name}${TEXT_COMPANION_SUFFIX}`
-      const companion = indexOf.get(companionName)
-      if (companion === undefined) append({ name: companionName, type: Types.STRING, textOf: column.name })
+      const companion = indexOf.get(companionName(column.name))
+      if (companion === undefined) append({ name: companionName(column.name), type: Types.STRING, textOf: column.name })
       else touch(companion, {})
     }
   })
@@ -112,7 +125,7 @@ export const planWrite = (previous: TableSchema | undefined, current: CurrentExp
   const sources: ColumnSource[] = columns.map((column) => {
     const csvIndex = column.textOf === undefined ? csvIndexOf.get(column.name) : undefined
     if (csvIndex !== undefined) {
-      const companionPosition = indexOf.get(`${column.name}${TEXT_COMPANION_SUFFIX}`)
+      const companionPosition = indexOf.get(companionName(column.name))
       const needsCompanion = column.type !== Types.STRING && !current.fits(csvIndex, column.type)
       return needsCompanion && companionPosition !== undefined
         ? { kind: 'csv', index: csvIndex, type: column.type, companion: companionPosition }

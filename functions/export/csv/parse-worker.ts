@@ -92,6 +92,8 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
   let blockCredit: (() => void) | undefined
   let blocksInFlight = 0
   let closed = false
+  // Set by a failure from either side or by close(): the pump stops sending and stops reading the body.
+  let stopped = false
   let ended = false
   let header!: (message: Extract<FromParser, { type: 'header' }>) => void
   let noHeader!: (error: unknown) => void
@@ -100,6 +102,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     noHeader = reject
   })
   const fail = (error: unknown) => {
+    stopped = true
     batches.fail(error)
     noHeader(error)
     blockCredit?.()
@@ -126,30 +129,34 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
   const pump = async () => {
     let block = new Uint8Array(BLOCK_BYTES)
     let used = 0
-    const send = async () => {
-      while (blocksInFlight >= MAX_BLOCKS_IN_FLIGHT && !closed) await new Promise<void>((r) => (blockCredit = r))
-      if (closed) return
+    /** Whether the block went out; false once stopped, and then the pump must return, not await again. */
+    const send = async (): Promise<boolean> => {
+      while (blocksInFlight >= MAX_BLOCKS_IN_FLIGHT && !stopped) await new Promise<void>((r) => (blockCredit = r))
+      if (stopped) return false
       blocksInFlight++
       worker.postMessage({ type: 'block', block: block.subarray(0, used) } satisfies ToParser, [block.buffer])
       const free = freeBlocks.pop()
       block = free ? new Uint8Array(free) : new Uint8Array(BLOCK_BYTES)
       used = 0
+      return true
     }
+    // Returning from inside `for await` ends the body's iteration, which frees the download.
     for await (const chunk of source) {
+      if (stopped) return
       for (let at = 0; at < chunk.length; ) {
         const take = Math.min(chunk.length - at, block.length - used)
         block.set(chunk.subarray(at, at + take), used)
         used += take
         at += take
-        if (used === block.length) await send()
+        if (used === block.length && !(await send())) return
       }
-      if (closed) return
     }
-    if (used > 0) await send()
-    if (!closed) worker.postMessage({ type: 'end' } satisfies ToParser)
+    if (used > 0 && !(await send())) return
+    if (!stopped) worker.postMessage({ type: 'end' } satisfies ToParser)
   }
   const close = async () => {
     closed = true
+    stopped = true
     blockCredit?.()
     await worker.terminate()
   }

@@ -7,6 +7,7 @@ import { CsvError, type Info, parse } from 'csv-parse'
 import type { Delimiter } from '../constants.ts'
 import { DataError } from '../errors.ts'
 import { scanHeaderLine } from './dialect.ts'
+import { DEFAULT_RECORD_LIMITS, guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
 
 export interface ParseOptions {
   readonly tableId: string
@@ -19,6 +20,8 @@ export interface ParseOptions {
    * The header is decoded either way.
    */
   readonly fieldsAsBytes?: boolean | undefined
+  /** @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
 }
 
 export interface ParsedCsv<T = string[]> {
@@ -36,11 +39,6 @@ export type RecordTaker<T> = (record: string[], header: readonly string[]) => T 
 
 /** The header line must show up within this many bytes. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024
-/**
- * Bounds the memory one record may take, so an unclosed quote cannot swallow the rest of a large file
- * (characters of text, or bytes when fields are read as bytes).
- */
-export const MAX_RECORD_CHARS = 128 * 1024 * 1024
 /**
  * Every record may end in CRLF, LF or a lone CR. csv-parse would otherwise lock onto the first line's ending,
  * then keep a stray CR at the end of values or merge lines when a file mixes them.
@@ -64,7 +62,8 @@ export const openCsvWith = async <T>(
   let size = 0
   let scan = scanHeaderLine(Buffer.alloc(0), options.delimiter)
   let ended = false
-  while (!scan.complete && size < MAX_HEADER_BYTES) {
+  const limits = options.limits ?? DEFAULT_RECORD_LIMITS
+  while (!scan.complete && size < MAX_HEADER_BYTES && scan.fieldCount <= limits.maxColumns) {
     const next = await iterator.next()
     if (next.done) {
       ended = true
@@ -75,13 +74,18 @@ export const openCsvWith = async <T>(
     size += next.value.length
     scan = scanHeaderLine(buffered.length === 1 ? next.value : Buffer.concat(buffered), options.delimiter)
   }
+  // The count only grows past the part scanned: a header this wide fails before csv-parse makes a string of it.
+  if (scan.fieldCount > limits.maxColumns) {
+    throw limitExceeded(options.tableId, 'maxColumns', limits.maxColumns, 1, 'the header')
+  }
   async function* replay() {
     yield* buffered
     if (!ended) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
   }
   let header: string[] | undefined
   const parsing = { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount }
-  const batches = parseRecords(replay(), parsing, (record) => {
+  const guarded = guardRecords(replay(), scan.delimiter, limits, options.tableId)
+  const batches = parseRecords(guarded, { ...parsing, limits }, (record) => {
     if (header !== undefined) return take(record, header)
     header = options.fieldsAsBytes ? record.map((field) => Buffer.from(field, 'latin1').toString('utf8')) : record
     return undefined
@@ -99,7 +103,7 @@ export const openCsvWith = async <T>(
 
 async function* parseRecords<T>(
   source: AsyncIterable<Buffer>,
-  options: ParseOptions & { delimiter: Delimiter; headerFields: number },
+  options: ParseOptions & { delimiter: Delimiter; headerFields: number; limits: RecordLimits },
   take: (record: string[]) => T | undefined,
 ): AsyncGenerator<T[]> {
   let pending: T[] = []
@@ -113,7 +117,8 @@ async function* parseRecords<T>(
     relax_column_count_less: options.shortRows === 'pad',
     // A blank line cannot be a record of a multi-column table; in a one-column table it is a NULL value.
     skip_empty_lines: options.headerFields > 1,
-    max_record_size: MAX_RECORD_CHARS,
+    // A second net behind the guard (it counts characters of fields, the guard bytes of records).
+    max_record_size: options.limits.maxRecordBytes,
     on_record: (record: string[], info: Info) => {
       position.lastRecordLine = info.lines
       const item = take(record)
@@ -140,7 +145,7 @@ async function* parseRecords<T>(
     if (failure) throw failure
     if (pending.length > 0) yield pending
   } catch (error) {
-    throw toParseError(error, options.tableId, position.lastRecordLine)
+    throw toParseError(error, options, position.lastRecordLine)
   } finally {
     parser.destroy()
   }
@@ -150,7 +155,11 @@ const QUOTING_HINT =
   'a field with a quote, delimiter or line break must be quoted, and a quote inside it doubled; the previous data is kept'
 
 /** csv-parse's errors -> coded errors naming the line; anything else passes through unchanged. */
-const toParseError = (error: unknown, tableId: string, lastRecordLine: number): unknown => {
+const toParseError = (
+  error: unknown,
+  { tableId, limits }: { tableId: string; limits: RecordLimits },
+  lastRecordLine: number,
+): unknown => {
   if (!(error instanceof CsvError)) return error
   const line = typeof error.lines === 'number' ? error.lines : undefined
   switch (error.code) {
@@ -192,7 +201,7 @@ const toParseError = (error: unknown, tableId: string, lastRecordLine: number): 
       return new DataError('CSV_MALFORMED', {
         tableId,
         ...(line === undefined ? {} : { line }),
-        reason: `a record on line ${line} exceeds ${MAX_RECORD_CHARS} characters; an opening quote is probably never closed`,
+        reason: `a record on line ${line} exceeds ${limits.maxRecordBytes} characters (limits.maxRecordBytes); an opening quote is probably never closed`,
       })
     default:
       return new DataError('CSV_MALFORMED', {

@@ -65,9 +65,10 @@ export class InventoryClient {
 
   /** `GET /rest/usermanager/me`: proves the token works and tells whose it is. */
   async getCurrentUser(signal?: AbortSignal): Promise<InventoryUser> {
-    const what = 'the token check (GET /rest/usermanager/me)'
+    const path = 'rest/usermanager/me'
+    const what = `the token check (GET ${this.#url(path).href})`
     // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
-    return this.#getWithRetries('rest/usermanager/me', what, undefined, signal, async (response) => {
+    return this.#getWithRetries(path, what, undefined, signal, async (response) => {
       const text = (await readSmallBody(response, what)).toString('utf8')
       try {
         const parsed: unknown = JSON.parse(text)
@@ -88,21 +89,24 @@ export class InventoryClient {
     format: TableFormat = TableFormat.CSV,
     signal?: AbortSignal,
   ): Promise<TableDownload> {
-    const what = `GET /rest/tables/${tableId}/${format}`
+    const path = `rest/tables/${encodeURIComponent(tableId)}/${format}`
+    // The whole URL, so a base URL with a path (or a wrong one) shows in every message about this request.
+    const what = `GET ${this.#url(path).href}`
     let attempts = 0
-    const response = await this.#getWithRetries(
-      `rest/tables/${encodeURIComponent(tableId)}/${format}`,
-      what,
-      tableId,
-      signal,
-      async (answer, attempt) => {
-        attempts = attempt
-        return answer
-      },
-    )
+    const response = await this.#getWithRetries(path, what, tableId, signal, async (answer, attempt) => {
+      attempts = attempt
+      return answer
+    })
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
-    if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
+    try {
+      checkFraming(response, contentLength, { tableId, what })
+      if (format === TableFormat.CSV) checkCsvContentType(response.headers, tableId, response.status)
+    } catch (error) {
+      // Refused before anyone reads it: the socket is freed now, not when the idle timer fires.
+      response.body.destroy()
+      throw error
+    }
     const body =
       format === TableFormat.CSV
         ? checkedCsvBody(response.body, { tableId, status: response.status, contentLength }, progress)
@@ -147,11 +151,16 @@ export class InventoryClient {
     )
   }
 
+  /** Relative to the base URL, whose path is kept: `https://host/inventory` + `rest/...` -> `/inventory/rest/...`. */
+  #url(path: string): URL {
+    return new URL(path, this.#baseUrl)
+  }
+
   async #get(path: string, what: string, tableId: string | undefined, signal: AbortSignal | undefined) {
     const { timeouts } = this.#options.tuning
     try {
       return await httpGet({
-        url: new URL(path, this.#baseUrl),
+        url: this.#url(path),
         headers: {
           token: this.#token,
           accept: path.endsWith('/csv')
@@ -175,6 +184,23 @@ export class InventoryClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `InventoryClient { baseUrl: '${this.#baseUrl.href}' }`
   }
+}
+
+/**
+ * Only a framed body is trusted: with neither Content-Length nor chunked encoding, the body ends when the socket
+ * closes, and a connection cut mid-body would pass for a complete (shorter) table.
+ */
+const checkFraming = (
+  response: HttpResponse,
+  contentLength: number | undefined,
+  context: { tableId: string; what: string },
+): void => {
+  if (contentLength !== undefined || /\bchunked\b/i.test(response.headers['transfer-encoding'] ?? '')) return
+  throw new ProtocolError('BODY_UNFRAMED', {
+    tableId: context.tableId,
+    status: response.status,
+    reason: `${context.what} answered HTTP ${response.status} with neither Content-Length nor chunked encoding, so the end of the body could not be checked`,
+  })
 }
 
 const parseContentLength = (headers: IncomingHttpHeaders): number | undefined => {
@@ -227,12 +253,29 @@ const statusError = (
   return new HttpClientError(details)
 }
 
+/** A user record is a few hundred bytes; far more means something else answered, and it is not read. */
+export const MAX_SMALL_BODY_BYTES = 1024 * 1024
+
 /** Reads a small JSON answer whole; a cut-off or stalled body becomes a coded (retryable) error. */
 const readSmallBody = async (response: HttpResponse, what: string): Promise<Buffer> => {
   const chunks: Buffer[] = []
+  let size = 0
+  const tooLarge = () => {
+    response.body.destroy()
+    return new ProtocolError('BODY_TOO_LARGE', {
+      status: response.status,
+      reason: `${what} answered more than ${MAX_SMALL_BODY_BYTES} bytes; a user record is a few hundred`,
+    })
+  }
+  if (Number(response.headers['content-length']) > MAX_SMALL_BODY_BYTES) throw tooLarge()
   try {
-    for await (const chunk of response.body) chunks.push(chunk as Buffer)
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length
+      if (size > MAX_SMALL_BODY_BYTES) throw tooLarge()
+      chunks.push(chunk as Buffer)
+    }
   } catch (error) {
+    if (error instanceof ProtocolError) throw error
     const transport = toTransportError(error)
     if (transport.kind === 'aborted') {
       throw new ProtocolError('BODY_TRUNCATED', {
@@ -254,7 +297,11 @@ const transportToExportError = (error: unknown, what: string, tableId: string | 
       cause: error,
     })
   }
-  if (error.kind === 'tls') return new TlsError({ tableId, what, reason: error.message })
+  if (error.kind === 'tls') {
+    // OpenSSL's "wrong version number": the first bytes back were not a TLS record, typically "HTTP/1.1 400".
+    const plainHttp = error.errorCode === 'EPROTO' && /wrong version number|packet length too long/i.test(error.message)
+    return new TlsError({ tableId, what, reason: error.message, plainHttp })
+  }
   const timeout = error.kind === 'connect-timeout' || error.kind === 'idle-timeout'
   return new NetworkError({ tableId, what, reason: error.message, timeout })
 }

@@ -49,16 +49,20 @@ export interface NamedColumn {
  */
 export const nameColumns = (headers: readonly string[], reserved: readonly string[] = []): NamedColumn[] => {
   const taken = new Set(reserved)
+  // The next suffix to try per base name: every smaller one is taken already, so repeats cost O(1) each.
+  const nextSuffix = new Map<string, number>()
   return headers.map((header, index) => {
     let base = snakeCase(header)
     if (base === '') base = `column_${index + 1}`
     else if (/^\d/.test(base)) base = `col_${base}`
     base = base.slice(0, MAX_COLUMN_NAME_LENGTH).replace(/_+$/, '')
     let name = base
-    for (let n = 2; taken.has(name); n++) {
+    let n = nextSuffix.get(base) ?? 2
+    for (; taken.has(name); n++) {
       const suffix = `_${n}`
       name = `${base.slice(0, MAX_COLUMN_NAME_LENGTH - suffix.length).replace(/_+$/, '')}${suffix}`
     }
+    nextSuffix.set(base, n)
     taken.add(name)
     return { name, header }
   })

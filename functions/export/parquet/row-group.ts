@@ -1,6 +1,6 @@
 /**
  * One row group: its batches are kept as they came (two compact buffers each), and each column's values are made
- * only when the writer reaches that column, so a group holds one column of JS values at a time, not all of them.
+ * only when the writer reaches that column, so a group holds the PLAIN values of one column at a time.
  * Each registry column takes its values from its source under the write plan: a CSV column converted to the
  * planned type, its misfits as the `__text` companion, or NULL when this CSV lacks it; then the lineage columns.
  */
@@ -9,8 +9,15 @@ import { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
 import { lineageValues, type RunIdentity } from '../lineage.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
-import { misfitText, nullValues, stringValues, type TypedColumnType, typedValues } from './convert.ts'
-import type { ColumnValues, ParquetFileEncoder } from './encode.ts'
+import {
+  type ChunkValues,
+  misfitText,
+  nullValues,
+  stringValues,
+  type TypedColumnType,
+  typedValues,
+} from './chunk-values.ts'
+import type { ParquetFileEncoder } from './encode.ts'
 
 export interface LineageSource {
   readonly sourceTableId: string
@@ -44,7 +51,7 @@ export class RowGroupEncoder {
     const rows = this.#rows
     const { sourceTableId, run } = this.#lineage
     const firstRow = batches[0]?.firstRow ?? 1
-    const builders: (() => ColumnValues)[] = this.#plan.sources.map((source) => {
+    const builders: (() => ChunkValues)[] = this.#plan.sources.map((source) => {
       if (source.kind === 'absent') return () => nullValues(rows)
       if (source.kind === 'companion') {
         const of = this.#plan.sources.find((s) => s.kind === 'csv' && s.index === source.of)

@@ -1,0 +1,196 @@
+/**
+ * Encode stage, column level: one column chunk from its PLAIN values, as a dictionary page (where a dictionary is
+ * smaller) and v1 data pages. In a v1 page the definition levels are compressed together with the values, which
+ * is what makes sparse columns nearly free. The format's building blocks (page headers, the RLE/bit-packed
+ * hybrid, delta packing, the byte writer) are hyparquet-writer's; this file only decides what goes where.
+ */
+import type { ColumnChunk, Encoding, PageHeader, ParquetType } from 'hyparquet'
+import { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
+import { deltaBinaryPack } from 'hyparquet-writer/src/delta.js'
+import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
+import type { ChunkValues } from './chunk-values.ts'
+import { buildDictionary, type Dictionary } from './dictionary.ts'
+
+export interface PageCodec {
+  readonly name: 'ZSTD' | 'SNAPPY' | 'UNCOMPRESSED'
+  readonly compress: (bytes: Uint8Array) => Uint8Array
+}
+
+/** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
+export const PAGE_BYTES = 1024 * 1024
+
+interface Page {
+  readonly firstRow: number
+  readonly rows: number
+  readonly firstValue: number
+  readonly values: number
+}
+
+/** The body of the page being written; reused, since its bytes are compressed (copied) before the next page. */
+const scratch = new ByteWriter(PAGE_BYTES + 64 * 1024)
+
+/**
+ * Splits the chunk's rows into pages of about PAGE_BYTES of values. `cost(value)` is a value's encoded size in
+ * bytes (fractions for bits).
+ */
+const splitPages = (values: ChunkValues, cost: (value: number) => number): Page[] => {
+  const pages: Page[] = []
+  const { defined, rows } = values
+  let firstRow = 0
+  let firstValue = 0
+  let value = 0
+  let bytes = 0
+  for (let row = 0; row < rows; row++) {
+    if (defined[row] === 0) continue
+    bytes += cost(value++)
+    if (bytes >= PAGE_BYTES) {
+      pages.push({ firstRow, rows: row + 1 - firstRow, firstValue, values: value - firstValue })
+      firstRow = row + 1
+      firstValue = value
+      bytes = 0
+    }
+  }
+  if (firstRow < rows || pages.length === 0) {
+    pages.push({ firstRow, rows: rows - firstRow, firstValue, values: value - firstValue })
+  }
+  return pages
+}
+
+const valueCost = (values: ChunkValues, dictionary: Dictionary | undefined): ((value: number) => number) => {
+  if (values.hint === 'sequence') return () => 0.01
+  if (dictionary) {
+    const cost = Math.max(1, dictionary.bitWidth) / 8
+    return () => cost
+  }
+  const { starts, width } = values
+  if (starts) return (value) => starts[value + 1]! - starts[value]!
+  // Booleans: an eighth of a byte each, so a page holds a multiple of 8 values and starts on a whole byte.
+  const cost = width === 0 ? 1 / 8 : width
+  return () => cost
+}
+
+/** The page's values as its encoding writes them. */
+const writeValues = (
+  body: ByteWriter,
+  values: ChunkValues,
+  dictionary: Dictionary | undefined,
+  { firstValue, values: count }: Page,
+): void => {
+  if (values.hint === 'sequence') {
+    const first = Number(values.min ?? 1) + firstValue
+    deltaBinaryPack(
+      body,
+      Float64Array.from({ length: count }, (_, i) => first + i),
+      'INT64',
+    )
+  } else if (dictionary) {
+    body.appendUint8(dictionary.bitWidth)
+    writeRleBitPackedHybrid(body, dictionary.indexes.subarray(firstValue, firstValue + count), dictionary.bitWidth)
+  } else if (values.starts) {
+    body.appendBytes(values.plain.subarray(values.starts[firstValue], values.starts[firstValue + count]))
+  } else if (values.width === 0) {
+    body.appendBytes(values.plain.subarray(firstValue / 8, Math.ceil((firstValue + count) / 8)))
+  } else {
+    body.appendBytes(values.plain.subarray(firstValue * values.width, (firstValue + count) * values.width))
+  }
+}
+
+/** Writes a page: its header, then its body compressed. Returns its uncompressed size, header included. */
+const writePage = (
+  writer: ByteWriter,
+  header: Omit<PageHeader, 'compressed_page_size'>,
+  body: Uint8Array,
+  codec: PageCodec,
+): number => {
+  const compressed = codec.compress(body)
+  const headerStart = writer.offset
+  writePageHeader(writer, { ...header, compressed_page_size: compressed.length })
+  const headerBytes = writer.offset - headerStart
+  writer.appendBytes(compressed)
+  return headerBytes + body.length
+}
+
+const encodingOf = (values: ChunkValues, dictionary: Dictionary | undefined): Encoding =>
+  values.hint === 'sequence' ? 'DELTA_BINARY_PACKED' : dictionary ? 'RLE_DICTIONARY' : 'PLAIN'
+
+/**
+ * Writes one column chunk of `type` at the writer's offset and returns its metadata for the footer: min, max and
+ * NULL count statistics, and the encodings and page kinds it used.
+ */
+export const writeColumnChunk = (
+  writer: ByteWriter,
+  name: string,
+  type: ParquetType,
+  values: ChunkValues,
+  codec: PageCodec,
+): ColumnChunk => {
+  const chunkStart = writer.offset
+  const dictionary = buildDictionary(values)
+  const encoding = encodingOf(values, dictionary)
+  let uncompressed = 0
+  let dictionaryPageOffset: bigint | undefined
+  if (dictionary) {
+    dictionaryPageOffset = BigInt(writer.offset)
+    uncompressed += writePage(
+      writer,
+      {
+        type: 'DICTIONARY_PAGE',
+        uncompressed_page_size: dictionary.page.length,
+        dictionary_page_header: { num_values: dictionary.size, encoding: 'PLAIN' },
+      },
+      dictionary.page,
+      codec,
+    )
+  }
+  const dataPageOffset = BigInt(writer.offset)
+  const pages = splitPages(values, valueCost(values, dictionary))
+  for (const page of pages) {
+    const body = scratch
+    body.index = 0
+    body.offset = 0
+    // v1: the definition levels (RLE, bit width 1) with their byte length in front, then the values.
+    body.appendUint32(0)
+    const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
+    body.view.setUint32(0, levels, true)
+    writeValues(body, values, dictionary, page)
+    uncompressed += writePage(
+      writer,
+      {
+        type: 'DATA_PAGE',
+        uncompressed_page_size: body.index,
+        data_page_header: {
+          num_values: page.rows,
+          encoding,
+          definition_level_encoding: 'RLE',
+          repetition_level_encoding: 'RLE',
+        },
+      },
+      body.getBytes(),
+      codec,
+    )
+  }
+  const { min, max } = values
+  return {
+    file_offset: BigInt(chunkStart),
+    meta_data: {
+      type,
+      encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', encoding],
+      path_in_schema: [name],
+      codec: codec.name,
+      num_values: BigInt(values.rows),
+      total_uncompressed_size: BigInt(uncompressed),
+      total_compressed_size: BigInt(writer.offset - chunkStart),
+      data_page_offset: dataPageOffset,
+      ...(dictionaryPageOffset === undefined ? {} : { dictionary_page_offset: dictionaryPageOffset }),
+      statistics: {
+        null_count: BigInt(values.rows - values.count),
+        ...(min === undefined || max === undefined ? {} : { min_value: min, max_value: max }),
+      },
+      encoding_stats: [
+        ...(dictionary ? [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }] : []),
+        { page_type: 'DATA_PAGE', encoding, count: pages.length },
+      ],
+    },
+  }
+}

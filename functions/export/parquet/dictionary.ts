@@ -1,0 +1,124 @@
+/**
+ * Dictionary encoding of one column chunk, built over its PLAIN bytes: no JS value per cell, fixed-width values
+ * hashed by their words and byte arrays by their bytes. A dictionary is kept only where it is smaller than the
+ * plain values, numbers included, and given up as soon as it stops paying or grows past parquet-mr's default
+ * dictionary page size; the chunk is then written plain.
+ */
+import type { ChunkValues } from './chunk-values.ts'
+
+export interface Dictionary {
+  /** Distinct values. */
+  readonly size: number
+  /** The dictionary page's values, PLAIN-encoded in index order. */
+  readonly page: Uint8Array
+  /** The dictionary index of each non-NULL value. */
+  readonly indexes: Int32Array
+  /** Bits per index. */
+  readonly bitWidth: number
+}
+
+/** parquet-mr's default `parquet.dictionary.page.size`: beyond it a dictionary falls back to plain. */
+export const MAX_DICTIONARY_BYTES = 1024 * 1024
+/** Values between checks on whether the dictionary still pays. */
+const CHECK_EVERY = 4096
+
+export const bitWidthOf = (maxIndex: number): number => (maxIndex <= 0 ? 0 : 32 - Math.clz32(maxIndex))
+
+/** FNV-1a over a byte range. */
+const hashRange = (bytes: Uint8Array, start: number, end: number): number => {
+  let hash = 0x811c9dc5
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193)
+  return hash
+}
+
+const equalRanges = (bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean => {
+  if (aEnd - a !== bEnd - b) return false
+  for (let i = 0; i < aEnd - a; i++) if (bytes[a + i] !== bytes[b + i]) return false
+  return true
+}
+
+/** The dictionary of `values`, or undefined where plain encoding is smaller (or the dictionary too large). */
+export const buildDictionary = (values: ChunkValues): Dictionary | undefined => {
+  const { count, plain, starts, width } = values
+  if (values.hint === 'constant') {
+    return { size: 1, page: plain, indexes: new Int32Array(count), bitWidth: 0 }
+  }
+  if (count === 0 || values.hint === 'sequence' || (width === 0 && starts === undefined)) return undefined
+  const words = width === 0 ? undefined : new Int32Array(plain.buffer, plain.byteOffset, (count * width) / 4)
+  const perValue = width / 4
+  // Where value i starts and ends in `plain` (byte arrays keep their length prefix: the dictionary page copies it).
+  const startOf = (i: number) => (starts ? starts[i]! : i * width)
+  const endOf = (i: number) => (starts ? starts[i + 1]! : (i + 1) * width)
+
+  let capacity = 1024
+  let slots = new Int32Array(capacity).fill(-1)
+  /** The value index of each dictionary entry's first occurrence. */
+  let entries = new Int32Array(256)
+  let hashes = new Int32Array(256)
+  const indexes = new Int32Array(count)
+  let size = 0
+  let dictionaryBytes = 0
+
+  const hashOf = (i: number): number => {
+    if (words === undefined) return hashRange(plain, startOf(i) + 4, endOf(i))
+    const low = words[i * perValue]!
+    const high = perValue === 2 ? words[i * perValue + 1]! : 0
+    const hash = Math.imul(low ^ Math.imul(high, 0x27d4eb2d), 0x9e3779b1)
+    return hash ^ (hash >>> 15)
+  }
+  const grow = () => {
+    capacity *= 2
+    slots = new Int32Array(capacity).fill(-1)
+    for (let e = 0; e < size; e++) {
+      let slot = hashes[e]! & (capacity - 1)
+      while (slots[slot] !== -1) slot = (slot + 1) & (capacity - 1)
+      slots[slot] = e
+    }
+  }
+
+  for (let i = 0; i < count; i++) {
+    const hash = hashOf(i)
+    const start = startOf(i)
+    const end = endOf(i)
+    let slot = hash & (capacity - 1)
+    let entry = slots[slot]!
+    while (entry !== -1) {
+      const first = entries[entry]!
+      if (hashes[entry] === hash && equalRanges(plain, startOf(first), endOf(first), start, end)) break
+      slot = (slot + 1) & (capacity - 1)
+      entry = slots[slot]!
+    }
+    if (entry === -1) {
+      entry = size++
+      if (entry === entries.length) {
+        entries = growArray(entries)
+        hashes = growArray(hashes)
+      }
+      entries[entry] = i
+      hashes[entry] = hash
+      slots[slot] = entry
+      dictionaryBytes += end - start
+      if (size * 2 > capacity) grow()
+    }
+    indexes[i] = entry
+    if ((i + 1) % CHECK_EVERY === 0 && !pays(dictionaryBytes, size, i + 1, end)) return undefined
+  }
+  if (!pays(dictionaryBytes, size, count, plain.length)) return undefined
+  const page = new Uint8Array(dictionaryBytes)
+  for (let e = 0, at = 0; e < size; e++) {
+    const first = entries[e]!
+    page.set(plain.subarray(startOf(first), endOf(first)), at)
+    at += endOf(first) - startOf(first)
+  }
+  return { size, page, indexes, bitWidth: bitWidthOf(size - 1) }
+}
+
+/** Whether a dictionary of `entries` entries and `bytes` bytes, indexing `values` values, beats `plainBytes`. */
+const pays = (bytes: number, entries: number, values: number, plainBytes: number): boolean =>
+  bytes <= MAX_DICTIONARY_BYTES && bytes + Math.ceil((values * bitWidthOf(entries - 1)) / 8) < plainBytes
+
+const growArray = (array: Int32Array): Int32Array<ArrayBuffer> => {
+  const grown = new Int32Array(array.length * 2)
+  grown.set(array)
+  return grown
+}

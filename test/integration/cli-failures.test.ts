@@ -1,0 +1,339 @@
+/**
+ * Every command, run as the real process, through bad inputs: each ends with its exit status, one coded line that
+ * names the field or flag, and no stack trace.
+ */
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { type CliResult, tempDir, tokenFile } from '../support/cli.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+/** `node <script> <argv>` from the repository root, as the npm scripts run it. */
+const run = (script: string, argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(ROOT, script), ...argv],
+      { cwd: ROOT, env: { ...process.env, INVENTORY_TOKEN: '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ exitCode: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+      },
+    )
+  })
+
+const cli = (argv: readonly string[]) => run('functions/local/cli.ts', argv)
+/** `cdk synth` runs the app with its context in CDK_CONTEXT_JSON; the app fails before any bundling. */
+const synth = (context: Record<string, unknown>) => {
+  const cdkJson = JSON.parse(readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as { context: object }
+  return run('infra/app.ts', [], {
+    CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, ...context }),
+    CDK_OUTDIR: path.join(dir, 'cdk.out'),
+  })
+}
+
+let dir: string
+let token: string
+let emulator: RunningEmulator
+const file = async (name: string, content: unknown): Promise<string> => {
+  const target = path.join(dir, name)
+  await writeFile(target, typeof content === 'string' ? content : JSON.stringify(content))
+  return target
+}
+const config = (changes: Record<string, unknown> = {}) => ({
+  source: { baseUrl: 'https://inventory.example.com' },
+  tables: [{ id: '1001', name: 'devices' }],
+  ...changes,
+})
+
+beforeAll(async () => {
+  dir = await tempDir('inventory-cli-failures-')
+  token = await tokenFile(DEMO_TOKEN)
+  emulator = await startInventoryEmulator()
+})
+afterAll(() => emulator.close())
+
+interface Case {
+  readonly command: string
+  readonly exitCode: number
+  readonly code: string
+  readonly names: RegExp
+  readonly run: () => Promise<CliResult>
+}
+
+const cases: [string, Case][] = [
+  [
+    'start: --table without a service',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--table given without a service: add --base-url/,
+      run: () => cli(['export', '--table', '1004']),
+    },
+  ],
+  [
+    'start: --out without a service',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out given without a service/,
+      run: () => cli(['export', '--out', dir]),
+    },
+  ],
+  [
+    'start: --demo with --table',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--demo .*drop --table/,
+      run: () => cli(['export', '--demo', '--table', '1001']),
+    },
+  ],
+  [
+    'start: a base URL without a scheme',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /source\.baseUrl: must be an http\(s\) URL/,
+      run: () => cli(['export', '--base-url', 'inventory.example.com', '--table', '1001', '--token-file', token]),
+    },
+  ],
+  [
+    'start: an unknown flag',
+    { command: 'start', exitCode: 2, code: 'USAGE_INVALID', names: /--bogus/, run: () => cli(['export', '--bogus']) },
+  ],
+  [
+    'start: a misspelt configuration key',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /tables\[0\]\.colummTypes: is not a known key; did you mean "columnTypes"\?/,
+      run: async () =>
+        cli([
+          'export',
+          '--config',
+          await file('typo.json', config({ tables: [{ id: '1', colummTypes: {} }] })),
+          '--token-file',
+          token,
+        ]),
+    },
+  ],
+  [
+    'start: a CA file that does not exist',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /source\.caCertificatesFile: cannot be read \(ENOENT/,
+      run: async () => {
+        const source = { baseUrl: emulator.baseUrl, caCertificatesFile: path.join(dir, 'no-such-ca.pem') }
+        return cli(['export', '--config', await file('ca.json', config({ source })), '--token-file', token])
+      },
+    },
+  ],
+  [
+    'start: a configuration file that is not JSON',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--config .* is not valid JSON/,
+      run: async () => cli(['export', '--config', await file('broken.json', '{')]),
+    },
+  ],
+  [
+    'check: --table and --token-file without a service',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--table, --token-file given without a service/,
+      run: () => cli(['check', '--table', '1001=devices', '--token-file', token]),
+    },
+  ],
+  [
+    'check: an impossible date',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date must be a calendar date/,
+      run: () => cli(['check', '--date', '2026-02-30']),
+    },
+  ],
+  [
+    'query: no SQL',
+    {
+      command: 'query',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /exactly one SQL statement/,
+      run: () => cli(['query']),
+    },
+  ],
+  [
+    'ddl: an empty warehouse',
+    {
+      command: 'ddl',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /no table has been exported to .*; run npm start first/,
+      run: () => cli(['ddl', '--out', dir]),
+    },
+  ],
+  [
+    'reprocess: no --date',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date is required/,
+      run: () => cli(['reprocess', '--table', '1001=devices']),
+    },
+  ],
+  [
+    'reprocess: --demo',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--demo is not available here/,
+      run: () => cli(['reprocess', '--demo', '--date', '2026-01-01']),
+    },
+  ],
+  [
+    'an unknown command',
+    {
+      command: 'cli',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /unknown command "exprot"/,
+      run: () => cli(['exprot']),
+    },
+  ],
+  [
+    'emulator: a port that is not a number',
+    {
+      command: 'emulator',
+      exitCode: 2,
+      code: 'EMULATOR_USAGE_INVALID',
+      names: /--port must be an integer, got "eighty"/,
+      run: () => run('emulator/main.ts', ['--port', 'eighty']),
+    },
+  ],
+  [
+    'emulator: a port in use',
+    {
+      command: 'emulator',
+      exitCode: 2,
+      code: 'EMULATOR_LISTEN_FAILED',
+      names: /cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\): the port is in use; choose another --port/,
+      run: () => run('emulator/main.ts', ['--port', String(emulator.port)]),
+    },
+  ],
+  [
+    'bench: an unknown flag',
+    {
+      command: 'bench',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /'--bogus'/,
+      run: () => run('bench/run.ts', ['--bogus']),
+    },
+  ],
+  [
+    'bench: zero runs',
+    {
+      command: 'bench',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--runs must be a positive number, got "0"/,
+      run: () => run('bench/run.ts', ['--runs', '0']),
+    },
+  ],
+  [
+    'synth: a misspelt deployment key',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /deployment\.unknownKey: is not a known key/,
+      run: async () => synth({ config: await file('synth-typo.json', config({ deployment: { unknownKey: 1 } })) }),
+    },
+  ],
+  [
+    'synth: a base URL without a scheme',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /source\.baseUrl: must be an http\(s\) URL/,
+      run: async () =>
+        synth({ config: await file('synth-url.json', config({ source: { baseUrl: 'inventory.example.com' } })) }),
+    },
+  ],
+  [
+    'synth: a five-field cron expression',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /deployment\.schedule\.expression: cron\(0 2 \* \* \*\) has 5 fields/,
+      run: async () => {
+        const deployment = { schedule: { expression: 'cron(0 2 * * *)' } }
+        return synth({ config: await file('synth-cron.json', config({ deployment })) })
+      },
+    },
+  ],
+  [
+    'synth: a CA file that does not exist (a stack-level check)',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /invalid stack settings: source\.caCertificatesFile: no file at/,
+      run: async () => {
+        const source = { baseUrl: 'https://inventory.example.com', caCertificatesFile: 'no/such/ca.pem' }
+        return synth({ config: await file('synth-ca.json', config({ source })) })
+      },
+    },
+  ],
+]
+
+describe.each(cases)('%s', (_name, failure) => {
+  it(`exits ${failure.exitCode} with one coded line naming the problem, and no stack trace`, async () => {
+    const result = await failure.run()
+    expect(result.exitCode, result.stderr).toBe(failure.exitCode)
+    const lines = result.stderr.split('\n').filter((line) => line.trim() !== '')
+    const errorLines = lines.filter((line) => line.startsWith('error ['))
+    expect(errorLines, result.stderr).toHaveLength(1)
+    expect(errorLines[0]).toContain(`error [${failure.code}]: `)
+    expect(errorLines[0]).toMatch(failure.names)
+    expect(
+      lines.filter((line) => !line.startsWith('error [') && !line.startsWith('next step: ')),
+      result.stderr,
+    ).toEqual([])
+    expect(result.stderr).not.toMatch(/^\s+at /m)
+  })
+})
+
+describe('help', () => {
+  it.each([
+    ['bench', 'bench/run.ts', /Usage: npm run bench/],
+    ['emulator', 'emulator/main.ts', /Usage: node emulator\/main\.ts/],
+    ['start', 'functions/local/cli.ts', /Usage: npm start/],
+  ])('%s --help prints its usage and exits 0', async (_name, script, usage) => {
+    const argv = script.endsWith('cli.ts') ? ['export', '--help'] : ['--help']
+    const result = await run(script, argv)
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toMatch(usage)
+  })
+})

@@ -1,0 +1,84 @@
+/** Encoding a table as the export does, to a Parquet file the tests read back. */
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { parquetMetadata } from 'hyparquet'
+import type { TableSchema } from '../../functions/export/catalog/registry.ts'
+import type { ColumnType } from '../../functions/export/constants.ts'
+import { nameColumns } from '../../functions/export/normalize/columns.ts'
+import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
+import { tempDir } from './cli.ts'
+
+export const RUN = {
+  runId: '20260101T000000Z-abcdef01',
+  exportDate: '2026-01-01',
+  exportedAt: new Date('2026-01-01T02:03:04Z'),
+}
+
+export interface Encoded {
+  readonly file: string
+  readonly bytes: Buffer
+  readonly restarts: number
+  readonly rows: number
+  /** How often the encoder waited for its output while encoding from the spool. */
+  readonly drains: number
+}
+
+export const batchesOf = (records: readonly string[][], columns: number, rowsPerBatch: number): RecordBatch[] => {
+  const builder = new RecordBatchBuilder(columns, { maxCells: rowsPerBatch * columns, maxBytes: 1 << 20 })
+  // Fields as csv-parse hands them over when reading bytes: each UTF-8 byte one Latin-1 character.
+  const asBytes = (record: readonly string[]) => record.map((field) => Buffer.from(field).toString('latin1'))
+  const batches = records.map((record) => builder.add(asBytes(record))).filter((b): b is RecordBatch => b !== undefined)
+  const last = builder.flush()
+  return last ? [...batches, last] : batches
+}
+
+/** Encodes a table (a header and records) as the export does, to a file DuckDB can read. */
+export const encode = async (
+  header: readonly string[],
+  records: readonly string[][],
+  options: {
+    rowsPerBatch?: number
+    rowGroupLimits?: RowGroupLimits
+    forced?: Record<string, ColumnType>
+    previous?: TableSchema
+  } = {},
+): Promise<Encoded> => {
+  const dir = await tempDir('inventory-encoder-')
+  let parts: Uint8Array[] = []
+  let restarts = 0
+  let drains = 0
+  const encoder = new TableEncoder(
+    {
+      tableId: 't1',
+      table: 'things',
+      exportDate: RUN.exportDate,
+      columns: nameColumns(header),
+      forced: options.forced ?? {},
+      previous: options.previous,
+      run: RUN,
+      spoolPath: path.join(dir, 'spool.bin'),
+      rowGroupLimits: options.rowGroupLimits,
+    },
+    {
+      write: (bytes) => parts.push(bytes),
+      restart: () => {
+        parts = []
+        restarts++
+      },
+      drained: async () => {
+        drains++
+      },
+    },
+  )
+  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) encoder.push(batch)
+  const { rows } = await encoder.finish()
+  encoder.close()
+  const bytes = Buffer.concat(parts)
+  const file = path.join(dir, 'things.parquet')
+  await writeFile(file, bytes)
+  return { file, bytes, restarts, rows, drains }
+}
+
+export const metadataOf = (bytes: Buffer) =>
+  parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer)

@@ -1,0 +1,64 @@
+/**
+ * The record limits hold while parsing: a record too wide or too long, or a field too long, fails the table with a
+ * coded error that names the limit, the line and the next step, before csv-parse has collected the record. Quoted
+ * delimiters, doubled quotes and line breaks inside quotes count as the field's bytes, never as fields or records.
+ */
+import { describe, expect, it } from 'vitest'
+import { openCsv } from '../../functions/export/csv/parse.ts'
+import type { RecordLimits } from '../../functions/export/csv/record-guard.ts'
+import { DataError } from '../../functions/export/errors.ts'
+
+const LIMITS: RecordLimits = { maxColumns: 4, maxRecordBytes: 64, maxFieldBytes: 16 }
+
+async function* chunked(text: string, size: number): AsyncGenerator<Buffer> {
+  const bytes = Buffer.from(text, 'utf8')
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size)
+}
+
+const parseAll = async (text: string, chunk = 7): Promise<string[][]> => {
+  const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', limits: LIMITS })
+  const records: string[][] = []
+  for await (const batch of csv.batches) records.push(...batch)
+  return records
+}
+
+const failure = async (text: string): Promise<DataError> => {
+  try {
+    await parseAll(text)
+  } catch (error) {
+    if (error instanceof DataError) return error
+    throw error
+  }
+  throw new Error('expected a DataError')
+}
+
+describe('the record limits', () => {
+  it.each([1, 2, 3, 64])(
+    'accept quoted delimiters, doubled quotes and line breaks inside quotes up to the limits, in chunks of %i bytes',
+    async (chunk) => {
+      const text = 'a,b,c,d\r\n"1,2,3,4,5",x,"say ""hi""",\r\n"two\nlines\r\nhe",,,\n'
+      expect(await parseAll(text, chunk)).toEqual([
+        ['1,2,3,4,5', 'x', 'say "hi"', ''],
+        ['two\nlines\r\nhe', '', '', ''],
+      ])
+    },
+  )
+
+  it.each([
+    ['a header wider than maxColumns', 'a,b,c,d,e\n1,2,3,4,5\n', 'maxColumns', 1],
+    ['a row wider than maxColumns', 'a,b\n1,2\n,,,,,,,,,,,,\n', 'maxColumns', 3],
+    ['a field longer than maxFieldBytes', 'a,b\n1,2\n3,xxxxxxxxxxxxxxxxxxxx\n', 'maxFieldBytes', 3],
+    ['a quote that is never closed', 'a,b\n1,"2\n3,4\n5,6\n7,8\n9,0\n', 'maxFieldBytes', 2],
+    [
+      'a record longer than maxRecordBytes',
+      `a,b,c,d\n1,2,3,4\n${'x'.repeat(16)},${'x'.repeat(16)},${'x'.repeat(16)},${'x'.repeat(16)}\n`,
+      'maxRecordBytes',
+      3,
+    ],
+  ])('fail on %s, naming the limit, the line and the next step', async (_, text, limit, line) => {
+    const error = await failure(text)
+    expect(error).toMatchObject({ code: 'LIMIT_EXCEEDED', failureClass: 'data', line, retryable: false })
+    expect(error.message).toContain(`line ${line} is over limits.${limit}`)
+    expect(error.hint).toContain(`raise limits.${limit}`)
+  })
+})
