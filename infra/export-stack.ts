@@ -11,6 +11,7 @@ import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
 import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
+import { tablePlans } from './constructs/table-plan.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
 export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
@@ -64,7 +65,9 @@ export class ExportStack extends Stack {
 
     this.alarms = new ExportAlarms(this, 'Alarms', {
       serviceName: this.exporter.serviceName,
-      function: this.exporter.function,
+      functions: [...this.exporter.functions.values()],
+      tables: tablePlans(config),
+      warehousePrefix: config.warehouse.prefix,
       scheduleDeadLetterQueue: this.exporter.scheduleDeadLetterQueue,
       schedulePeriodHours: deployment.schedule.periodHours,
       thresholds: deployment.alarms,
@@ -103,6 +106,7 @@ export class ExportStack extends Stack {
       AlarmTopicArn: this.alarms.topic.topicArn,
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
       AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
+      ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
   }

@@ -137,6 +137,34 @@ export const TableConfigSchema = z.strictObject({
   guards: TableGuardsSchema.optional().describe(
     'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
   ),
+  schedule: z
+    .strictObject({
+      expression: z
+        .string()
+        .min(1)
+        .describe('EventBridge Scheduler expression of this table, e.g. `rate(1 hour)` or `cron(0 6 ? * MON-FRI *)`'),
+      timeZone: z
+        .string()
+        .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
+        .optional()
+        .describe('IANA time zone of this cron expression; default `deployment.schedule.timeZone`'),
+      periodHours: z
+        .number()
+        .positive()
+        .max(24 * 31)
+        .optional()
+        .describe(
+          'Length of this schedule period in hours (staleness counts in it); derived from a rate(), required with cron()',
+        ),
+    })
+    .optional()
+    .describe('Own schedule of this table (AWS); default `deployment.schedule`'),
+  memoryMb: z
+    .int()
+    .min(256)
+    .max(10_240)
+    .optional()
+    .describe('Memory of the function that exports this table (AWS); default `deployment.lambda.memoryMb`'),
 })
 
 /** The inventory service to read from. */
@@ -292,6 +320,12 @@ const ScheduleSchema = z.strictObject({
     .describe(
       'Length of one schedule period in hours; the alarms count runs in periods. Must match the expression when it runs evenly (every N minutes or hours, daily, weekly on one day)',
     ),
+  flexibleWindowMinutes: z
+    .int()
+    .min(0)
+    .max(1440)
+    .default(15)
+    .describe('Each table starts at a random moment within this many minutes after its time (0: exactly on time)'),
 })
 
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */

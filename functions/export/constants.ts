@@ -57,6 +57,8 @@ export const DATA_OBJECT_NAME = 'data.parquet'
 export const RUNS_FOLDER = '_runs'
 export const SCHEMAS_FOLDER = '_schemas'
 export const RAW_FOLDER = '_raw'
+/** The latest outcome of each table, one small object per table (`<name>.json`), rewritten by every run of it. */
+export const LATEST_OUTCOMES_FOLDER = `${RUNS_FOLDER}/latest`
 
 /** Lineage columns appended after the data columns of every table. */
 export const LineageColumn = {
@@ -82,6 +84,7 @@ export const MetricName = {
    * else 0. The function-errors alarm subtracts these runs: they are the persistent-failures alarm's to judge.
    */
   RUNS_FAILED_BY_SOURCE: 'RunsFailedBySource',
+  /** Per run (dimension `service`): tables that succeeded; per table (dimension `table`): 1 or 0. */
   TABLES_SUCCEEDED: 'TablesSucceeded',
   TABLES_FAILED: 'TablesFailed',
   RUN_DURATION: 'RunDuration',

@@ -2,7 +2,7 @@
  * RunTelemetry for the Lambda: JSON log lines through Powertools Logger, CloudWatch metrics in Embedded
  * Metric Format through Powertools Metrics (namespace METRICS_NAMESPACE, dimension `service` on every metric).
  * Per run: run counts and outcome flags (one data point per run, which the alarms count). Per table:
- * volumes and duration (dimension `table`). Per failed table: `TableFailures` (dimension `failureClass`).
+ * volumes, duration and success (dimension `table`). Per failed table: `TableFailures` (dimension `failureClass`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger'
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics'
@@ -94,6 +94,8 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
       const guards = outcome.guards ?? []
       perTable.addMetric(MetricName.GUARD_HELD, MetricUnit.Count, guards.some((g) => g.action === 'held') ? 1 : 0)
       perTable.addMetric(MetricName.GUARD_WARNED, MetricUnit.Count, guards.filter((g) => g.action === 'warned').length)
+      // 1 or 0 per table run: each table's staleness alarm counts these in the table's own periods.
+      perTable.addMetric(MetricName.TABLES_SUCCEEDED, MetricUnit.Count, outcome.status === 'succeeded' ? 1 : 0)
       perTable.publishStoredMetrics()
       const fields = {
         table: outcome.name,

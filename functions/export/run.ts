@@ -12,6 +12,7 @@ import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { reprocessTable } from './reprocess.ts'
+import { writeLatestOutcomes } from './run-index.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
 import {
   exportTable,
@@ -129,6 +130,7 @@ export const runExport = async (
       `${JSON.stringify(record, null, 2)}\n`,
       'application/json',
     )
+    await writeLatestOutcomes(deps.store, record)
   } finally {
     // The run counts in the metrics even when its record could not be written.
     deps.telemetry.runFinished(record)

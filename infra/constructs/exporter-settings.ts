@@ -21,7 +21,8 @@ export const runtimeConfig = (config: ExportConfig, bundledCaCertificates: strin
     bundledCaCertificates === undefined
       ? config.source
       : { ...config.source, caCertificatesFile: bundledCaCertificates },
-  tables: config.tables,
+  // A table's schedule and memory shape the stack, not the run.
+  tables: config.tables.map(({ schedule: _schedule, memoryMb: _memoryMb, ...table }) => table),
   export: config.export,
   warehouse: config.warehouse,
 })

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { ConfigError, type ConfigProblem } from '../../functions/export/errors.ts'
+import { tablePlanProblems } from './table-plan.ts'
 
 export interface ExporterValidationInput {
   readonly config: ExportConfig
@@ -32,7 +33,7 @@ const isFile = (path: string): boolean => {
 
 /** The problems with these inputs, each naming its field; empty when there are none. */
 export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[] => {
-  const problems: ConfigProblem[] = []
+  const problems: ConfigProblem[] = [...tablePlanProblems(input.config)]
   const problem = (field: string, message: string) => problems.push({ field, message })
   const { schedule } = input.config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {

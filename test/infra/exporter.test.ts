@@ -31,6 +31,7 @@ describe('the exporter built from the sample configuration', () => {
       'ExportFunctionName',
       'FailureQueueUrl',
       'GlueDatabaseName',
+      'ScheduleGroupName',
       'TokenSecretArn',
       'WarehouseBucketName',
     ])
@@ -47,8 +48,9 @@ describe('the exporter built from the sample configuration', () => {
     })
   })
 
-  it('never runs twice at once and sends failed asynchronous invocations to an encrypted queue', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 1 })
+  it('runs at most export.concurrency invocations at once, keeps throttled ones queued for one period and sends failed ones to an encrypted queue', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 1)
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 2 })
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 0,
       MaximumEventAgeInSeconds: 21_600,
@@ -105,21 +107,27 @@ describe('the exporter built from the sample configuration', () => {
     })
   })
 
-  it('is scheduled by EventBridge Scheduler with the expression, time zone, retry policy and a dead-letter queue', () => {
-    template.hasResourceProperties('AWS::Scheduler::Schedule', {
-      ScheduleExpression: 'cron(0 2 * * ? *)',
-      ScheduleExpressionTimezone: 'UTC',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      State: 'ENABLED',
-      Target: {
-        Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFunction'), 'Arn'] },
-        Input: '{}',
-        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
-        DeadLetterConfig: {
-          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterScheduleDeadLetterQueue'), 'Arn'] },
+  it('gives every table its own schedule in one group, invoking the function with that table alone', () => {
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1)
+    template.resourceCountIs('AWS::Scheduler::Schedule', 3)
+    const [[, group]] = resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup') as [[string, { Name: string }]]
+    for (const table of ['devices', 'installed_software', 'users']) {
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        GroupName: group.Name,
+        ScheduleExpression: 'cron(0 2 * * ? *)',
+        ScheduleExpressionTimezone: 'UTC',
+        FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
+        State: 'ENABLED',
+        Target: {
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFunction'), 'Arn'] },
+          Input: JSON.stringify({ tables: [table] }),
+          RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: {
+            Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterScheduleDeadLetterQueue'), 'Arn'] },
+          },
         },
-      },
-    })
+      })
+    }
   })
 
   it('creates an empty token secret whose description says what to put in it', () => {
