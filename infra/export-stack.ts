@@ -1,9 +1,10 @@
 /** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib'
+import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
 import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
 import type { ExportConfig } from '../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
+import { ConfigError } from '../functions/export/errors.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { analystPolicy } from './constructs/analyst-policy.ts'
@@ -51,7 +52,7 @@ export class ExportStack extends Stack {
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
       namedQueries: namedQueries(
-        config.tables.map((table) => table.name),
+        deployment.athena.tableQueries ? config.tables.map((table) => table.name) : [],
         deployment.athena.namedQueries,
       ),
     })
@@ -109,5 +110,27 @@ export class ExportStack extends Stack {
       ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
+    checkResourceCount(this, config)
   }
+}
+
+/** CloudFormation's quota of resources in one stack. */
+export const MAX_STACK_RESOURCES = 500
+
+/**
+ * Each table adds a schedule, a staleness alarm and (by default) three named queries, so a long table list can
+ * pass CloudFormation's quota; say so at synth, naming what to change, instead of failing at deploy.
+ */
+const checkResourceCount = (stack: Stack, config: ExportConfig): void => {
+  const count = stack.node.findAll().filter((construct) => construct instanceof CfnResource).length
+  if (count <= MAX_STACK_RESOURCES) return
+  const queries = config.deployment.athena.tableQueries
+  throw new ConfigError('stack settings', [
+    {
+      field: queries ? 'deployment.athena.tableQueries' : 'tables',
+      message: queries
+        ? `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; set it to false (3 named queries per table) or split the tables over two stacks`
+        : `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; split them over two stacks (deployment.stackName)`,
+    },
+  ])
 }

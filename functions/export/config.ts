@@ -401,9 +401,15 @@ export const DeploymentConfigSchema = z
           .min(10 * 1024 * 1024)
           .default(10 * 1024 ** 3)
           .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+        tableQueries: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Save three named queries per table (rows per date, a sample of the latest export, days exported); each is a stack resource, so switch off for a few hundred tables',
+          ),
         namedQueries: z
           .array(
-            z.object({
+            z.strictObject({
               name: z.string().min(1).max(128).describe('Name in the Athena console'),
               description: z.string().min(1).max(1024).optional().describe('What the query answers'),
               sql: z.string().min(1).max(262_144).describe('The SQL, against the tables and views of the database'),

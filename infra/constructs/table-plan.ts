@@ -5,7 +5,10 @@
  */
 import type { ExportConfig } from '../../functions/export/config.ts'
 import type { ConfigProblem } from '../../functions/export/errors.ts'
-import { ratePeriodHours, scheduleExpressionProblem } from '../schedule-expression.ts'
+import { scheduleExpressionProblems, scheduleIntervalHours } from '../../functions/export/schedule.ts'
+
+/** The first reason Scheduler would refuse the expression (the config schema reports them all). */
+const scheduleExpressionProblem = (expression: string): string | undefined => scheduleExpressionProblems(expression)[0]
 
 /** One table's schedule and resources. */
 export interface TablePlan {
@@ -33,7 +36,7 @@ export const tablePlans = (config: ExportConfig): TablePlan[] => {
       expression,
       timeZone: own?.timeZone ?? fallback.timeZone,
       periodHours:
-        own === undefined ? fallback.periodHours : (own.periodHours ?? ratePeriodHours(expression) ?? Number.NaN),
+        own === undefined ? fallback.periodHours : (own.periodHours ?? scheduleIntervalHours(expression) ?? Number.NaN),
       memoryMb: table.memoryMb ?? config.deployment.lambda.memoryMb,
     }
   })
@@ -55,13 +58,25 @@ export const tablePlanProblems = (config: ExportConfig): ConfigProblem[] => {
     if (own === undefined) return
     const field = `tables[${index}].schedule`
     const problem = scheduleExpressionProblem(own.expression)
-    if (problem !== undefined) problems.push({ field: `${field}.expression`, message: problem })
+    if (problem !== undefined) {
+      problems.push({ field: `${field}.expression`, message: problem })
+      return
+    }
     if (Number.isNaN(plan.periodHours)) {
       problems.push({
         field: `${field}.periodHours`,
-        message: 'required with a cron() expression (how often it fires, in hours)',
+        message: 'required when the expression does not run evenly (how often it fires, in hours)',
       })
-    } else if (staleAfterPeriods * plan.periodHours > lookBackHours(plan.periodHours)) {
+      return
+    }
+    const interval = scheduleIntervalHours(own.expression)
+    if (own.periodHours !== undefined && interval !== undefined && interval !== own.periodHours) {
+      problems.push({
+        field: `${field}.periodHours`,
+        message: `is ${own.periodHours}, but ${own.expression} runs every ${interval} hours; the staleness alarm counts in this period`,
+      })
+    }
+    if (staleAfterPeriods * plan.periodHours > lookBackHours(plan.periodHours)) {
       problems.push({
         field: `${field}.periodHours`,
         message: `deployment.alarms.staleAfterPeriods × ${plan.periodHours} hours is more than the ${lookBackHours(plan.periodHours)} hours CloudWatch alarms can look back`,

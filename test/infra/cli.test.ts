@@ -60,7 +60,7 @@ describe('npx cdk synth with a bad configuration', () => {
       const result = cdkSynth(file, join(dir, 'bad.out'))
       expect(result.status).not.toBe(0)
       expect(result.stderr).toContain(`invalid ${file}:`)
-      expect(result.stderr).toMatch(/- source\.baseUrl: must use https/)
+      expect(result.stderr).toMatch(/^error \[CONFIG_INVALID\]: invalid .*: source\.baseUrl: must use https/m)
     },
     CLI_TIMEOUT_MS,
   )

@@ -23,12 +23,30 @@ const manyTables = () =>
     ...(i % 25 === 3 ? { memoryMb: 3538 } : {}),
   }))
 
+/** The sample configuration with 200 tables, with or without the three named queries per table. */
+const manyTablesInput = (tableQueries: boolean) => {
+  const input = sampleConfigInput() as { deployment: { athena: Record<string, unknown> } }
+  return {
+    ...input,
+    tables: manyTables(),
+    deployment: { ...input.deployment, athena: { ...input.deployment.athena, tableQueries } },
+  }
+}
+
+describe("a table list that would pass CloudFormation's 500 resources", () => {
+  it('fails synth as a configuration error naming the setting to change', () => {
+    expect(() => synthesize(manyTablesInput(true))).toThrow(
+      /deployment\.athena\.tableQueries: 200 tables make \d+ resources, more than the 500/,
+    )
+  })
+})
+
 describe(`the stack with ${TABLE_COUNT} tables`, () => {
   let synthesized: Synthesized
   let template: Template
   let json: { Resources: Record<string, { Type: string }> }
   beforeAll(() => {
-    synthesized = synthesize({ ...sampleConfigInput(), tables: manyTables() })
+    synthesized = synthesize(manyTablesInput(false))
     template = synthesized.template
     json = template.toJSON() as typeof json
   }, 120_000)
@@ -109,8 +127,9 @@ describe('table schedules that CloudFormation or CloudWatch would reject', () =>
       export: { concurrency: 1 },
       tables: [
         { id: '1', name: 'a', schedule: { expression: 'cron(0 2 * * * *)' } },
-        { id: '2', name: 'b', schedule: { expression: 'cron(0 2 * * ? *)' } },
+        { id: '2', name: 'b', schedule: { expression: 'cron(0 2,5 * * ? *)' } },
         { id: '3', name: 'c', schedule: { expression: 'rate(1 hours)' }, memoryMb: 4096 },
+        { id: '4', name: 'd', schedule: { expression: 'rate(6 hours)', periodHours: 24 } },
       ],
     }
     let message = ''
@@ -120,9 +139,10 @@ describe('table schedules that CloudFormation or CloudWatch would reject', () =>
       message = (error as Error).message
     }
     for (const line of [
-      'tables[0].schedule.expression: exactly one of day-of-month and day-of-week must be "?"',
-      'tables[1].schedule.periodHours: required with a cron() expression',
-      'tables[2].schedule.expression: rate(1 hours): the unit is singular for 1 and plural otherwise',
+      'tables[0].schedule.expression: exactly one of day-of-month ("*") and day-of-week ("*") must be "?"',
+      'tables[1].schedule.periodHours: required when the expression does not run evenly',
+      'tables[2].schedule.expression: rate(1 hours) must use the singular unit for 1',
+      'tables[3].schedule.periodHours: is 24, but rate(6 hours) runs every 6 hours',
       'export.concurrency: 1 is less than the 2 memory sizes',
     ]) {
       expect(message).toContain(line)
