@@ -19,7 +19,7 @@ export interface BundleFigures {
 }
 
 export const measureBundle = async (repositoryRoot: string, imports = 5): Promise<BundleFigures> => {
-  const options = bundlingOptions(undefined)
+  const options = bundlingOptions({ runtimeConfigJson: '{}' })
   const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
   const outfile = path.join(outdir, 'index.mjs')
   await build({

@@ -16,7 +16,7 @@ import { DEMO_TOKEN } from '../emulator/index.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
-import { benchInput, DATASETS, type Dataset } from './generate.ts'
+import { benchInput, benchWorkbook, DATASETS, type Dataset } from './generate.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -32,7 +32,7 @@ interface Figures {
   readonly outputBytes?: number
 }
 
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -43,6 +43,7 @@ Flags:
   --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
   --skip-duckdb   leave out the DuckDB measurements
   --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
   -h, --help      this text
 `
 
@@ -62,6 +63,7 @@ const parseBenchArgs = () => {
         dataset: { type: 'string', default: 'devices' },
         'skip-duckdb': { type: 'boolean', default: false },
         'skip-one-core': { type: 'boolean', default: false },
+        format: { type: 'string', default: 'csv' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values
@@ -88,6 +90,9 @@ const dataset = values.dataset as Dataset
 const sizeMb = positive('size-mb', values['size-mb'])
 const runs = Math.round(positive('runs', values.runs))
 const workDir = path.resolve(values.dir!)
+if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xlsx, got "${values.format}"`)
+/** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
+const withWorkbook = values.format === 'xlsx'
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
@@ -125,8 +130,9 @@ const folderBytes = async (folder: string): Promise<number> => {
   return total
 }
 
-const startStandIn = async (file: string) => {
-  const child = spawn(NODE, [path.join(ROOT, 'bench/serve.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] })
+const startStandIn = async (file: string, workbook?: string) => {
+  const args = [path.join(ROOT, 'bench/serve.ts'), file, ...(workbook ? [workbook] : [])]
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   const [line] = (await once(child.stdout, 'data')) as [Buffer]
   return { baseUrl: line.toString('utf8').trim(), stop: () => child.kill('SIGTERM') }
 }
@@ -137,14 +143,17 @@ const main = async () => {
   const mb = input.bytes / 1e6
   log(`input: ${input.file}, ${mb.toFixed(1)} MB, ${input.rows.toLocaleString('en-US')} rows, ${input.columns} columns`)
 
+  const workbook = withWorkbook ? await benchWorkbook(input, dataset) : undefined
+  if (workbook) log(`workbook: ${workbook.file}, ${(workbook.bytes / 1e6).toFixed(1)} MB`)
   const ceiling: { seconds: number; peak: number }[] = []
+  const exporterXlsx: { seconds: number; peak: number; output: number }[] = []
   const exporter: { seconds: number; peak: number; output: number }[] = []
   const oneCore: { seconds: number; peak: number; output: number }[] = []
   const duck1: { seconds: number; peak: number; output: number }[] = []
   const duckAll: { seconds: number; peak: number; output: number }[] = []
   const tokenFile = path.join(workDir, 'token')
   await writeFile(tokenFile, DEMO_TOKEN)
-  const standIn = await startStandIn(input.file)
+  const standIn = await startStandIn(input.file, workbook?.file)
   try {
     for (let run = 1; run <= runs; run++) {
       log(`run ${run}/${runs}: csv-parse ceiling`)
@@ -154,7 +163,7 @@ const main = async () => {
       )
       ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
 
-      const exportArgs = (out: string) => [
+      const exportArgs = (out: string, format = 'csv') => [
         ...RSS_PROBE,
         path.join(ROOT, 'functions/local/cli.ts'),
         'export',
@@ -162,6 +171,8 @@ const main = async () => {
         standIn.baseUrl,
         '--table',
         'bench=bench_devices',
+        '--format',
+        format,
         '--token-file',
         tokenFile,
         '--out',
@@ -174,6 +185,13 @@ const main = async () => {
       await rm(out, { recursive: true, force: true })
       const exported = check(await measureChild(NODE, exportArgs(out)), 'export')
       exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+
+      if (workbook) {
+        log(`run ${run}/${runs}: export path from the same rows as a workbook (--format xlsx)`)
+        await rm(out, { recursive: true, force: true })
+        const fromWorkbook = check(await measureChild(NODE, exportArgs(out, 'xlsx')), 'export (xlsx)')
+        exporterXlsx.push({ seconds: fromWorkbook.seconds, peak: peakOf(fromWorkbook), output: await folderBytes(out) })
+      }
 
       if (!values['skip-one-core'] && PIN_ONE_CORE) {
         // One core and a 1,769 MB Lambda's memory: the parse stage then runs inline, as it does there.
@@ -219,12 +237,15 @@ const main = async () => {
   const a = figures(ceiling, input.bytes, input.rows)
   const b = figures(exporter, input.bytes, input.rows)
   const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
+  // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
+  const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
   const cAll = duckAll.length > 0 ? figures(duckAll, input.bytes, input.rows) : undefined
   const rows: [string, Figures | undefined][] = [
     ['a. csv-parse ceiling', a],
     ['b. export path', b],
     ['b. export, one core', b1],
+    ['b. export path, xlsx', bx],
     ['c. DuckDB, 1 thread', c1],
     [`c. DuckDB, ${os.availableParallelism()} threads`, cAll],
   ]
@@ -240,6 +261,7 @@ const main = async () => {
   }
   const ratios = {
     exportVsParse: b.mbPerSecond / a.mbPerSecond,
+    ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
   }
@@ -271,6 +293,7 @@ const main = async () => {
       parse: a,
       export: b,
       ...(b1 ? { exportOneCore: b1 } : {}),
+      ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,

@@ -8,6 +8,7 @@ import { openApiDocument } from './openapi.ts'
 import { type Exchange, type RecordedRequest, replyError, replyJson } from './reply.ts'
 import { faultTargetOf, type Route, routeOf } from './routes.ts'
 import type { SavedTable } from './tables.ts'
+import type { UpstreamChanges } from './upstream-changes.ts'
 import type { EmulatorUser } from './users.ts'
 
 /** What the running emulator knows; tests change it through RunningEmulator. */
@@ -17,6 +18,7 @@ export interface EmulatorState {
   readonly usersByToken: ReadonlyMap<string, EmulatorUser>
   readonly revokedTokens: Set<string>
   readonly faults: FaultQueue
+  readonly upstream: UpstreamChanges
   readonly requests: RecordedRequest[]
 }
 
@@ -44,7 +46,7 @@ const serve = async (state: EmulatorState, exchange: Exchange, route: Route): Pr
       if (!mayRead(user, table.id)) {
         return replyError(exchange, 403, `user ${user.username} may not read table ${table.id}`)
       }
-      return replyExport(exchange, table, route.format)
+      return replyExport(exchange, state.upstream.apply(table), route.format)
     }
     case 'unknown':
       return replyError(exchange, 404, 'not found')

@@ -43,18 +43,22 @@ const replyCsv = (exchange: Exchange, table: SavedTable): Promise<void> => {
 
 /** Raw CSV tables are parsed simply (see raw-csv.ts) so fixtures can be fetched as XLSX as well. */
 const replyXlsx = (exchange: Exchange, table: SavedTable): Promise<void> => {
+  const headers = { 'Content-Type': XLSX_CONTENT_TYPE, 'Content-Disposition': attachment(table.id, 'xlsx') }
+  const raw = table.rawXlsx
+  if (raw !== undefined && 'file' in raw) {
+    return reply(exchange, 200, headers, {
+      length: statSync(raw.file).size,
+      chunks: () => createReadStream(raw.file, { highWaterMark: 256 * 1024 }),
+    })
+  }
+  if (raw !== undefined) return reply(exchange, 200, headers, bytesBody(raw))
   const records = (): Iterable<Row> =>
     isRawCsvTable(table)
       ? parseRawCsv(table.rawCsv)
       : isCsvFileTable(table)
         ? parseRawCsv(readFileSync(table.csvFile))
         : withHeader(table.columns, table.rows())
-  return reply(
-    exchange,
-    200,
-    { 'Content-Type': XLSX_CONTENT_TYPE, 'Content-Disposition': attachment(table.id, 'xlsx') },
-    { chunks: () => xlsxChunks(table.title, records()) },
-  )
+  return reply(exchange, 200, headers, { chunks: () => xlsxChunks(table.title, records()) })
 }
 
 export const replyExport = (exchange: Exchange, table: SavedTable, format: ExportFormat): Promise<void> =>

@@ -27,6 +27,8 @@ export type Fault =
    * socket's end, so a cut body looks complete. `afterBytes` cuts it there, still looking complete.
    */
   | { kind: 'unframed'; afterBytes?: number }
+  /** N body bytes, then one byte every `everyMs`: never silent for long, never done. */
+  | { kind: 'trickle'; afterBytes: number; everyMs: number }
 
 export type FaultKind = Fault['kind']
 
@@ -65,6 +67,9 @@ const problemOf = (fault: Fault): string | undefined => {
       return fault.afterBytes === undefined || isCount(fault.afterBytes)
         ? undefined
         : `afterBytes must be a non-negative integer or undefined, got ${fault.afterBytes}`
+    case 'trickle':
+      if (!isCount(fault.afterBytes)) return `afterBytes must be a non-negative integer, got ${fault.afterBytes}`
+      return isCount(fault.everyMs) ? undefined : `everyMs must be a non-negative integer, got ${fault.everyMs}`
     case 'unframed':
       return fault.afterBytes === undefined || isCount(fault.afterBytes)
         ? undefined

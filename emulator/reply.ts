@@ -1,6 +1,6 @@
 /** Sending responses: every answer goes through `reply`, which applies the request's body fault. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { createBodyWriter } from './body-writer.ts'
+import { createBodyWriter, pause } from './body-writer.ts'
 import { type BodyFault, type Fault, isBodyFault } from './faults.ts'
 
 /** One request as the `requests` log keeps it. */
@@ -54,6 +54,7 @@ export const reply = async (
   const { res, record } = exchange
   const fault = exchange.fault !== undefined && isBodyFault(exchange.fault) ? exchange.fault : undefined
   if (exchange.fault?.kind === 'unframed') return replyUnframed(exchange, status, headers, body, exchange.fault)
+  if (exchange.fault?.kind === 'trickle') body = trickled(body, exchange.fault, res)
   const length = await contentLengthOf(body, fault)
   if (res.destroyed) return
   record.status = status
@@ -64,6 +65,23 @@ export const reply = async (
   }
   await writer.end()
 }
+
+/** The body's first `afterBytes` bytes, then the rest one byte at a time, `everyMs` apart. */
+const trickled = (body: ReplyBody, fault: Extract<Fault, { kind: 'trickle' }>, res: Exchange['res']): ReplyBody => ({
+  ...(body.length === undefined ? {} : { length: body.length }),
+  chunks: async function* () {
+    let sent = 0
+    for await (const chunk of body.chunks()) {
+      const head = chunk.subarray(0, Math.max(0, fault.afterBytes - sent))
+      sent += chunk.byteLength
+      yield head
+      for (let at = head.byteLength; at < chunk.byteLength && !res.destroyed; at++) {
+        await pause(res, fault.everyMs)
+        yield chunk.subarray(at, at + 1)
+      }
+    }
+  },
+})
 
 /** The body delimited by the connection's close alone, ended cleanly after `afterBytes` when given. */
 const replyUnframed = async (

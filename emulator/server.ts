@@ -8,6 +8,7 @@ import { EmulatorError, EmulatorErrorCode } from './errors.ts'
 import { FaultQueue, type FaultScript } from './faults.ts'
 import type { RecordedRequest } from './reply.ts'
 import type { SavedTable } from './tables.ts'
+import { type UpstreamChangeScript, UpstreamChanges } from './upstream-changes.ts'
 import { DEMO_USERS, type EmulatorUser } from './users.ts'
 
 export type { RecordedRequest } from './reply.ts'
@@ -23,6 +24,8 @@ export interface EmulatorOptions {
   readonly users?: readonly EmulatorUser[]
   /** Serve https with this key and certificate (PEM), e.g. one of a private CA. @default plain http */
   readonly tls?: { readonly key: string; readonly cert: string }
+  /** The day the emulator acts out, for upstream changes (YYYY-MM-DD). @default today (UTC) */
+  readonly date?: string
 }
 
 export interface RunningEmulator {
@@ -30,6 +33,8 @@ export interface RunningEmulator {
   readonly baseUrl: string
   readonly port: number
   readonly faults: FaultScript
+  /** Tables that shrink or lose columns from a given day on. */
+  readonly upstream: UpstreamChangeScript
   /** Every request, in arrival order. */
   readonly requests: RecordedRequest[]
   /** Adds or replaces a table (by id). */
@@ -68,12 +73,14 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
   }
   let baseUrl = ''
   const faults = new FaultQueue()
+  const upstream = new UpstreamChanges(options.date)
   const state: EmulatorState = {
     baseUrl: () => baseUrl,
     tables: new Map(tables.map((table) => [table.id, table])),
     usersByToken: usersByToken(users),
     revokedTokens: new Set(),
     faults,
+    upstream,
     requests: [],
   }
   const listener = (req: Parameters<typeof handleRequest>[1], res: Parameters<typeof handleRequest>[2]) =>
@@ -102,6 +109,7 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
     baseUrl,
     port: address.port,
     faults,
+    upstream,
     requests: state.requests,
     setTable: (table) => void state.tables.set(table.id, table),
     removeTable: (id) => void state.tables.delete(id),

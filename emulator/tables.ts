@@ -9,6 +9,8 @@ interface TableBase {
   readonly title: string
   /** False answers 404, as the service does when the export feature is disabled. @default true */
   readonly exportEnabled?: boolean
+  /** Served byte for byte as the `/xlsx` export (fixtures from other writers, pre-generated large workbooks). */
+  readonly rawXlsx?: Uint8Array | { readonly file: string }
 }
 
 /** Rendered to RFC 4180 CSV by the emulator. `rows` is called once per export, so it can be a generator. */

@@ -1,4 +1,8 @@
-/** XLSX rendering of a table with exceljs' streaming writer: one sheet, header row, every cell as text. */
+/**
+ * XLSX rendering of a table with exceljs' streaming writer: one sheet, header row, and typed cells as the service
+ * writes them: numbers (decimals kept by a number format), dates and timestamps as date serials with a date
+ * format, booleans, and shared strings for text. The cells hold what the CSV's text says (see `typedCell`).
+ */
 import { EventEmitter, once } from 'node:events'
 import { PassThrough } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -52,13 +56,62 @@ export const sheetNameOf = (title: string): string =>
     .slice(0, 31)
     .trim() || 'Sheet1'
 
+const INTEGER = /^-?(0|[1-9]\d{0,14})$/
+/** Up to 15 significant digits: what a spreadsheet number holds exactly. */
+const DECIMAL = /^-?(0|[1-9]\d*)\.(\d+)$/
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2}(\.\d{1,3})?)?(Z|z|[+-]\d{2}:?\d{2})?$/
+
+interface TypedCell {
+  readonly value: string | number | boolean | Date | null
+  readonly numFmt?: string
+}
+
+const significantDigits = (digits: string): number => digits.replace(/^0+/, '').length
+
+/** An ISO instant's milliseconds, or NaN when the text is no real date and time. */
+const instantOf = (text: string): { ms: number; fraction: boolean } => {
+  const match = TIMESTAMP.exec(text)
+  if (!match) return { ms: Number.NaN, fraction: false }
+  const [, day, minutes, seconds = ':00', fraction, zone = 'Z'] = match
+  const offset = /^[+-]\d{4}$/.test(zone) ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone.toUpperCase()
+  const ms = Date.parse(`${day}T${minutes}${seconds}${offset}`)
+  const sameDay = !Number.isNaN(ms) && new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().startsWith(day!)
+  return { ms: sameDay ? ms : Number.NaN, fraction: fraction !== undefined && Number(fraction) !== 0 }
+}
+
 /**
- * The workbook as chunks. Cells are written as strings (null as an empty cell) so every cell equals the
- * CSV's text: leading zeros, decimals and timestamps survive exactly as in the CSV.
+ * The typed cell the service writes for a CSV text: whole numbers and decimals (with as many decimals shown) as
+ * numbers, `true`/`false` as booleans, ISO dates and instants as dates with a date format; the rest as text.
  */
+export const typedCell = (text: string | null): TypedCell => {
+  if (text === null || text === '') return { value: null }
+  if (INTEGER.test(text)) return { value: Number(text) }
+  const decimal = DECIMAL.exec(text)
+  if (decimal && significantDigits(text.replace(/[-.]/g, '')) <= 15) {
+    return { value: Number(text), numFmt: `0.${'0'.repeat(decimal[2]!.length)}` }
+  }
+  if (/^(true|false)$/i.test(text)) return { value: text.toLowerCase() === 'true' }
+  if (DATE.test(text)) {
+    const ms = Date.parse(`${text}T00:00:00Z`)
+    if (!Number.isNaN(ms) && new Date(ms).toISOString().startsWith(text))
+      return { value: new Date(ms), numFmt: 'yyyy-mm-dd' }
+  }
+  const instant = instantOf(text)
+  if (!Number.isNaN(instant.ms)) {
+    return { value: new Date(instant.ms), numFmt: instant.fraction ? 'yyyy-mm-dd hh:mm:ss.000' : 'yyyy-mm-dd hh:mm:ss' }
+  }
+  return { value: escapeText(text) }
+}
+
+/** As Excel writes text: a carriage return (which XML would turn into a line feed) as `_x000D_`, `_` of a literal `_xHHHH_` as `_x005F_`. */
+const escapeText = (text: string): string =>
+  text.replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1').replaceAll('\r', '_x000D_')
+
+/** The workbook as chunks: the header row, then every row with typed cells (null as an empty cell). */
 export async function* xlsxChunks(title: string, records: Iterable<Row>): AsyncGenerator<Uint8Array> {
   const output = new PassThrough({ highWaterMark: OUTPUT_HIGH_WATER_MARK })
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: output, useStyles: false, useSharedStrings: false })
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: output, useStyles: true, useSharedStrings: true })
   workbook.created = WORKBOOK_DATE
   workbook.modified = WORKBOOK_DATE
   const sheet = workbook.addWorksheet(sheetNameOf(title))
@@ -68,7 +121,12 @@ export async function* xlsxChunks(title: string, records: Iterable<Row>): AsyncG
   const produce = async (): Promise<void> => {
     let inBatch = 0
     for (const record of records) {
-      sheet.addRow([...record]).commit()
+      const cells = record.map(typedCell)
+      const row = sheet.addRow(cells.map((cell) => cell.value))
+      cells.forEach((cell, i) => {
+        if (cell.numFmt !== undefined) row.getCell(i + 1).numFmt = cell.numFmt
+      })
+      row.commit()
       if (++inBatch < ROWS_PER_BATCH) continue
       inBatch = 0
       await roomIn(inlet, stop.signal)

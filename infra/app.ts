@@ -1,5 +1,5 @@
 /**
- * The CDK app: `npx cdk synth -c config=config/sample.json`. Reads the configuration file named by context,
+ * The CDK app: `npx cdk synth -c config=config/sample.json` (the file is required: there is no default). Reads the configuration file named by context,
  * validates it with the shared schema (a bad file fails synth naming each field), builds the stack and
  * runs the cdk-nag AwsSolutions checks on it.
  */
@@ -11,11 +11,12 @@ import { AwsSolutionsChecks } from 'cdk-nag'
 import { type ExportConfig, parseExportConfig } from '../functions/export/config.ts'
 import { FailureClass } from '../functions/export/constants.ts'
 import { ConfigError, oneLineMessage, toExportError } from '../functions/export/errors.ts'
-import { DEFAULT_STACK_NAME, ExportStack } from './export-stack.ts'
+import { ExportStack } from './export-stack.ts'
 
 /** Context keys read by the app (`-c key=value`). */
-export const ContextKey = { CONFIG: 'config', STACK_NAME: 'stackName', SERVICE_NAME: 'serviceName' } as const
-export const DEFAULT_CONFIG_FILE = 'config/sample.json'
+export const ContextKey = { CONFIG: 'config', SERVICE_NAME: 'serviceName' } as const
+/** Read only to say where the stack name moved; a name outside the file would not rename what derives from it. */
+const RETIRED_STACK_NAME_KEY = 'stackName'
 
 /** Reads and validates a configuration file; errors name the file and every offending field. */
 export const loadExportConfig = (file: string): ExportConfig => {
@@ -46,10 +47,27 @@ export const addExportStack = (app: App): ExportAppResult => {
     const value = app.node.tryGetContext(key)
     return typeof value === 'string' && value.length > 0 ? value : undefined
   }
-  const configFile = context(ContextKey.CONFIG) ?? DEFAULT_CONFIG_FILE
+  const configFile = context(ContextKey.CONFIG)
+  // No default file: deploying config/sample.json (inventory.example.com) by accident helps nobody.
+  if (configFile === undefined) {
+    throw new ConfigError('CDK context', [
+      {
+        field: ContextKey.CONFIG,
+        message: 'is not set; name the configuration file: npx cdk deploy -c config=config/prod.json',
+      },
+    ])
+  }
+  if (context(RETIRED_STACK_NAME_KEY) !== undefined) {
+    throw new ConfigError('CDK context', [
+      {
+        field: RETIRED_STACK_NAME_KEY,
+        message: `is not read; set deployment.stackName in ${configFile}, so the Glue database, workgroup and secret names follow it`,
+      },
+    ])
+  }
   const config = loadExportConfig(configFile)
   const serviceName = context(ContextKey.SERVICE_NAME)
-  const stack = new ExportStack(app, context(ContextKey.STACK_NAME) ?? DEFAULT_STACK_NAME, {
+  const stack = new ExportStack(app, config.deployment.stackName, {
     config,
     ...(serviceName === undefined ? {} : { serviceName }),
   })

@@ -1,15 +1,21 @@
 /** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib'
+import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
+import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
 import type { ExportConfig } from '../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
+import { ConfigError } from '../functions/export/errors.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
+import { analystPolicy } from './constructs/analyst-policy.ts'
+import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
 import { Exporter } from './constructs/exporter.ts'
-import { Warehouse } from './constructs/warehouse.ts'
+import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
+import { tablePlans } from './constructs/table-plan.ts'
+import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
-export const DEFAULT_STACK_NAME = 'InventoryExport'
+export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
 
 export interface ExportStackProps extends StackProps {
   /** The parsed, validated configuration (parseExportConfig). */
@@ -20,15 +26,15 @@ export interface ExportStackProps extends StackProps {
   readonly projectRoot?: string
 }
 
-/** Picks the table the analyst queries read: one named "devices", else the first configured. */
-const devicesTable = (config: ExportConfig): string =>
-  (config.tables.find((table) => table.name === 'devices') ?? config.tables[0])?.name ?? 'devices'
-
 export class ExportStack extends Stack {
   readonly warehouse: Warehouse
   readonly exporter: Exporter
   readonly alarms: ExportAlarms
+  /** Pages on the first table an upstream change guard held. */
+  readonly guardHeld: GuardHeldAlarm
   readonly dashboard: ExportDashboard
+  /** Attach to analysts' roles: query the workgroup, read the catalog and data, write results. */
+  readonly analystPolicy: ManagedPolicy
 
   constructor(scope: Construct, id: string, props: ExportStackProps) {
     super(scope, id, {
@@ -45,10 +51,13 @@ export class ExportStack extends Stack {
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
-      analystQueries: {
-        devicesTable: devicesTable(config),
-        keyedTables: config.tables.flatMap((t) => (t.key ? [{ name: t.name, key: t.key }] : [])),
-      },
+      namedQueries: namedQueries(
+        deployment.athena.tableQueries ? config.tables.map((table) => table.name) : [],
+        deployment.athena.namedQueries,
+        deployment.athena.tableQueries
+          ? config.tables.flatMap((table) => (table.key ? [{ name: table.name, key: table.key }] : []))
+          : [],
+      ),
     })
 
     this.exporter = new Exporter(this, 'Exporter', {
@@ -60,10 +69,18 @@ export class ExportStack extends Stack {
 
     this.alarms = new ExportAlarms(this, 'Alarms', {
       serviceName: this.exporter.serviceName,
-      function: this.exporter.function,
+      functions: [...this.exporter.functions.values()],
+      tables: tablePlans(config),
+      warehousePrefix: config.warehouse.prefix,
       scheduleDeadLetterQueue: this.exporter.scheduleDeadLetterQueue,
       schedulePeriodHours: deployment.schedule.periodHours,
       thresholds: deployment.alarms,
+    })
+
+    this.guardHeld = new GuardHeldAlarm(this, 'GuardHeld', {
+      serviceName: this.exporter.serviceName,
+      topic: this.alarms.topic,
+      schedulePeriodHours: deployment.schedule.periodHours,
     })
 
     this.dashboard = new ExportDashboard(this, 'Dashboard', {
@@ -71,8 +88,16 @@ export class ExportStack extends Stack {
       tableNames: config.tables.map((table) => table.name),
       timeoutSeconds: deployment.lambda.timeoutSeconds,
       periodSeconds: alarmPeriodSeconds(deployment.schedule.periodHours),
-      alarms: this.alarms.alarms,
+      alarms: [...this.alarms.alarms, this.guardHeld.alarm],
       dashboardName: this.stackName,
+    })
+
+    this.analystPolicy = analystPolicy(this, 'AnalystPolicy', this.warehouse.bucket, {
+      prefix: config.warehouse.prefix,
+      resultsPrefix: ATHENA_RESULTS_PREFIX,
+      workgroupName: this.warehouse.workgroupName,
+      glueDatabase: this.warehouse.databaseName,
+      bucketKeyArn: deployment.bucket.kmsKeyArn,
     })
 
     // What the deploy guide refers to: where to put the token, what to invoke, where to look.
@@ -84,7 +109,31 @@ export class ExportStack extends Stack {
       AthenaWorkgroupName: this.warehouse.workgroupName,
       AlarmTopicArn: this.alarms.topic.topicArn,
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
+      AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
+      ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
+    checkResourceCount(this, config)
   }
+}
+
+/** CloudFormation's quota of resources in one stack. */
+export const MAX_STACK_RESOURCES = 500
+
+/**
+ * Each table adds a schedule, a staleness alarm and (by default) three named queries, so a long table list can
+ * pass CloudFormation's quota; say so at synth, naming what to change, instead of failing at deploy.
+ */
+const checkResourceCount = (stack: Stack, config: ExportConfig): void => {
+  const count = stack.node.findAll().filter((construct) => construct instanceof CfnResource).length
+  if (count <= MAX_STACK_RESOURCES) return
+  const queries = config.deployment.athena.tableQueries
+  throw new ConfigError('stack settings', [
+    {
+      field: queries ? 'deployment.athena.tableQueries' : 'tables',
+      message: queries
+        ? `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; set it to false (3 named queries per table) or split the tables over two stacks`
+        : `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; split them over two stacks (deployment.stackName)`,
+    },
+  ])
 }

@@ -5,9 +5,17 @@
  */
 import { z } from 'zod'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
-import { COLUMN_TYPES, DELIMITERS, TABLE_ID_PATTERN, TABLE_NAME_PATTERN, VIEW_SUFFIXES } from './constants.ts'
+import {
+  COLUMN_TYPES,
+  DELIMITERS,
+  TABLE_FORMATS,
+  TABLE_ID_PATTERN,
+  TABLE_NAME_PATTERN,
+  VIEW_SUFFIXES,
+} from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
+import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
   try {
@@ -30,6 +38,45 @@ const isTimeZone = (zone: string): boolean => {
 const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 
+/** A share of the previous export's row count, from 0 to 1. */
+const RatioSchema = z.number().min(0, 'must be a ratio from 0 to 1').max(1, 'must be a ratio from 0 to 1')
+const ratioOrOff = (description: string) =>
+  z.union([RatioSchema, z.literal(false)]).describe(`${description}; \`false\` switches it off`)
+const columnAction = (description: string) =>
+  z
+    .union([z.enum(['warn', 'hold']), z.literal(false)])
+    .describe(`${description}: \`"warn"\` publishes and warns, \`"hold"\` holds the table, \`false\` says nothing`)
+
+/** Per-table overrides of `export.guards`: every key optional; `false` switches every guard off for the table. */
+export const TableGuardsSchema = z.union([
+  z.strictObject({
+    holdBelow: ratioOrOff('Hold the table when its row count falls below this share of the previous export').optional(),
+    warnBelow: ratioOrOff(
+      'Publish and warn when its row count falls below this share of the previous export',
+    ).optional(),
+    columnsRemoved: columnAction('A column of the previous export is missing').optional(),
+    columnsAdded: columnAction('A column the previous export lacked appears').optional(),
+  }),
+  z.literal(false),
+])
+
+/** Upstream change guards: compare each export with the table's previous published one before publishing it. */
+export const GuardsSchema = z
+  .strictObject({
+    holdBelow: ratioOrOff(
+      'Hold a table (publish nothing, `ROW_COUNT_DROP`) whose row count falls below this share of its previous published export; zero rows after a non-empty export always holds',
+    ).default(0.1),
+    warnBelow: ratioOrOff('Publish and warn when the row count falls below this share of the previous export').default(
+      0.5,
+    ),
+    columnsRemoved: columnAction('A column of the previous export is missing (`COLUMNS_REMOVED`)').default('warn'),
+    columnsAdded: columnAction('A column the previous export lacked appears (`COLUMNS_ADDED`)').default('warn'),
+  })
+  .refine((g) => g.holdBelow === false || g.warnBelow === false || g.holdBelow <= g.warnBelow, {
+    message: 'holdBelow must not exceed warnBelow',
+    path: ['holdBelow'],
+  })
+
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.strictObject({
   id: z
@@ -44,6 +91,12 @@ export const TableConfigSchema = z.strictObject({
     )
     .optional()
     .describe('Table name in the warehouse, Glue and Athena; default `table_<id>`'),
+  format: z
+    .enum(TABLE_FORMATS)
+    .default('csv')
+    .describe(
+      'Which export to read: `csv`, or `xlsx` (the workbook: typed cells, its first worksheet is the table); both land the same',
+    ),
   encoding: z
     .string()
     .refine(isSupportedEncoding, 'is not an encoding this runtime can decode (try "utf-8" or "windows-1252")')
@@ -80,7 +133,38 @@ export const TableConfigSchema = z.strictObject({
   archiveRaw: z
     .boolean()
     .default(false)
-    .describe('Keep the CSV exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+    .describe('Keep the CSV (or workbook) exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+  guards: TableGuardsSchema.optional().describe(
+    'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
+  ),
+  schedule: z
+    .strictObject({
+      expression: z
+        .string()
+        .min(1)
+        .describe('EventBridge Scheduler expression of this table, e.g. `rate(1 hour)` or `cron(0 6 ? * MON-FRI *)`'),
+      timeZone: z
+        .string()
+        .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
+        .optional()
+        .describe('IANA time zone of this cron expression; default `deployment.schedule.timeZone`'),
+      periodHours: z
+        .number()
+        .positive()
+        .max(24 * 31)
+        .optional()
+        .describe(
+          'Length of this schedule period in hours (staleness counts in it); derived from a rate(), required with cron()',
+        ),
+    })
+    .optional()
+    .describe('Own schedule of this table (AWS); default `deployment.schedule`'),
+  memoryMb: z
+    .int()
+    .min(256)
+    .max(10_240)
+    .optional()
+    .describe('Memory of the function that exports this table (AWS); default `deployment.lambda.memoryMb`'),
   key: z
     .array(
       z
@@ -157,6 +241,14 @@ export const ExportTuningSchema = z.strictObject({
         .max(900)
         .default(120)
         .describe('Longest silence while waiting for response headers or body bytes'),
+      tableSeconds: z
+        .int()
+        .min(1)
+        .max(86_400)
+        .default(3600)
+        .describe(
+          'Longest one table may take, retries included, however steadily bytes arrive; in Lambda also capped by the time left',
+        ),
     })
     .prefault({}),
   deadlineMarginSeconds: z
@@ -165,6 +257,9 @@ export const ExportTuningSchema = z.strictObject({
     .max(600)
     .default(60)
     .describe('In Lambda: no table starts when less than this remains before the timeout'),
+  guards: GuardsSchema.prefault({}).describe(
+    "Upstream change guards: each export is compared with the table's previous published one before it is published",
+  ),
 })
 
 const MiB = 1024 * 1024
@@ -211,8 +306,10 @@ export const WarehouseConfigSchema = z.strictObject({
   glueDatabase: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,254}$/)
-    .default('inventory')
-    .describe('Glue database holding one table (and one `_latest` view) per saved table'),
+    .optional()
+    .describe(
+      'Glue database holding one table (and one `_latest` view) per saved table; default `inventory` for the default stack name, else the stack name in snake_case (`InventoryExport-Prod` -> `inventory_export_prod`)',
+    ),
 })
 
 const ScheduleSchema = z.strictObject({
@@ -238,6 +335,12 @@ const ScheduleSchema = z.strictObject({
     .describe(
       'Length of one schedule period in hours; the alarms count runs in periods. Must match the expression when it runs evenly (every N minutes or hours, daily, weekly on one day)',
     ),
+  flexibleWindowMinutes: z
+    .int()
+    .min(0)
+    .max(1440)
+    .default(15)
+    .describe('Each table starts at a random moment within this many minutes after its time (0: exactly on time)'),
 })
 
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
@@ -253,6 +356,13 @@ const KmsKeyArnSchema = z
 /** AWS-only settings read by the CDK app. */
 export const DeploymentConfigSchema = z
   .strictObject({
+    stackName: z
+      .string()
+      .regex(STACK_NAME_PATTERN, 'must be a CloudFormation stack name (a letter, then letters, digits and "-")')
+      .default(DEFAULT_STACK_NAME)
+      .describe(
+        'CloudFormation stack name; the Glue database, workgroup, token secret and alarm names derive from it, so one file per environment deploys side by side',
+      ),
     schedule: ScheduleSchema.prefault({}),
     secret: z
       .strictObject({
@@ -264,6 +374,12 @@ export const DeploymentConfigSchema = z
         kmsKeyArn: KmsKeyArnSchema.optional().describe(
           'Customer managed KMS key that encrypts that secret; the function gets kms:Decrypt on it',
         ),
+        retainOnDelete: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Keep the secret the stack creates when the stack is deleted, so the token survives a redeploy (point `nameOrArn` at it, or delete it by hand)',
+          ),
       })
       .prefault({})
       .refine((secret) => secret.kmsKeyArn === undefined || secret.nameOrArn !== undefined, {
@@ -291,13 +407,34 @@ export const DeploymentConfigSchema = z
         workgroup: z
           .string()
           .regex(/^[a-zA-Z0-9._-]{1,128}$/)
-          .default('inventory')
-          .describe('Athena workgroup created for analysts'),
+          .optional()
+          .describe(
+            'Athena workgroup created for analysts; default `inventory` for the default stack name, else the stack name',
+          ),
         bytesScannedCutoffPerQuery: z
           .int()
           .min(10 * 1024 * 1024)
           .default(10 * 1024 ** 3)
           .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+        tableQueries: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Save three named queries per table (rows per date, a sample of the latest export, days exported); each is a stack resource, so switch off for a few hundred tables',
+          ),
+        namedQueries: z
+          .array(
+            z.strictObject({
+              name: z.string().min(1).max(128).describe('Name in the Athena console'),
+              description: z.string().min(1).max(1024).optional().describe('What the query answers'),
+              sql: z.string().min(1).max(262_144).describe('The SQL, against the tables and views of the database'),
+            }),
+          )
+          .default([])
+          .refine((queries) => new Set(queries.map((q) => q.name)).size === queries.length, 'names must be unique')
+          .describe(
+            'Named queries saved in the workgroup besides the ones made for every table (rows per date, a sample of the latest export, days exported)',
+          ),
       })
       .prefault({}),
     alarms: z
@@ -359,6 +496,12 @@ export const DeploymentConfigSchema = z
           .max(10_240)
           .default(2048)
           .describe('/tmp size; the spool (about the CSV) of the largest table must fit'),
+        sourceMaps: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Ship a source map with the function and enable it, for stack traces with source lines (adds about 5 MB to the bundle and slows cold starts)',
+          ),
       })
       .prefault({}),
   })
@@ -385,7 +528,7 @@ export const DeploymentConfigSchema = z
     }
   })
 
-export const ExportConfigSchema = z
+const ExportConfigObject = z
   .strictObject({
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
@@ -424,8 +567,37 @@ export const ExportConfigSchema = z
       }
       seenIds.set(table.id, index)
       seenNames.set(name, index)
+      const overrides = table.guards === false ? undefined : table.guards
+      const guards = { ...config.export.guards, ...overrides }
+      if (
+        (overrides?.holdBelow !== undefined || overrides?.warnBelow !== undefined) &&
+        guards.holdBelow !== false &&
+        guards.warnBelow !== false &&
+        guards.holdBelow > guards.warnBelow
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tables', index, 'guards', 'holdBelow'],
+          message: `holdBelow ${guards.holdBelow} must not exceed warnBelow ${guards.warnBelow} (with export.guards)`,
+        })
+      }
     })
   })
+
+/** Fills the names left to the stack name, so every consumer (stack, Lambda, CLI) sees the same ones. */
+const withDerivedNames = <C extends z.output<typeof ExportConfigObject>>(config: C) => {
+  const names = stackResourceNames(config.deployment.stackName)
+  return {
+    ...config,
+    warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
+    deployment: {
+      ...config.deployment,
+      athena: { ...config.deployment.athena, workgroup: config.deployment.athena.workgroup ?? names.athenaWorkgroup },
+    },
+  }
+}
+
+export const ExportConfigSchema = ExportConfigObject.transform(withDerivedNames)
 
 export type ExportConfigInput = z.input<typeof ExportConfigSchema>
 type ParsedExportConfig = z.output<typeof ExportConfigSchema>
@@ -435,9 +607,11 @@ type ParsedTableConfig = z.output<typeof TableConfigSchema>
 export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: string }>
 export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
-export type WarehouseConfig = Readonly<z.output<typeof WarehouseConfigSchema>>
+export type WarehouseConfig = ExportConfig['warehouse']
 export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
-export type DeploymentConfig = Readonly<z.output<typeof DeploymentConfigSchema>>
+export type DeploymentConfig = ExportConfig['deployment']
+export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
+export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
 
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`

@@ -24,8 +24,14 @@ export const FailureClass = {
   DEADLINE: 'deadline',
   CONFIG: 'config',
   INTERNAL: 'internal',
+  /** Held by an upstream change guard: the service's answer changed too much to publish unchecked. */
+  GUARD: 'guard',
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
+
+/** The two exports the service offers for a saved table: `/rest/tables/{id}/csv` and `/rest/tables/{id}/xlsx`. */
+export const TABLE_FORMATS = ['csv', 'xlsx'] as const
+export type TableFormatName = (typeof TABLE_FORMATS)[number]
 
 /** Delimiters the dialect detector chooses from. */
 export const DELIMITERS = [',', ';', '\t', '|'] as const
@@ -53,6 +59,8 @@ export const DATA_OBJECT_NAME = 'data.parquet'
 export const RUNS_FOLDER = '_runs'
 export const SCHEMAS_FOLDER = '_schemas'
 export const RAW_FOLDER = '_raw'
+/** The latest outcome of each table, one small object per table (`<name>.json`), rewritten by every run of it. */
+export const LATEST_OUTCOMES_FOLDER = `${RUNS_FOLDER}/latest`
 
 /** Lineage columns appended after the data columns of every table. */
 export const LineageColumn = {
@@ -80,6 +88,7 @@ export const MetricName = {
    * else 0. The function-errors alarm subtracts these runs: they are the persistent-failures alarm's to judge.
    */
   RUNS_FAILED_BY_SOURCE: 'RunsFailedBySource',
+  /** Per run (dimension `service`): tables that succeeded; per table (dimension `table`): 1 or 0. */
   TABLES_SUCCEEDED: 'TablesSucceeded',
   TABLES_FAILED: 'TablesFailed',
   RUN_DURATION: 'RunDuration',
@@ -92,21 +101,36 @@ export const MetricName = {
   TABLE_FAILURES: 'TableFailures',
   /** Requests retried after a transient failure (absorbed or not). */
   RETRIES: 'Retries',
+  /**
+   * Per table (dimension `table`): 1 when a guard held the table, else 0. Per run (dimension `service` only):
+   * tables held, which the guard-held alarm reads.
+   */
+  GUARD_HELD: 'GuardHeld',
+  /** Per table (dimension `table`): guards that warned (the table was published). */
+  GUARD_WARNED: 'GuardWarned',
 } as const
 export type MetricName = (typeof MetricName)[keyof typeof MetricName]
-/** Failure classes that are the inventory service's side: the persistent-failures alarm counts them. */
+/**
+ * Failure classes that are the inventory service's side: the persistent-failures alarm counts the first three,
+ * the guard-held alarm the holds; the function-errors alarm leaves runs that failed only so to them.
+ */
 export const SOURCE_FAILURE_CLASSES: readonly FailureClass[] = [
   FailureClass.AUTH,
   FailureClass.SERVER,
   FailureClass.NETWORK,
+  FailureClass.GUARD,
 ]
 
 export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const
 
 /** Environment variables the stack sets on the function; read only in functions/export/environment.ts. */
 export const LambdaEnvironment = {
-  /** JSON of the runtime sections of the configuration: source, tables, export, warehouse. */
+  /** JSON of the runtime sections of the configuration: source, tables, export, warehouse (tests, small setups). */
   EXPORT_CONFIG: 'EXPORT_CONFIG',
+  /** The same JSON as a file in the bundle, relative to LAMBDA_TASK_ROOT: no 4 KB environment limit. */
+  EXPORT_CONFIG_FILE: 'EXPORT_CONFIG_FILE',
+  /** Set by Lambda: where the bundle is unpacked. */
+  TASK_ROOT: 'LAMBDA_TASK_ROOT',
   WAREHOUSE_BUCKET: 'WAREHOUSE_BUCKET',
   TOKEN_SECRET_ARN: 'TOKEN_SECRET_ARN',
   /** Read by Powertools; also the `service` dimension of every metric. */

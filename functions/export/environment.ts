@@ -2,6 +2,8 @@
  * The Lambda's settings, read from its environment once per container. This is the only module of the
  * function that reads `process.env` (Powertools and the AWS SDK read their own variables themselves).
  */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { type ExportConfig, parseExportConfig } from './config.ts'
 import { DEFAULT_SERVICE_NAME, LambdaEnvironment } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
@@ -10,7 +12,7 @@ import { ConfigError, type ConfigProblem } from './errors.ts'
 const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
 
 export interface LambdaSettings {
-  /** The runtime sections of the configuration (EXPORT_CONFIG), validated by the shared schema. */
+  /** The runtime sections of the configuration (EXPORT_CONFIG_FILE or EXPORT_CONFIG), validated by the shared schema. */
   readonly config: ExportConfig
   readonly bucket: string
   /** ARN (or name) of the secret that holds the API token. */
@@ -21,14 +23,17 @@ export interface LambdaSettings {
 export type Environment = Readonly<Record<string, string | undefined>>
 
 /** Validates the variables the stack sets; one ConfigError names every missing or invalid one. */
-export const parseLambdaSettings = (env: Environment): LambdaSettings => {
+export const parseLambdaSettings = (
+  env: Environment,
+  readText: (path: string) => string = readUtf8,
+): LambdaSettings => {
   const problems: ConfigProblem[] = []
   const required = (name: string): string | undefined => {
     const value = env[name]?.trim()
     if (!value) problems.push({ field: name, message: 'is not set' })
     return value || undefined
   }
-  const configText = required(LambdaEnvironment.EXPORT_CONFIG)
+  const configText = configSource(env, readText, problems)
   const bucket = required(LambdaEnvironment.WAREHOUSE_BUCKET)
   const tokenSecretId = required(LambdaEnvironment.TOKEN_SECRET_ARN)
   if (bucket !== undefined && !BUCKET_NAME_PATTERN.test(bucket)) {
@@ -42,8 +47,38 @@ export const parseLambdaSettings = (env: Environment): LambdaSettings => {
   return { config, bucket, tokenSecretId, serviceName }
 }
 
-const parseConfig = (text: string, problems: ConfigProblem[]): ExportConfig | undefined => {
-  const field = LambdaEnvironment.EXPORT_CONFIG
+const readUtf8 = (path: string): string => readFileSync(path, 'utf8')
+
+/** The configuration's JSON: the file the stack bundles (EXPORT_CONFIG_FILE), else inline (EXPORT_CONFIG). */
+const configSource = (
+  env: Environment,
+  readText: (path: string) => string,
+  problems: ConfigProblem[],
+): { field: string; text: string } | undefined => {
+  const file = env[LambdaEnvironment.EXPORT_CONFIG_FILE]?.trim()
+  const inline = env[LambdaEnvironment.EXPORT_CONFIG]?.trim()
+  if (file) {
+    const path = resolve(env[LambdaEnvironment.TASK_ROOT] ?? '.', file)
+    try {
+      return { field: LambdaEnvironment.EXPORT_CONFIG_FILE, text: readText(path) }
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+      problems.push({ field: LambdaEnvironment.EXPORT_CONFIG_FILE, message: `cannot read ${path} (${reason})` })
+      return undefined
+    }
+  }
+  if (inline) return { field: LambdaEnvironment.EXPORT_CONFIG, text: inline }
+  problems.push({
+    field: LambdaEnvironment.EXPORT_CONFIG,
+    message: `is not set (nor ${LambdaEnvironment.EXPORT_CONFIG_FILE})`,
+  })
+  return undefined
+}
+
+const parseConfig = (
+  { field, text }: { field: string; text: string },
+  problems: ConfigProblem[],
+): ExportConfig | undefined => {
   let json: unknown
   try {
     json = JSON.parse(text)

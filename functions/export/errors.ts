@@ -4,6 +4,7 @@
  * Messages are built from configuration and response metadata only, never from the token.
  */
 import { FailureClass } from './constants.ts'
+import type { GuardFinding } from './run-record.ts'
 
 export const ErrorCode = {
   CONFIG_INVALID: 'CONFIG_INVALID',
@@ -33,6 +34,15 @@ export const ErrorCode = {
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
   KEY_COLUMN_MISSING: 'KEY_COLUMN_MISSING',
+  NOT_XLSX: 'NOT_XLSX',
+  XLSX_ENCRYPTED: 'XLSX_ENCRYPTED',
+  XLSX_MALFORMED: 'XLSX_MALFORMED',
+  XLSX_NO_WORKSHEET: 'XLSX_NO_WORKSHEET',
+  XLSX_NO_HEADER: 'XLSX_NO_HEADER',
+  XLSX_TOO_LARGE: 'XLSX_TOO_LARGE',
+  ROW_COUNT_DROP: 'ROW_COUNT_DROP',
+  COLUMNS_REMOVED: 'COLUMNS_REMOVED',
+  COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
   INTERNAL: 'INTERNAL',
@@ -319,6 +329,36 @@ export class KeyColumnError extends ExportError {
   }
 }
 
+export type WorkbookErrorCode =
+  | 'NOT_XLSX'
+  | 'XLSX_ENCRYPTED'
+  | 'XLSX_MALFORMED'
+  | 'XLSX_NO_WORKSHEET'
+  | 'XLSX_NO_HEADER'
+  | 'XLSX_TOO_LARGE'
+
+const WORKBOOK_HINTS: Readonly<Record<WorkbookErrorCode, string>> = {
+  NOT_XLSX:
+    'the service answered with something other than a workbook; check the base URL and any proxy or login in front of it',
+  XLSX_ENCRYPTED: 'the workbook is password-protected; export it without a password, or set "format": "csv"',
+  XLSX_MALFORMED: 'the workbook cannot be read; the previous data is kept; try "format": "csv" for this table',
+  XLSX_NO_WORKSHEET: 'the workbook has no worksheet; the previous data is kept; check the saved table',
+  XLSX_NO_HEADER: 'the first worksheet has no header row; the previous data is kept; check the saved table',
+  XLSX_TOO_LARGE:
+    'the workbook exceeds a limit named above (see "Failure behaviour" in the README); the previous data is kept; try "format": "csv"',
+}
+
+/** The body is not a workbook we can read faithfully (see functions/export/xlsx/). */
+export class WorkbookError extends ExportError {
+  constructor(code: WorkbookErrorCode, details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+    const failureClass = code === 'NOT_XLSX' ? FailureClass.PROTOCOL : FailureClass.DATA
+    super(ErrorCode[code], failureClass, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      hint: WORKBOOK_HINTS[code],
+    })
+  }
+}
+
 /** Writing the output failed; nothing was published. */
 export class PublishError extends ExportError {
   constructor(details: { tableId?: string | undefined; target: string; reason: string; cause?: unknown }) {
@@ -331,13 +371,20 @@ export class PublishError extends ExportError {
   }
 }
 
+/** A conditional write lost: another writer changed the object since it was read. Read it again and retry. */
+export class WriteConflictError extends PublishError {
+  constructor(details: { target: string; cause?: unknown }) {
+    super({ ...details, reason: 'another run changed it at the same time' })
+  }
+}
+
 /** The run ran out of time before this table finished. */
 export class DeadlineError extends ExportError {
-  constructor(details: { tableId?: string | undefined; reason: string }) {
+  constructor(details: { tableId?: string | undefined; reason: string; hint?: string }) {
     super(ErrorCode.DEADLINE_EXCEEDED, FailureClass.DEADLINE, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
       retryable: true,
-      hint: 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
+      hint: details.hint ?? 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
     })
   }
 }
@@ -349,6 +396,33 @@ export class TokenUnavailableError extends ExportError {
       cause,
       hint: 'put the token in the secret (aws secretsmanager put-secret-value) or pass --token-file / INVENTORY_TOKEN',
     })
+  }
+}
+
+/** An upstream change guard held the table: nothing was published, the previous data and latest view stay. */
+export class GuardHoldError extends ExportError {
+  /** Every guard that fired for the table, the holding ones first. */
+  readonly findings: readonly GuardFinding[]
+  /** Rows of the export that was held. */
+  readonly rows: number
+  constructor(details: {
+    tableId: string
+    tableName: string
+    rows: number
+    findings: readonly GuardFinding[]
+  }) {
+    const held = details.findings.filter((f) => f.action === 'held')
+    super(
+      ErrorCode[held[0]?.code ?? 'ROW_COUNT_DROP'],
+      FailureClass.GUARD,
+      `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
+      {
+        tableId: details.tableId,
+        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+      },
+    )
+    this.findings = details.findings
+    this.rows = details.rows
   }
 }
 

@@ -27,6 +27,8 @@ export interface ExportInvocation {
   readonly tables?: readonly string[]
   /** Export date (the dt= partition); UTC today when absent. */
   readonly exportDate?: string
+  /** Publish what the upstream change guards would hold, once an operator has checked the change. */
+  readonly acceptChanges?: boolean
 }
 
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail`. */
@@ -213,7 +215,7 @@ export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions
   }
   const input: Readonly<Record<string, unknown>> = { ...(isScheduledEvent(event) ? event.detail : event) }
   const problems: ConfigProblem[] = []
-  const { tables, exportDate } = input
+  const { tables, exportDate, acceptChanges } = input
   if (tables !== undefined) {
     const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
     if (!Array.isArray(tables) || tables.some((t) => typeof t !== 'string')) {
@@ -231,10 +233,14 @@ export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions
   if (exportDate !== undefined && (typeof exportDate !== 'string' || !validDate(exportDate))) {
     problems.push({ field: 'exportDate', message: 'must be a date as YYYY-MM-DD' })
   }
+  if (acceptChanges !== undefined && typeof acceptChanges !== 'boolean') {
+    problems.push({ field: 'acceptChanges', message: 'must be true or false' })
+  }
   if (problems.length > 0) throw new ConfigError('invocation event', problems)
   return {
     ...(tables === undefined ? {} : { tables: tables as string[] }),
     ...(exportDate === undefined ? {} : { exportDate: exportDate as string }),
+    ...(acceptChanges === true ? { acceptChanges: true } : {}),
   }
 }
 

@@ -2,13 +2,14 @@
  * RunTelemetry for the Lambda: JSON log lines through Powertools Logger, CloudWatch metrics in Embedded
  * Metric Format through Powertools Metrics (namespace METRICS_NAMESPACE, dimension `service` on every metric).
  * Per run: run counts and outcome flags (one data point per run, which the alarms count). Per table:
- * volumes and duration (dimension `table`). Per failed table: `TableFailures` (dimension `failureClass`).
+ * volumes, duration and success (dimension `table`). Per failed table: `TableFailures` (dimension `failureClass`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger'
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics'
 import type { TableConfig } from './config.ts'
 import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName, SOURCE_FAILURE_CLASSES } from './constants.ts'
 import type { ExportError } from './errors.ts'
+import { describeGuards } from './guards/guards.ts'
 import type { RunRecord, TableOutcome } from './run-record.ts'
 import type { TableProgress } from './table-export.ts'
 import type { RetryEvent, RunTelemetry } from './telemetry.ts'
@@ -50,6 +51,8 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
     auth: boolean
     server: boolean
     bySourceOnly: boolean
+    /** Tables an upstream change guard held. */
+    held?: number
     startedAt?: string
     durationMs?: number
   }) => {
@@ -61,6 +64,7 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
     run.addMetric(MetricName.RUNS_WITH_SERVER_FAILURES, MetricUnit.Count, record.server ? 1 : 0)
     run.addMetric(MetricName.RUNS_FAILED_BY_SOURCE, MetricUnit.Count, record.bySourceOnly ? 1 : 0)
     run.addMetric(MetricName.RETRIES, MetricUnit.Count, retries)
+    run.addMetric(MetricName.GUARD_HELD, MetricUnit.Count, record.held ?? 0)
     if (record.durationMs !== undefined)
       run.addMetric(MetricName.RUN_DURATION, MetricUnit.Milliseconds, record.durationMs)
     run.publishStoredMetrics()
@@ -87,6 +91,11 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
       perTable.addMetric(MetricName.BYTES_RECEIVED, MetricUnit.Bytes, outcome.bytesReceived)
       perTable.addMetric(MetricName.BYTES_WRITTEN, MetricUnit.Bytes, bytesWritten)
       perTable.addMetric(MetricName.TABLE_DURATION, MetricUnit.Milliseconds, outcome.durationMs)
+      const guards = outcome.guards ?? []
+      perTable.addMetric(MetricName.GUARD_HELD, MetricUnit.Count, guards.some((g) => g.action === 'held') ? 1 : 0)
+      perTable.addMetric(MetricName.GUARD_WARNED, MetricUnit.Count, guards.filter((g) => g.action === 'warned').length)
+      // 1 or 0 per table run: each table's staleness alarm counts these in the table's own periods.
+      perTable.addMetric(MetricName.TABLES_SUCCEEDED, MetricUnit.Count, outcome.status === 'succeeded' ? 1 : 0)
       perTable.publishStoredMetrics()
       const fields = {
         table: outcome.name,
@@ -99,6 +108,8 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
         durationMs: outcome.durationMs,
         ...(outcome.objects[0] ? { location: outcome.objects[0].location } : {}),
         ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
+        // One line that says every guard that fired; the list itself is in the run record.
+        ...(guards.length > 0 ? { guards: describeGuards(guards) } : {}),
       }
       if (outcome.status === 'succeeded') {
         log('info', 'table exported', fields)
@@ -133,6 +144,7 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
         bySourceOnly:
           failed.length > 0 &&
           failed.every((t) => SOURCE_FAILURE_CLASSES.includes(t.error?.failureClass ?? FailureClass.INTERNAL)),
+        held: failed.filter((t) => t.error?.failureClass === FailureClass.GUARD).length,
         startedAt: record.startedAt,
         durationMs,
       })

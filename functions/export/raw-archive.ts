@@ -4,11 +4,12 @@
  */
 import { pipeline, Readable } from 'node:stream'
 import { createGunzip, createGzip } from 'node:zlib'
-import { PARTITION_KEY, RAW_FOLDER } from './constants.ts'
+import { PARTITION_KEY, RAW_FOLDER, type TableFormatName } from './constants.ts'
 import type { ObjectUpload, WarehouseStore } from './publish/store.ts'
 
-export const rawArchiveKey = (table: string, exportDate: string): string =>
-  `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/body.csv.gz`
+/** The body's format is in the name, so a table that switches format keeps each date's archive readable. */
+export const rawArchiveKey = (table: string, exportDate: string, format: TableFormatName = 'csv'): string =>
+  `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/body.${format}.gz`
 
 export interface RawArchiveWriter {
   write(chunk: Buffer): Promise<void>
@@ -21,8 +22,9 @@ export const openRawArchive = async (
   store: WarehouseStore,
   table: string,
   exportDate: string,
+  format: TableFormatName = 'csv',
 ): Promise<RawArchiveWriter> => {
-  const key = rawArchiveKey(table, exportDate)
+  const key = rawArchiveKey(table, exportDate, format)
   const upload: ObjectUpload = await store.openUpload(key, 'application/gzip')
   const gzip = createGzip()
   let pending: Promise<void> = Promise.resolve()
@@ -60,8 +62,9 @@ export const readRawArchive = async (
   store: WarehouseStore,
   table: string,
   exportDate: string,
+  format: TableFormatName = 'csv',
 ): Promise<AsyncIterable<Buffer> | undefined> => {
-  const compressed = await store.readObject(rawArchiveKey(table, exportDate))
+  const compressed = await store.readObject(rawArchiveKey(table, exportDate, format))
   if (compressed === undefined) return undefined
   const gunzip = createGunzip()
   // A failure on either side (a read error, a corrupt archive) destroys gunzip with it, so the reader gets it.

@@ -9,15 +9,15 @@ export const reprocessTable = async (
   context: TableExportContext,
   probe: TableExportProbe,
 ): Promise<TableExportResult> => {
-  const body = await readRawArchive(context.store, table.name, context.run.exportDate)
+  const body = await readRawArchive(context.store, table.name, context.run.exportDate, table.format)
   if (body === undefined) {
     throw new DataError('RAW_ARCHIVE_MISSING', {
       tableId: table.id,
-      reason: `there is no raw archive ${rawArchiveKey(table.name, context.run.exportDate)} to rebuild from`,
-      hint: 'set "archiveRaw": true on the table so future exports keep their CSV',
+      reason: `there is no raw archive ${rawArchiveKey(table.name, context.run.exportDate, table.format)} to rebuild from`,
+      hint: 'set "archiveRaw": true on the table so future exports keep their CSV or workbook',
     })
   }
-  const key = rawArchiveKey(table.name, context.run.exportDate)
+  const key = rawArchiveKey(table.name, context.run.exportDate, table.format)
   return landTable(
     table,
     {

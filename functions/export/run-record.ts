@@ -1,5 +1,5 @@
 /** The machine-readable record of one run, written next to the data under `_runs/`. */
-import { type ColumnType, type FailureClass, RUNS_FOLDER } from './constants.ts'
+import { type ColumnType, type FailureClass, RUNS_FOLDER, type TableFormatName } from './constants.ts'
 import type { KeyReport } from './normalize/row-key.ts'
 
 export interface ColumnRecord {
@@ -25,6 +25,25 @@ export interface TableErrorRecord {
   readonly hint?: string
 }
 
+/** What an upstream change guard found when comparing an export with the table's previous published one. */
+export interface GuardFinding {
+  readonly code: 'ROW_COUNT_DROP' | 'COLUMNS_REMOVED' | 'COLUMNS_ADDED'
+  /** held: nothing was published; warned: published; accepted: would have held, published under acceptChanges. */
+  readonly action: 'held' | 'warned' | 'accepted'
+  /** One line for logs and the summary. */
+  readonly message: string
+  /** The export compared with. */
+  readonly previousExportDate: string
+  readonly previousRows?: number
+  readonly rows?: number
+  /** rows / previousRows. */
+  readonly ratio?: number
+  /** The setting the ratio fell below (holdBelow or warnBelow). */
+  readonly threshold?: number
+  /** Exported column names removed or added. */
+  readonly columns?: readonly string[]
+}
+
 export interface TableOutcome {
   readonly tableId: string
   readonly name: string
@@ -35,8 +54,12 @@ export interface TableOutcome {
   readonly bytesReceived: number
   /** SHA-256 (hex) of the body exactly as received. */
   readonly sha256?: string
+  /** Which export was read: the CSV or the workbook (`tables[].format`). */
+  readonly format?: TableFormatName
   readonly encoding?: string
   readonly delimiter?: string
+  /** The worksheet read, for a workbook. */
+  readonly sheet?: string
   readonly rows?: number
   readonly columns?: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
@@ -44,6 +67,8 @@ export interface TableOutcome {
   readonly warnings?: readonly string[]
   /** For a table with a key: rows whose key is empty or repeats (they never fail the export). */
   readonly keys?: KeyReport
+  /** Every upstream change guard that fired, held or warned. */
+  readonly guards?: readonly GuardFinding[]
   readonly error?: TableErrorRecord
 }
 

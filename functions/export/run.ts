@@ -7,11 +7,12 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { ExportConfig, TableConfig } from './config.ts'
-import { DataError, DeadlineError, ErrorCode, type ExportError, toExportError } from './errors.ts'
+import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from './errors.ts'
 import { InventoryClient } from './inventory/client.ts'
 import { backoffDelay, systemClock } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { reprocessTable } from './reprocess.ts'
+import { writeLatestOutcomes } from './run-index.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
 import {
   exportTable,
@@ -49,6 +50,8 @@ export interface RunOptions {
   readonly tables?: readonly string[] | undefined
   /** Rebuild the date's Parquet from the raw archive instead of calling the service. */
   readonly fromRawArchive?: boolean | undefined
+  /** Publish what the upstream change guards would hold: an operator checked the change. */
+  readonly acceptChanges?: boolean | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -102,7 +105,7 @@ export const runExport = async (
     const user = await client?.getCurrentUser(signal)
     tokenOwner = typeof user?.username === 'string' ? user.username : undefined
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, signal, retries }),
+      exportOneTable(table, { config, deps, client, run, signal, retries, acceptChanges: options.acceptChanges }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
@@ -127,6 +130,7 @@ export const runExport = async (
       `${JSON.stringify(record, null, 2)}\n`,
       'application/json',
     )
+    await writeLatestOutcomes(deps.store, record)
   } finally {
     // The run counts in the metrics even when its record could not be written.
     deps.telemetry.runFinished(record)
@@ -141,6 +145,7 @@ interface TableRunContext {
   readonly run: RunIdentity
   readonly signal: AbortSignal
   readonly retries: RetryCounter
+  readonly acceptChanges: boolean | undefined
 }
 
 /** Passes retries on to telemetry and counts them per table: a table's attempts are its retries plus one. */
@@ -169,10 +174,46 @@ class RetryCounter {
  * (cut off, reset, stalled) is retried here as a whole, while the table's requests stay within maxAttempts.
  */
 const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
-  const { config, deps, retries } = context
+  const { config, deps } = context
   const started = Date.now()
   const probe: TableExportProbe = { bytesReceived: 0, attempts: 0 }
   deps.telemetry.tableStarted(table)
+  const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
+  try {
+    return await exportWithinBudget(table, context, probe, started, budget.signal)
+  } finally {
+    budget.dispose()
+  }
+}
+
+/**
+ * A wall-clock budget for one table, retries included: the idle timeout alone never ends a body that trickles.
+ * The run's own deadline (the Lambda's time left) still stops the table first when it comes first.
+ */
+const tableBudget = (table: TableConfig, seconds: number, runSignal: AbortSignal) => {
+  const controller = new AbortController()
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new DeadlineError({
+          tableId: table.id,
+          reason: `stopped: the table took longer than export.timeouts.tableSeconds (${seconds} s); nothing of it was published`,
+          hint: 'the previous data is kept; raise export.timeouts.tableSeconds if the table is that large, or check the service (a body that trickles)',
+        }),
+      ),
+    seconds * 1000,
+  )
+  return { signal: AbortSignal.any([runSignal, controller.signal]), dispose: () => clearTimeout(timer) }
+}
+
+const exportWithinBudget = async (
+  table: TableConfig,
+  context: TableRunContext,
+  probe: TableExportProbe,
+  started: number,
+  signal: AbortSignal,
+): Promise<TableOutcome> => {
+  const { config, deps, retries } = context
   for (;;) {
     const margin = config.export.deadlineMarginSeconds * 1000
     if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
@@ -189,8 +230,10 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         store: deps.store,
         run: context.run,
         spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
-        signal: context.signal,
+        signal,
         catalog: deps.catalog,
+        guards: config.export.guards,
+        acceptChanges: context.acceptChanges,
         limits: config.limits,
         onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       }
@@ -205,18 +248,25 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         attempts: context.client ? retries.attempts(table.id) : result.attempts,
         bytesReceived: result.bytesReceived,
         sha256: result.sha256,
+        format: result.format,
         encoding: result.encoding,
-        delimiter: result.delimiter,
+        ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
+        ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
         rows: result.rows,
         columns: result.columns,
         objects: result.objects,
         durationMs: Date.now() - started,
         ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
         ...(result.keys ? { keys: result.keys } : {}),
+        ...(result.guards.length > 0 ? { guards: result.guards } : {}),
       })
     } catch (error) {
       // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
-      const failure = context.signal.aborted ? stoppedByDeadline(table.id) : toExportError(error, table.id)
+      const failure = context.signal.aborted
+        ? stoppedByDeadline(table.id)
+        : signal.aborted
+          ? toExportError(signal.reason, table.id)
+          : toExportError(error, table.id)
       if (context.client) probe.attempts = retries.attempts(table.id)
       // Only a failure after the headers is retried here; one before them was retried by the client already.
       const afterHeaders = probe.httpStatus !== undefined
@@ -224,7 +274,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
       if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
       const delayMs = backoffDelay(probe.attempts, config.export.retry, Math.random)
       retries.retried({ tableId: table.id, attempt: probe.attempts, delayMs, error: failure })
-      await systemClock.sleep(delayMs, context.signal).catch(() => undefined)
+      await systemClock.sleep(delayMs, signal).catch(() => undefined)
     }
   }
 }
@@ -256,6 +306,7 @@ const failedOutcome = (
   tableId: table.id,
   name: table.name,
   status: 'failed',
+  format: table.format,
   ...(probe.httpStatus === undefined && error.status === undefined
     ? {}
     : { httpStatus: error.status ?? probe.httpStatus }),
@@ -263,6 +314,7 @@ const failedOutcome = (
   bytesReceived: probe.bytesReceived,
   objects: [],
   durationMs,
+  ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
   error: {
     code: error.code,
     failureClass: error.failureClass,

@@ -1,17 +1,19 @@
 /**
  * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
- * there is a second core) -> infer types, convert and encode Parquet -> one object that commits at the end ->
- * catalog and registry. Any failure aborts the uploads, so the previous data for the date stays as it was.
+ * there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
+ * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
+ * aborts the uploads, so the previous data for the date stays as it was.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { readTableSchema, type TableSchema, type WritePlan, writeTableSchema } from './catalog/registry.ts'
-import type { TableConfig } from './config.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY } from './constants.ts'
-import { openParsedTable, type ParseThread } from './csv/parse-worker.ts'
+import { readTableSchema, registerTableSchema, type TableSchema, type WritePlan } from './catalog/registry.ts'
+import type { GuardsConfig, TableConfig } from './config.ts'
+import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
+import type { ParseThread } from './csv/parse-worker.ts'
 import type { RecordLimits } from './csv/record-guard.ts'
-import type { ParsedTable } from './csv/table-parser.ts'
+import { GuardHoldError } from './errors.ts'
+import { checkGuards, guardSettings, nextBaseline } from './guards/guards.ts'
 import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
@@ -21,7 +23,8 @@ import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
-import type { ColumnRecord, PublishedObject } from './run-record.ts'
+import { openTableRead, type TableRead } from './read-table.ts'
+import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
 
@@ -51,6 +54,10 @@ export interface TableExportContext {
   readonly onProgress?: (progress: TableProgress) => void
   /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
+  /** `export.guards`: compare with the previous published export before publishing. @default no guards */
+  readonly guards?: GuardsConfig | undefined
+  /** Publish what a guard would hold (an operator checked the change). */
+  readonly acceptChanges?: boolean | undefined
 }
 
 export interface TableExportResult {
@@ -58,17 +65,23 @@ export interface TableExportResult {
   readonly attempts: number
   readonly bytesReceived: number
   readonly sha256: string
+  readonly format: TableFormatName
   readonly encoding: string
-  readonly delimiter: string
+  /** Absent for a workbook. */
+  readonly delimiter?: string | undefined
+  /** The worksheet read, for a workbook. */
+  readonly sheet?: string | undefined
   readonly rows: number
   readonly columns: readonly ColumnRecord[]
   readonly objects: readonly PublishedObject[]
   readonly warnings: readonly string[]
   /** For a table with a key: its empty and repeated keys. */
   readonly keys?: KeyReport
+  /** Guards that fired and let the table through (warned or accepted). */
+  readonly guards: readonly GuardFinding[]
 }
 
-/** The bytes of one table's CSV: a download from the service, or an archived body. */
+/** The bytes of one table's export (CSV or workbook): a download from the service, or an archived body. */
 export interface TableBytes {
   readonly httpStatus: number
   readonly attempts: number
@@ -95,7 +108,7 @@ export const exportTable = async (
   context: TableExportContext & { readonly client: InventoryClient },
   probe: TableExportProbe = { bytesReceived: 0, attempts: 0 },
 ): Promise<TableExportResult> => {
-  const download = await context.client.downloadTable(table.id, 'csv', context.signal)
+  const download = await context.client.downloadTable(table.id, table.format, context.signal)
   const bytes = { ...download, httpStatus: download.status, archive: table.archiveRaw }
   return landTable(table, bytes, context, probe)
 }
@@ -112,26 +125,19 @@ export const landTable = async (
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
   const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
-  let parsed: ParsedTable | undefined
+  let read: TableRead | undefined
   let encoder: TableEncoder | undefined
-  const raw = source.archive ? await openRawArchive(context.store, table.name, context.run.exportDate) : undefined
+  const raw = source.archive
+    ? await openRawArchive(context.store, table.name, context.run.exportDate, table.format)
+    : undefined
   try {
     const received = tapBytes(source.body, async (chunk) => {
       hash.update(chunk)
       probe.bytesReceived += chunk.length
       await raw?.write(chunk)
     })
-    const { delimiter, shortRows, encoding, invalidBytes } = table
-    const options = {
-      tableId: table.id,
-      delimiter,
-      shortRows,
-      encoding,
-      invalidBytes,
-      batchLimits: context.batchLimits,
-      limits: context.limits,
-    }
-    parsed = await openParsedTable(received, options, context.parseThread)
+    read = await openTableRead(table, received, context)
+    const parsed = read.records
     const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     const previous = await readTableSchema(context.store, table.name)
     const keys =
@@ -170,36 +176,59 @@ export const landTable = async (
     const encoded = await encoder.finish()
     const { rows } = encoded
     const plan = withChangeHistory(encoded.plan, previous, table, context.run.exportDate)
+    const snapshot = {
+      exportDate: context.run.exportDate,
+      runId: context.run.runId,
+      rows,
+      columns: named.map(({ name, header }) => ({ name, header })),
+    }
+    const settings = context.guards && guardSettings(context.guards, table.guards)
+    const guards = checkGuards(previous?.latestExport, snapshot, settings, context.acceptChanges ?? false)
+    if (guards.some((g) => g.action === 'held')) {
+      throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
+    }
     const object = await upload.commit()
-    const warnings = unknownOverrides(
-      table,
-      named.map((c) => c.name),
-    )
+    const details = read.details()
+    const warnings = [
+      ...details.warnings,
+      ...unknownOverrides(
+        table,
+        named.map((c) => c.name),
+      ),
+    ]
     const keyReport = keys?.report()
     if (keyReport) warnings.push(...keyWarnings(keyReport))
     const archived = raw ? await commitArchive(raw, warnings) : undefined
     // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
-    // failed catalog update leaves the change for the next run to see.
-    if (context.catalog) await context.catalog.publish(plan.schema)
-    await writeTableSchema(context.store, plan.schema)
+    // failed catalog update leaves the change for the next run to see. The registry is merged with whatever
+    // another run registered meanwhile, and the catalog told the merged schema.
+    const catalog = context.catalog
+    await registerTableSchema(
+      context.store,
+      { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) },
+      catalog && ((schema) => catalog.publish(schema)),
+    )
     return {
       httpStatus: source.httpStatus,
       attempts: source.attempts,
       bytesReceived: probe.bytesReceived,
       sha256: hash.digest('hex'),
-      encoding: parsed.report.encoding,
-      delimiter: parsed.delimiter,
+      format: details.format,
+      encoding: details.encoding,
+      delimiter: details.delimiter,
+      sheet: details.sheet,
       rows,
       columns: [...plan.schema.columns.map(columnRecord), ...LINEAGE_COLUMNS],
       objects: archived ? [object, archived] : [object],
       warnings,
       ...(keyReport ? { keys: keyReport } : {}),
+      guards,
     }
   } finally {
     source.cancel()
     encoder?.close()
     await rm(spoolPath, { force: true })
-    await parsed?.close()
+    await read?.records.close()
     await upload.abort()
     await raw?.abort().catch(() => undefined)
   }

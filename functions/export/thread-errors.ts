@@ -3,7 +3,7 @@
  * fields, so the worker thread describes the error and the calling thread rebuilds the same coded error: malformed
  * CSV fails the table as DATA, with its line, exactly as it does when the stage runs on the calling thread.
  */
-import { DataError, type ExportError, InternalError, PublishError } from './errors.ts'
+import { DataError, type ExportError, InternalError, ProtocolError, PublishError, WorkbookError } from './errors.ts'
 
 export interface ErrorDescription {
   readonly name: string
@@ -13,7 +13,7 @@ export interface ErrorDescription {
   readonly fields: Record<string, unknown>
 }
 
-const CODED = { DataError, InternalError, PublishError } as const
+const CODED = { DataError, InternalError, ProtocolError, PublishError, WorkbookError } as const
 
 export const describeError = (error: unknown): ErrorDescription => {
   if (error instanceof Error) {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import type { ExportConfigInput } from '../export/config.ts'
-import { EXPORT_DATE_PATTERN } from '../export/constants.ts'
+import { EXPORT_DATE_PATTERN, TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
 import { TokenUnavailableError, UsageError } from '../export/errors.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
@@ -19,11 +19,16 @@ Flags:
   --base-url URL         the inventory service, e.g. https://inventory.example.com
   --table ID[=NAME]      a saved table id, optionally with its warehouse name (repeatable);
                          NAME defaults to table_<id> and must be lowercase letters, digits and _
+  --format csv|xlsx      which export to read for the --table flags (and the demo): the CSV (default) or the
+                         workbook; both land the same
   --token-file FILE      file holding the API token (else the INVENTORY_TOKEN environment variable)
   --config FILE          a configuration file (the same JSON the CDK app deploys); flags override it
   --out DIR              warehouse folder (default ./warehouse)
   --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
   --concurrency N        tables downloaded at once (default 2)
+  --only ID|NAME         export only this configured table (repeatable)
+  --accept-changes       publish what the upstream change guards would hold (ROW_COUNT_DROP,
+                         COLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI
   --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
   --demo                 use the built-in stand-in service and its demo tables (may be combined with --out, --date)
   -h, --help             this text
@@ -39,6 +44,11 @@ export interface ExportCommand {
   readonly outDir: string
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
+  /** `--format`: applied to the `--table` flags (and the demo tables). */
+  readonly tableFormat: TableFormatName | undefined
+  /** Configured tables (ids or names) to export; every table when empty. */
+  readonly only: readonly string[]
+  readonly acceptChanges: boolean
 }
 
 export interface ParseExportOptions {
@@ -62,13 +72,19 @@ export const parseExportArgs = async (
     throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, got "${values.date}"`)
   }
   const demo = demoAllowed ? demoMode(values) : rejectDemo(values)
+  const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
   const fromFile = values.config ? await readConfigFile(values.config) : {}
   const configInput: Record<string, unknown> = { ...fromFile }
   const source = { ...(fromFile.source as object | undefined) } as Record<string, unknown>
   if (values['base-url'] !== undefined) source.baseUrl = values['base-url']
   if (values['allow-insecure-http']) source.allowInsecureHttp = true
   configInput.source = source
-  if (values.table !== undefined) configInput.tables = values.table.map(parseTableFlag)
+  if (values.table !== undefined) {
+    configInput.tables = values.table.map((flag) => ({
+      ...parseTableFlag(flag),
+      ...(tableFormat && { format: tableFormat }),
+    }))
+  }
   if (values.concurrency !== undefined) {
     configInput.export = { ...(fromFile.export as object | undefined), concurrency: Number(values.concurrency) }
   }
@@ -80,6 +96,9 @@ export const parseExportArgs = async (
     outDir: values.out ?? 'warehouse',
     exportDate: values.date,
     tokenFile: values['token-file'],
+    tableFormat,
+    only: values.only ?? [],
+    acceptChanges: values['accept-changes'] === true,
   }
 }
 
@@ -95,7 +114,10 @@ const parseFlags = (argv: readonly string[]) =>
       out: { type: 'string' },
       date: { type: 'string' },
       concurrency: { type: 'string' },
+      format: { type: 'string' },
       'allow-insecure-http': { type: 'boolean' },
+      only: { type: 'string', multiple: true },
+      'accept-changes': { type: 'boolean' },
       demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -134,6 +156,15 @@ const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${
 const parseTableFlag = (value: string): { id: string; name?: string } => {
   const [id, name] = value.split('=', 2) as [string, string | undefined]
   return name === undefined ? { id } : { id, name }
+}
+
+const parseFormatFlag = (value: string | undefined, hasTables: boolean): TableFormatName | undefined => {
+  if (value === undefined) return undefined
+  if (!(TABLE_FORMATS as readonly string[]).includes(value)) {
+    throw new UsageError(`--format must be one of ${TABLE_FORMATS.join(', ')}, got "${value}"`)
+  }
+  if (!hasTables) throw new UsageError('--format applies to --table flags; in a --config file set "format" per table')
+  return value as TableFormatName
 }
 
 const isValidDate = (text: string): boolean =>

@@ -2,15 +2,17 @@
  * `npm run check`: before deploying, shows whose token it is and, for each table, whether it is reachable and
  * readable, with its columns as they would be named and typed, reading only the start of each export.
  */
+import os from 'node:os'
 import type { TableConfig } from '../export/config.ts'
 import { decodeToUtf8 } from '../export/csv/decode.ts'
 import { openCsv } from '../export/csv/parse.ts'
 import { toExportError } from '../export/errors.ts'
-import { InventoryClient } from '../export/inventory/client.ts'
+import { InventoryClient, type TableDownload } from '../export/inventory/client.ts'
 import { RESERVED_COLUMN_NAMES } from '../export/lineage.ts'
 import { nameColumns } from '../export/normalize/columns.ts'
 import { keyColumnIndices, suggestKey } from '../export/normalize/row-key.ts'
 import { ColumnTypeInferrer } from '../export/normalize/types.ts'
+import { openWorkbookTable } from '../export/xlsx/reader.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type ServiceSession, withServiceSession } from './session.ts'
@@ -37,7 +39,8 @@ interface TablePreview {
 }
 
 export const previewTable = async (client: InventoryClient, table: TableConfig): Promise<TablePreview> => {
-  const download = await client.downloadTable(table.id)
+  const download = await client.downloadTable(table.id, table.format)
+  if (table.format === 'xlsx') return previewWorkbook(download, table)
   try {
     const csv = await openCsv(decodeToUtf8(download.body, { tableId: table.id, ...table }), {
       tableId: table.id,
@@ -76,6 +79,30 @@ export const previewTable = async (client: InventoryClient, table: TableConfig):
   }
 }
 
+/** A workbook is read whole from the spool (its directory is at the end); the types come from its first rows. */
+const previewWorkbook = async (download: TableDownload, table: TableConfig): Promise<TablePreview> => {
+  const workbook = await openWorkbookTable(download.body, { tableId: table.id, spoolDirectory: os.tmpdir() })
+  try {
+    const named = nameColumns(workbook.header, RESERVED_COLUMN_NAMES)
+    const inferrer = new ColumnTypeInferrer({
+      tableId: table.id,
+      columnNames: named.map((c) => c.name),
+      forced: table.columnTypes,
+    })
+    let rowsRead = 0
+    for await (const batch of workbook.batches) {
+      for (let index = 0; index < named.length; index++) inferrer.observeBatch(index, batch)
+      rowsRead += batch.rowCount
+      if (rowsRead >= PREVIEW_ROWS) break
+    }
+    const types = inferrer.types()
+    return { columns: named.map((c, i) => ({ ...c, type: types[i]! })), rowsRead }
+  } finally {
+    await workbook.close()
+    download.cancel()
+  }
+}
+
 export const runCheckCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
   const command = await parseExportArgs(argv)
   if (command.help) {
@@ -108,7 +135,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
     try {
       const preview = await previewTable(client, table)
       output.out(
-        `${subject}: OK, ${preview.columns.length} columns (types judged from the first ${preview.rowsRead} rows)`,
+        `${subject}: OK, ${preview.columns.length} columns (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
       )
       const width = Math.max(...preview.columns.map((c) => c.name.length))
       for (const column of preview.columns)

@@ -21,9 +21,14 @@ interface JsonSchema {
   format?: string
   minimum?: number
   maximum?: number
+  anyOf?: JsonSchema[]
+  const?: unknown
 }
 
 const typeOf = (schema: JsonSchema): string => {
+  // `0.1` or `false`: each alternative spelled out, so a switch-off value shows in the reference.
+  if (schema.anyOf) return schema.anyOf.map(typeOf).join(' or ')
+  if (schema.const !== undefined) return `\`${JSON.stringify(schema.const)}\``
   if (schema.enum) return schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(', ')
   if (schema.type === 'array') return `array of ${schema.items ? typeOf(schema.items) : 'values'}`
   if (schema.type === 'object' && schema.additionalProperties && typeof schema.additionalProperties === 'object') {
@@ -31,7 +36,10 @@ const typeOf = (schema: JsonSchema): string => {
   }
   const base = Array.isArray(schema.type) ? schema.type.join(' or ') : (schema.type ?? 'any')
   const range =
-    schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined && schema.maximum < 1e15
+    (schema.type === 'integer' || schema.type === 'number') &&
+    schema.minimum !== undefined &&
+    schema.maximum !== undefined &&
+    schema.maximum < 1e15
       ? ` (${schema.minimum}–${schema.maximum})`
       : ''
   return `${schema.format ?? base}${range}`
@@ -53,6 +61,15 @@ const defaultOf = (schema: JsonSchema, required: boolean): string => {
 }
 
 const rows = (schema: JsonSchema, path: string, required: boolean, out: string[][]): void => {
+  // An object or a switch (`false`): the switch in its own row, then the object's settings.
+  const objectAlternative = schema.anyOf?.find((alternative) => alternative.type === 'object' && alternative.properties)
+  if (objectAlternative) {
+    const others = schema.anyOf!.filter((alternative) => alternative !== objectAlternative)
+    const type = ['object', ...others.map(typeOf)].join(' or ')
+    out.push([`\`${path}\``, type, defaultOf(schema, required), schema.description ?? ''])
+    for (const [key, child] of Object.entries(objectAlternative.properties!)) rows(child, `${path}.${key}`, false, out)
+    return
+  }
   const isLeafObject = schema.type === 'object' && schema.properties
   if (isLeafObject) {
     if (schema.description) out.push([`\`${path}\``, 'object', defaultOf(schema, required), schema.description])

@@ -1,4 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
+import { UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { runExport } from '../export/run.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
@@ -19,11 +20,13 @@ export const runExportCommand = async (
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
+    const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
+    if (unknown.length > 0) throw new UsageError(`--only "${unknown[0]}" is not a configured table id or name`)
     const telemetry = terminalTelemetry(output)
     const record = await runExport(
       config,
       { store, token, telemetry, extraCaCertificates },
-      { exportDate: command.exportDate },
+      { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
     output.out(renderSummary(record, store.root))
     if (demo && record.status === 'succeeded') await printExampleQuery(store.root, output)

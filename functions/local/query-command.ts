@@ -13,8 +13,9 @@ import { queryWarehouse, renderResult, warehouseTables } from './warehouse-sql.t
 
 export const QUERY_USAGE = `Usage: npm run query -- [--out DIR] "SQL"
 
-Runs SQL with DuckDB over the local warehouse. Every table is registered under its Athena name (all export
-dates, with the dt partition column) together with its <table>_latest view, e.g.
+Runs SQL with DuckDB over the local warehouse, in UTC as Athena does. Every table is registered under its Athena
+name (the export dates its projection range names, with the dt partition column) together with its <table>_latest
+view, built from the Glue definitions the exporter sends, e.g.
   npm run query -- "SELECT operating_system, count(*) AS devices FROM devices_latest GROUP BY 1 ORDER BY 2 DESC"
 
 Flags:

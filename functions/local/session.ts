@@ -24,7 +24,12 @@ export const withServiceSession = async <T>(
 ): Promise<T> => {
   const demo = command.demo ? await startDemoService(command.exportDate) : undefined
   try {
-    const input = demo ? { ...command.configInput, ...demo.configInput } : command.configInput
+    const format = command.tableFormat
+    const demoInput = demo && {
+      ...demo.configInput,
+      tables: demo.configInput.tables.map((table) => (format ? { ...table, format } : table)),
+    }
+    const input = demoInput ? { ...command.configInput, ...demoInput } : command.configInput
     const config = parseExportConfig(input, command.configOrigin)
     const token = demo ? demo.token : await readToken(command.tokenFile)
     const caFile = config.source.caCertificatesFile

@@ -1,6 +1,7 @@
 /** Terminal output of the local runner: progress lines while it works, a summary table at the end. */
 import path from 'node:path'
 import type { TableConfig } from '../export/config.ts'
+import { describeGuards } from '../export/guards/guards.ts'
 import type { RunRecord, TableOutcome } from '../export/run-record.ts'
 import type { TableProgress } from '../export/table-export.ts'
 import type { RetryEvent, RunTelemetry } from '../export/telemetry.ts'
@@ -101,10 +102,14 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
     tableFinished: (outcome: TableOutcome) => {
       active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
-        output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows`)
+        const from = outcome.format === 'xlsx' ? ` from worksheet "${outcome.sheet}" of the xlsx` : ''
+        output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows${from}`)
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
+        if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${describeGuards(outcome.guards)}`)
       } else {
-        output.err(`${outcome.name}: FAILED [${outcome.error?.code}] ${outcome.error?.message}`)
+        output.err(
+          `${outcome.name}: ${outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} [${outcome.error?.code}] ${outcome.error?.message}`,
+        )
         if (outcome.error?.hint) output.err(`${outcome.name}:   next step: ${outcome.error.hint}`)
       }
       redraw(true)
@@ -119,15 +124,18 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
 
 /** The per-table summary table printed at the end of a run. */
 export const renderSummary = (record: RunRecord, warehouseRoot: string): string => {
-  const header = ['table', 'status', 'rows', 'columns', 'bytes in', 'bytes out', 'seconds', 'output']
+  const header = ['table', 'status', 'rows', 'columns', 'bytes in', 'bytes out', 'seconds', 'from', 'output']
   const rows = record.tables.map((t) => [
     t.name,
-    t.status === 'succeeded' ? 'ok' : `FAILED ${t.error?.code ?? ''}`.trim(),
+    t.status === 'succeeded'
+      ? `ok${t.guards ? ` (${t.guards.map((g) => `${g.code} ${g.action}`).join(', ')})` : ''}`
+      : `${t.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} ${t.error?.code ?? ''}`.trim(),
     t.rows === undefined ? '-' : t.rows.toLocaleString('en-US'),
     t.columns === undefined ? '-' : String(t.columns.length),
     formatBytes(t.bytesReceived),
     t.objects.length === 0 ? '-' : formatBytes(t.objects.reduce((sum, o) => sum + o.bytes, 0)),
     (t.durationMs / 1000).toFixed(2),
+    t.format ?? 'csv',
     t.objects[0] ? path.relative(process.cwd(), t.objects[0].location) || t.objects[0].location : '-',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))

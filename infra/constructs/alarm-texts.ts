@@ -14,10 +14,9 @@ export interface AlarmTextInput {
 /** One description per alarm; CloudWatch allows 1024 characters. */
 export const alarmDescriptions = (input: AlarmTextInput) => {
   const runbook = `Runbook: ${input.runbook ?? DEFAULT_RUNBOOK}.`
-  const staleHours = input.staleAfterPeriods * input.schedulePeriodHours
   return {
     persistentSourceFailures: [
-      `In at least ${input.failedRunsToAlarm} of the last ${input.evaluationRuns} runs a table failed with HTTP 401/403 (token rejected or lacking permission)`,
+      `In at least ${input.failedRunsToAlarm} of the last ${input.evaluationRuns} periods of the default schedule a table failed with HTTP 401/403 (token rejected or lacking permission)`,
       'or 5xx/429 (service failing or overloaded) after all retries; a failure that a retry absorbed does not count.',
       'Do: find the failed tables and their error code in the function log or the run records under <prefix>/_runs/;',
       'for 401/403 run `npm run check` with the token and replace the token in the secret; for 5xx contact the service owner.',
@@ -31,15 +30,34 @@ export const alarmDescriptions = (input: AlarmTextInput) => {
       runbook,
     ].join(' '),
     undeliveredRuns: [
-      'EventBridge Scheduler could not invoke the export function after its retries: that run never started and its event is in the schedule dead-letter queue.',
-      'Do: read the error attributes of the message (missing permission, throttling, deleted function), fix the cause, invoke the function once by hand, then purge the queue.',
-      runbook,
-    ].join(' '),
-    staleExport: [
-      `No run exported every table successfully for ${input.staleAfterPeriods} schedule period(s) (${staleHours} hours).`,
-      'Missing data counts as no success, so this also fires when the function stops running; after a first deploy it stays in ALARM until the first complete run.',
-      'Do: check the other alarms and the function log, confirm the schedule is enabled and the secret filled, then invoke the function by hand.',
+      "A table's run never started: EventBridge Scheduler could not invoke the export function after its retries (the event is in the schedule dead-letter queue),",
+      "or the run waited in Lambda's asynchronous queue behind export.concurrency longer than its maximum event age and was dropped (the event is in the on-failure queue).",
+      'Do: read the message (its error attributes, or the table in its input), fix the cause (permission, deleted function; for dropped runs raise export.concurrency or spread the schedules),',
+      'invoke the table once by hand, then purge the queue.',
       runbook,
     ].join(' '),
   }
 }
+
+export interface TableStaleTextInput {
+  readonly table: string
+  readonly tableId: string
+  readonly expression: string
+  readonly periodHours: number
+  readonly staleAfterPeriods: number
+  /** Where the table's latest outcome is, e.g. `<prefix>/_runs/latest/devices.json`. */
+  readonly latestRecord: string
+  /** @default DEFAULT_RUNBOOK */
+  readonly runbook?: string | undefined
+}
+
+/** The description of one table's staleness alarm: it names the table, its schedule and where to look. */
+export const tableStaleDescription = (input: TableStaleTextInput): string =>
+  [
+    `Table ${input.table} (saved table ${input.tableId}) had no successful export for ${input.staleAfterPeriods} of its schedule periods`,
+    `(${input.expression}, ${input.staleAfterPeriods * input.periodHours} hours). Missing data counts as no success, so this also fires when its schedule stops;`,
+    'after a first deploy it stays in ALARM until the first successful run of the table.',
+    `Do: read its latest outcome in ${input.latestRecord} (error code and next step), check the other alarms,`,
+    `confirm its schedule is enabled, then run it by hand with the event {"tables": ["${input.table}"]}.`,
+    `Runbook: ${input.runbook ?? DEFAULT_RUNBOOK}.`,
+  ].join(' ')

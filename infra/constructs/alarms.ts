@@ -1,6 +1,7 @@
 /**
- * The pages: an encrypted SNS topic and four alarms on what the function emits. Each alarm's period and
- * window come from the schedule (alarm-windows.ts), so "2 of the last 3 runs" means runs, not minutes.
+ * The pages: an encrypted SNS topic, three alarms on the exporter as a whole and one staleness alarm per table.
+ * Each alarm's period and window come from a schedule (alarm-windows.ts), so "2 of the last 3 runs" means
+ * schedule periods, not single invocations, and a table's staleness counts in that table's own periods.
  */
 import { Duration, Stack } from 'aws-cdk-lib'
 import {
@@ -20,10 +21,11 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions'
 import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { DeploymentConfig } from '../../functions/export/config.ts'
-import { MetricName } from '../../functions/export/constants.ts'
+import { LATEST_OUTCOMES_FOLDER, MetricDimension, MetricName } from '../../functions/export/constants.ts'
 import { ConfigError } from '../../functions/export/errors.ts'
-import { alarmDescriptions } from './alarm-texts.ts'
+import { alarmDescriptions, tableStaleDescription } from './alarm-texts.ts'
 import * as windows from './alarm-windows.ts'
+import type { TablePlan } from './table-plan.ts'
 import { exportMetric } from './telemetry.ts'
 
 /** How often the dead-letter queue depth is looked at. */
@@ -32,10 +34,15 @@ export const QUEUE_ALARM_PERIOD_SECONDS = 300
 export interface ExportAlarmsProps {
   /** The `service` dimension of the metrics (POWERTOOLS_SERVICE_NAME). */
   readonly serviceName: string
-  readonly function: IFunction
+  /** The export functions (one per memory size). */
+  readonly functions: readonly IFunction[]
+  /** The tables, each with its schedule period: one staleness alarm each. */
+  readonly tables: readonly TablePlan[]
+  /** The warehouse prefix, for the alarm texts (warehouse.prefix). @default 'inventory' */
+  readonly warehousePrefix?: string
   /** Invocations the schedule could not deliver. */
   readonly scheduleDeadLetterQueue: IQueue
-  /** Length of one schedule period (config deployment.schedule.periodHours). */
+  /** Length of one period of the default schedule (deployment.schedule.periodHours): the failure alarms count in these. */
   readonly schedulePeriodHours: number
   /** Thresholds and e-mail addresses (config deployment.alarms). */
   readonly thresholds: DeploymentConfig['alarms']
@@ -49,7 +56,10 @@ const validate = (props: ExportAlarmsProps): void => {
   const { schedulePeriodHours: hours, thresholds: t } = props
   const checks: [string, windows.AlarmWindow][] = [
     ['deployment.alarms.evaluationRuns', windows.failedRunsWindow(hours, t.failedRunsToAlarm, t.evaluationRuns)],
-    ['deployment.alarms.staleAfterPeriods', windows.staleWindow(hours, t.staleAfterPeriods)],
+    ...props.tables.map((table): [string, windows.AlarmWindow] => [
+      `deployment.alarms.staleAfterPeriods (table ${table.name})`,
+      windows.staleWindow(table.periodHours, t.staleAfterPeriods),
+    ]),
   ]
   const problems = checks.flatMap(([field, window]) => {
     const problem = windows.windowProblem(window)
@@ -68,10 +78,11 @@ export class ExportAlarms extends Construct {
   readonly persistentSourceFailures: Alarm
   /** (b) the function failed on its own side: a crash, a timeout, a data or configuration failure. */
   readonly functionErrors: Alarm
-  /** (b) Scheduler could not invoke the function. */
+  /** (b) Scheduler could not invoke the function, or Lambda dropped a run that waited too long for a slot. */
   readonly undeliveredRuns: Alarm
-  /** (c) no successful export for `staleAfterPeriods` schedule periods. */
-  readonly staleExport: Alarm
+  /** (c) per table, by name: no successful export for `staleAfterPeriods` of the table's schedule periods. */
+  readonly staleTables: ReadonlyMap<string, Alarm>
+  /** Every alarm, the three exporter-wide ones first. */
   readonly alarms: readonly Alarm[]
 
   constructor(scope: Construct, id: string, props: ExportAlarmsProps) {
@@ -105,11 +116,18 @@ export class ExportAlarms extends Construct {
     // Invocations that failed, less the runs that failed only on the service's side: a crash, a timeout, or a
     // table failing on its data or configuration pages at once; upstream trouble is alarm (a)'s to judge.
     const periodSeconds = single.periodSeconds
+    const errors = Object.fromEntries(
+      props.functions.map((fn, i) => [
+        i === 0 ? 'errors' : `errors${i}`,
+        fn.metricErrors({ statistic: 'Sum', period: Duration.seconds(periodSeconds) }),
+      ]),
+    )
+    const errorIds = Object.keys(errors)
     this.functionErrors = this.alarm('FunctionErrors', `${prefix}-function-errors`, {
       metric: new MathExpression({
-        expression: 'errors - FILL(bySource, 0)',
+        expression: `${errorIds.length === 1 ? 'errors' : `SUM([${errorIds.join(', ')}])`} - FILL(bySource, 0)`,
         usingMetrics: {
-          errors: props.function.metricErrors({ statistic: 'Sum', period: Duration.seconds(periodSeconds) }),
+          ...errors,
           bySource: exportMetric(serviceName, MetricName.RUNS_FAILED_BY_SOURCE, { statistic: 'Sum', periodSeconds }),
         },
         period: Duration.seconds(periodSeconds),
@@ -122,10 +140,25 @@ export class ExportAlarms extends Construct {
       description: texts.functionErrors,
     })
 
+    const queuePeriod = Duration.seconds(QUEUE_ALARM_PERIOD_SECONDS)
+    const dropped = Object.fromEntries(
+      props.functions.map((fn, i) => [
+        `dropped${i}`,
+        fn.metric('AsyncEventsDropped', { statistic: 'Sum', period: queuePeriod }),
+      ]),
+    )
     this.undeliveredRuns = this.alarm('UndeliveredRuns', `${prefix}-undelivered-runs`, {
-      metric: props.scheduleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        statistic: 'Maximum',
-        period: Duration.seconds(QUEUE_ALARM_PERIOD_SECONDS),
+      metric: new MathExpression({
+        expression: `MAX([undelivered, ${Object.keys(dropped).join(', ')}])`,
+        usingMetrics: {
+          undelivered: props.scheduleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: queuePeriod,
+          }),
+          ...dropped,
+        },
+        period: queuePeriod,
+        label: 'Runs not delivered by Scheduler or dropped from the asynchronous queue',
       }),
       window: { periodSeconds: QUEUE_ALARM_PERIOD_SECONDS, evaluationPeriods: 1, datapointsToAlarm: 1 },
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -134,19 +167,37 @@ export class ExportAlarms extends Construct {
       description: texts.undeliveredRuns,
     })
 
-    const stale = windows.staleWindow(hours, thresholds.staleAfterPeriods)
-    this.staleExport = this.alarm('StaleExport', `${prefix}-stale-export`, {
-      metric: exportMetric(serviceName, MetricName.SUCCESSFUL_RUNS, {
+    const staleTables = new Map<string, Alarm>()
+    for (const table of props.tables) staleTables.set(table.name, this.staleTableAlarm(table, prefix, props))
+    this.staleTables = staleTables
+    this.alarms = [this.persistentSourceFailures, this.functionErrors, this.undeliveredRuns, ...staleTables.values()]
+  }
+
+  /** No success of this table in `staleAfterPeriods` of its own periods; silence counts as failure. */
+  private staleTableAlarm(table: TablePlan, prefix: string, props: ExportAlarmsProps): Alarm {
+    const { staleAfterPeriods } = props.thresholds
+    const stale = windows.staleWindow(table.periodHours, staleAfterPeriods)
+    const warehousePrefix = props.warehousePrefix ?? 'inventory'
+    return this.alarm(`Stale-${table.name}`, `${prefix}-stale-${table.name}`, {
+      metric: exportMetric(props.serviceName, MetricName.TABLES_SUCCEEDED, {
         statistic: 'Sum',
         periodSeconds: stale.periodSeconds,
+        dimensions: { [MetricDimension.TABLE]: table.name },
       }),
       window: stale,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
       threshold: 1,
       treatMissingData: TreatMissingData.BREACHING,
-      description: texts.staleExport,
+      description: tableStaleDescription({
+        table: table.name,
+        tableId: table.id,
+        expression: table.expression,
+        periodHours: table.periodHours,
+        staleAfterPeriods,
+        latestRecord: `s3://<bucket>/${warehousePrefix}/${LATEST_OUTCOMES_FOLDER}/${table.name}.json`,
+        runbook: props.runbook,
+      }),
     })
-    this.alarms = [this.persistentSourceFailures, this.functionErrors, this.undeliveredRuns, this.staleExport]
   }
 
   private createTopic(emails: readonly string[]): { topic: Topic; key: Key } {
@@ -161,6 +212,8 @@ export class ExportAlarms extends Construct {
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
         resources: ['*'],
+        // Only on behalf of this account's alarms, as the topic's own policy says.
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     )
     const topic = new Topic(this, 'Topic', { displayName: 'Inventory export alarms', masterKey: key, enforceSSL: true })

@@ -1,4 +1,8 @@
-/** One CloudWatch dashboard: runs, tables, failures by class, rows and bytes per table, duration against the timeout. */
+/**
+ * One CloudWatch dashboard: runs, tables, failures by class, run duration against the timeout, and per table its
+ * status, duration, rows and bytes. Per-table graphs are SEARCH expressions, one line per table that reported,
+ * so the dashboard stays the same size for 3 tables or 200.
+ */
 import { Duration } from 'aws-cdk-lib'
 import {
   AlarmStatusWidget,
@@ -7,16 +11,17 @@ import {
   GraphWidget,
   type IAlarm,
   type IWidget,
+  MathExpression,
   type Metric,
 } from 'aws-cdk-lib/aws-cloudwatch'
 import { Construct } from 'constructs'
-import { FailureClass, MetricDimension, MetricName } from '../../functions/export/constants.ts'
+import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName } from '../../functions/export/constants.ts'
 import { exportMetric } from './telemetry.ts'
 
 export interface ExportDashboardProps {
   /** The `service` dimension of the metrics. */
   readonly serviceName: string
-  /** Configured table names: one line per table in the per-table graphs. */
+  /** Configured table names (at least one); the per-table graphs show every table that reported. */
   readonly tableNames: readonly string[]
   /** The function timeout, drawn over the run duration. */
   readonly timeoutSeconds: number
@@ -32,6 +37,7 @@ export interface ExportDashboardProps {
 
 const WIDTH = 12
 const HEIGHT = 6
+const ALARMS_PER_WIDGET = 100
 
 /** The dashboard of the exporter. */
 export class ExportDashboard extends Construct {
@@ -52,11 +58,17 @@ export class ExportDashboard extends Construct {
         ...(dimensions === undefined ? {} : { dimensions }),
         ...(label === undefined ? {} : { label }),
       })
-    const perTable = (name: MetricName, statistic: 'Sum' | 'Maximum', suffix = ''): Metric[] =>
-      props.tableNames.map((table) => metric(name, statistic, { [MetricDimension.TABLE]: table }, `${table}${suffix}`))
+    // One line per table; the label is the table name (CloudWatch labels search results by dimension value).
+    const perTable = (name: MetricName, statistic: 'Sum' | 'Maximum' | 'Minimum', label = ''): MathExpression =>
+      new MathExpression({
+        expression: `SEARCH('{${METRICS_NAMESPACE},${MetricDimension.SERVICE},${MetricDimension.TABLE}} MetricName="${name}" ${MetricDimension.SERVICE}="${props.serviceName}"', '${statistic}', ${props.periodSeconds})`,
+        usingMetrics: {},
+        label,
+        period: Duration.seconds(props.periodSeconds),
+      })
     const graph = (
       title: string,
-      left: Metric[],
+      left: (Metric | MathExpression)[],
       extra: Partial<ConstructorParameters<typeof GraphWidget>[0]> = {},
     ): GraphWidget => new GraphWidget({ title, left, width: WIDTH, height: HEIGHT, ...extra })
 
@@ -88,17 +100,37 @@ export class ExportDashboard extends Construct {
         ),
       ],
       [
-        graph('Rows per table', perTable(MetricName.ROWS, 'Maximum')),
+        graph('Status per table (1 = succeeded, 0 = failed)', [perTable(MetricName.TABLES_SUCCEEDED, 'Minimum')], {
+          leftYAxis: { min: 0, max: 1 },
+        }),
+        graph('Duration per table (ms) against the timeout', [perTable(MetricName.TABLE_DURATION, 'Maximum')], {
+          leftAnnotations: [{ value: props.timeoutSeconds * 1000, label: 'Function timeout', color: Color.RED }],
+        }),
+      ],
+      [
+        graph('Rows per table', [perTable(MetricName.ROWS, 'Maximum')]),
         graph('Bytes per table', [
-          ...perTable(MetricName.BYTES_RECEIVED, 'Maximum', ' received'),
-          ...perTable(MetricName.BYTES_WRITTEN, 'Maximum', ' written'),
+          perTable(MetricName.BYTES_RECEIVED, 'Maximum', 'received'),
+          perTable(MetricName.BYTES_WRITTEN, 'Maximum', 'written'),
+        ]),
+      ],
+      [
+        graph('Upstream change guards per table', [
+          perTable(MetricName.GUARD_HELD, 'Maximum', 'held'),
+          perTable(MetricName.GUARD_WARNED, 'Sum', 'warned'),
         ]),
       ],
     ]
-    if (props.alarms !== undefined && props.alarms.length > 0) {
-      widgets.unshift([
-        new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 2 * WIDTH, height: 3 }),
-      ])
+    const alarms = props.alarms ?? []
+    // An alarm status widget holds at most 100 alarms; a long table list gets several rows of them.
+    for (
+      let start = Math.floor((alarms.length - 1) / ALARMS_PER_WIDGET) * ALARMS_PER_WIDGET;
+      start >= 0;
+      start -= ALARMS_PER_WIDGET
+    ) {
+      const chunk = alarms.slice(start, start + ALARMS_PER_WIDGET)
+      const title = start === 0 ? 'Alarms' : `Alarms ${start + 1}-${start + chunk.length}`
+      widgets.unshift([new AlarmStatusWidget({ title, alarms: [...chunk], width: 2 * WIDTH, height: 3 })])
     }
     this.dashboard = new Dashboard(this, 'Dashboard', {
       ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),

@@ -12,16 +12,17 @@ import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/con
 export const LAMBDA_TASK_ROOT = '/var/task'
 /** File name of the extra CA certificates inside the bundle. */
 export const BUNDLED_CA_CERTIFICATES = 'ca-certificates.pem'
-/** Lambda allows 4 KB of environment in total; the other variables take roughly 600 bytes. */
-export const MAX_EXPORT_CONFIG_BYTES = 3_400
+/** File name of the runtime configuration inside the bundle: a file has no 4 KB limit, an environment variable does. */
+export const BUNDLED_EXPORT_CONFIG = 'export-config.json'
 
-/** The sections of the configuration the function reads at run time (EXPORT_CONFIG). */
+/** The sections of the configuration the function reads at run time (the bundled export-config.json). */
 export const runtimeConfig = (config: ExportConfig, bundledCaCertificates: string | undefined) => ({
   source:
     bundledCaCertificates === undefined
       ? config.source
       : { ...config.source, caCertificatesFile: bundledCaCertificates },
-  tables: config.tables,
+  // A table's schedule and memory shape the stack, not the run.
+  tables: config.tables.map(({ schedule: _schedule, memoryMb: _memoryMb, ...table }) => table),
   export: config.export,
   warehouse: config.warehouse,
 })
@@ -33,41 +34,55 @@ export interface FunctionEnvironmentInput {
   readonly serviceName: string
   /** Path of the CA bundle inside the function, when one is bundled. */
   readonly bundledCaCertificates?: string | undefined
+  /** Whether the bundle carries a source map to enable. @default false */
+  readonly sourceMaps?: boolean
 }
 
 /** Every environment variable of the function. */
 export const functionEnvironment = (input: FunctionEnvironmentInput): Record<string, string> => ({
-  [LambdaEnvironment.EXPORT_CONFIG]: JSON.stringify(runtimeConfig(input.config, input.bundledCaCertificates)),
+  [LambdaEnvironment.EXPORT_CONFIG_FILE]: BUNDLED_EXPORT_CONFIG,
   [LambdaEnvironment.WAREHOUSE_BUCKET]: input.bucketName,
   [LambdaEnvironment.TOKEN_SECRET_ARN]: input.secretArn,
   [LambdaEnvironment.SERVICE_NAME]: input.serviceName,
   [LambdaEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
-  NODE_OPTIONS: '--enable-source-maps',
+  ...(input.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
   ...(input.bundledCaCertificates === undefined ? {} : { NODE_EXTRA_CA_CERTS: input.bundledCaCertificates }),
 })
 
 const shellQuote = (value: string): string => `'${value.replaceAll("'", `'"'"'`)}'`
 
+export interface BundlingInput {
+  /** The runtime configuration, written into the bundle as export-config.json (so it is part of the asset hash). */
+  readonly runtimeConfigJson: string
+  /** PEM file to copy into the bundle, if any. */
+  readonly caCertificatesPath?: string | undefined
+  /** @default false */
+  readonly sourceMaps?: boolean
+}
+
 /** esbuild options: one ESM file with every dependency (AWS SDK included, so versions are pinned), offline. */
-export const bundlingOptions = (caCertificatesPath: string | undefined): BundlingOptions => ({
+export const bundlingOptions = ({
+  runtimeConfigJson,
+  caCertificatesPath,
+  sourceMaps = false,
+}: BundlingInput): BundlingOptions => ({
   format: OutputFormat.ESM,
   mainFields: ['module', 'main'],
   banner: "import { createRequire as __cjsRequire } from 'node:module'; const require = __cjsRequire(import.meta.url);",
   minify: true,
-  sourceMap: true,
+  sourceMap: sourceMaps,
   externalModules: [],
   forceDockerBundling: false,
-  ...(caCertificatesPath === undefined
-    ? {}
-    : {
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [
-            `cp ${shellQuote(caCertificatesPath)} ${shellQuote(`${outputDir}/${BUNDLED_CA_CERTIFICATES}`)}`,
-          ],
-        },
-      }),
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) => [
+      `printf '%s' ${shellQuote(runtimeConfigJson)} > ${shellQuote(`${outputDir}/${BUNDLED_EXPORT_CONFIG}`)}`,
+      ...(caCertificatesPath === undefined
+        ? []
+        : [`cp ${shellQuote(caCertificatesPath)} ${shellQuote(`${outputDir}/${BUNDLED_CA_CERTIFICATES}`)}`]),
+    ],
+  },
 })
 
 /** How the token secret is found: created by the stack, or imported by name, complete ARN or partial ARN. */
@@ -83,11 +98,14 @@ export const secretReference = (nameOrArn: string | undefined): SecretReference 
   return { kind: /:secret:.+-[A-Za-z0-9]{6}$/.test(nameOrArn) ? 'completeArn' : 'partialArn', arn: nameOrArn }
 }
 
-/** S3 actions on objects under the prefix: read, write, delete, and multipart upload housekeeping. */
+/**
+ * S3 actions on objects under the prefix: read, write (conditional writes need nothing more), and multipart upload
+ * housekeeping. No delete: no code path deletes an object, and with the bucket's version expiry a compromised
+ * function could otherwise erase the warehouse.
+ */
 export const WAREHOUSE_OBJECT_ACTIONS = [
   's3:GetObject',
   's3:PutObject',
-  's3:DeleteObject',
   's3:AbortMultipartUpload',
   's3:ListMultipartUploadParts',
 ] as const

@@ -3,13 +3,12 @@ import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { ConfigError, type ConfigProblem } from '../../functions/export/errors.ts'
-import { MAX_EXPORT_CONFIG_BYTES, runtimeConfig } from './exporter-settings.ts'
+import { tablePlanProblems } from './table-plan.ts'
 
 export interface ExporterValidationInput {
   readonly config: ExportConfig
   /** Absolute path of the CA bundle to copy into the function, if any. */
   readonly caPath: string | undefined
-  readonly bundledCa: string | undefined
   readonly scheduleMaxEventAge: Duration
   readonly scheduleRetryAttempts: number
 }
@@ -34,7 +33,7 @@ const isFile = (path: string): boolean => {
 
 /** The problems with these inputs, each naming its field; empty when there are none. */
 export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[] => {
-  const problems: ConfigProblem[] = []
+  const problems: ConfigProblem[] = [...tablePlanProblems(input.config)]
   const problem = (field: string, message: string) => problems.push({ field, message })
   const { schedule } = input.config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {
@@ -45,13 +44,6 @@ export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[
   }
   if (input.caPath !== undefined && !isFile(input.caPath)) {
     problem('source.caCertificatesFile', `no file at ${input.caPath} (relative paths start at the project root)`)
-  }
-  const configBytes = Buffer.byteLength(JSON.stringify(runtimeConfig(input.config, input.bundledCa)))
-  if (configBytes > MAX_EXPORT_CONFIG_BYTES) {
-    problem(
-      'tables',
-      `the runtime configuration is ${configBytes} bytes, more than the ${MAX_EXPORT_CONFIG_BYTES} that fit in the function's 4 KB environment; split the tables over two stacks or drop per-table options that repeat defaults`,
-    )
   }
   const maxAge = input.scheduleMaxEventAge.toSeconds()
   if (maxAge < 60 || maxAge > 86_400)

@@ -1,7 +1,10 @@
-/** The exporter: the bundled function, its token secret, its schedule, failure queues and least-privilege role. */
+/**
+ * The exporter: the bundled function (one per memory size the tables ask for, all from one bundle), its token
+ * secret, one schedule per table, failure queues and least-privilege roles.
+ */
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Duration, Size, Stack, TimeZone } from 'aws-cdk-lib'
+import { Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda'
@@ -9,16 +12,17 @@ import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations'
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import type { IBucket } from 'aws-cdk-lib/aws-s3'
-import { Schedule, ScheduleExpression, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler'
-import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets'
 import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { ExportConfig } from '../../functions/export/config.ts'
 import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
+import { stackResourceNames } from '../../functions/export/stack-names.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
+import { memorySizes, reservedConcurrency, tablePlans } from './table-plan.ts'
+import { TableSchedules } from './table-schedules.ts'
 
 /** The repository root, which holds package-lock.json and functions/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -44,37 +48,57 @@ export interface ExporterProps {
   readonly scheduleMaxEventAge?: Duration
 }
 
-/** The function and everything around one scheduled run. */
+/** Lambda keeps an asynchronous event at most 6 hours. */
+export const MAX_ASYNC_EVENT_AGE_SECONDS = 6 * 3600
+
+/**
+ * How long a throttled invocation may wait in Lambda's asynchronous queue: one period of the most frequent
+ * schedule the function serves (a later run of that table supersedes it), at least a minute, at most 6 hours.
+ */
+export const asyncEventAgeSeconds = (periodsHours: readonly number[]): number =>
+  Math.min(Math.max(Math.round(Math.min(...periodsHours) * 3600), 60), MAX_ASYNC_EVENT_AGE_SECONDS)
+
+/** The functions and everything around the per-table scheduled runs. */
 export class Exporter extends Construct {
+  /** The function of `deployment.lambda.memoryMb`: tables without their own memoryMb, and manual runs. */
   readonly function: NodejsFunction
+  /** Every function by memory size (MB), the default one included; same bundle, same role. */
+  readonly functions: ReadonlyMap<number, NodejsFunction>
   readonly role: Role
   readonly logGroup: LogGroup
   readonly secret: ISecret
   /** True when the stack created the (empty) secret. */
   readonly secretCreated: boolean
-  readonly schedule: Schedule
-  /** The role Scheduler assumes: invoke this function, write to the dead-letter queue. */
+  /** One schedule per table, in one schedule group. */
+  readonly schedules: TableSchedules
+  /** The role Scheduler assumes: invoke these functions, write to the dead-letter queue. */
   readonly scheduleRole: Role
   /** Invocations Scheduler could not deliver. */
   readonly scheduleDeadLetterQueue: Queue
   /** Asynchronous invocations that failed (Lambda on-failure destination). */
   readonly failureQueue: Queue
   readonly serviceName: string
+  /** What the function reads at run time, shipped in the bundle as export-config.json. */
+  readonly runtimeConfig: ReturnType<typeof settings.runtimeConfig>
 
   constructor(scope: Construct, id: string, props: ExporterProps) {
     super(scope, id)
     const projectRoot = props.projectRoot ?? PROJECT_ROOT
     const { config } = props
-    const { lambda, schedule, vpc } = config.deployment
+    const { schedule, vpc } = config.deployment
     const caPath = config.source.caCertificatesFile && resolve(projectRoot, config.source.caCertificatesFile)
     const bundledCa =
       caPath === undefined ? undefined : `${settings.LAMBDA_TASK_ROOT}/${settings.BUNDLED_CA_CERTIFICATES}`
     const scheduleMaxEventAge = props.scheduleMaxEventAge ?? Duration.hours(1)
     const scheduleRetryAttempts = props.scheduleRetryAttempts ?? 3
-    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts, bundledCa })
+    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts })
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME
+    this.runtimeConfig = settings.runtimeConfig(config, bundledCa)
 
-    this.secret = this.tokenSecret(config.deployment.secret.nameOrArn)
+    this.secret = this.tokenSecret(
+      config.deployment.secret,
+      stackResourceNames(config.deployment.stackName).tokenSecret,
+    )
     this.secretCreated = settings.secretReference(config.deployment.secret.nameOrArn).kind === 'create'
     this.failureQueue = this.queue(
       'FailureQueue',
@@ -88,35 +112,27 @@ export class Exporter extends Construct {
     })
     const network = vpc === undefined ? undefined : this.network(vpc)
 
-    this.function = new NodejsFunction(this, 'Function', {
-      description: 'Exports saved tables of the inventory service to S3 as Parquet for Athena',
-      entry: props.entry ?? join(projectRoot, 'functions/export/handler.ts'),
-      handler: 'handler',
-      projectRoot,
-      depsLockFilePath: props.depsLockFilePath ?? join(projectRoot, 'package-lock.json'),
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: lambda.memoryMb,
-      timeout: Duration.seconds(lambda.timeoutSeconds),
-      ephemeralStorageSize: Size.mebibytes(lambda.ephemeralStorageMb),
-      role: this.role,
-      logGroup: this.logGroup,
-      // One run at a time: a run still going when the next is due makes the next wait, never overlap.
-      reservedConcurrentExecutions: 1,
-      // A failed run is not retried whole: requests are retried inside the run, tables by the next run.
-      retryAttempts: 0,
-      maxEventAge: Duration.seconds(Math.min(Math.max(Math.round(schedule.periodHours * 3600), 60), 6 * 3600)),
-      onFailure: new SqsDestination(this.failureQueue),
-      environment: settings.functionEnvironment({
+    const plans = tablePlans(config)
+    const reserved = reservedConcurrency(config)
+    const functions = new Map<number, NodejsFunction>()
+    for (const memoryMb of memorySizes(config)) {
+      const periods = plans.filter((plan) => plan.memoryMb === memoryMb).map((plan) => plan.periodHours)
+      const id = functions.size === 0 ? 'Function' : `Function${memoryMb}MB`
+      const fn = this.exportFunction(id, {
         config,
-        bucketName: props.bucket.bucketName,
-        secretArn: this.secret.secretArn,
-        serviceName: this.serviceName,
-        bundledCaCertificates: bundledCa,
-      }),
-      bundling: settings.bundlingOptions(caPath),
-      ...network,
-    })
+        projectRoot,
+        props,
+        memoryMb,
+        reservedConcurrency: reserved.get(memoryMb) ?? 1,
+        maxEventAgeSeconds: asyncEventAgeSeconds(periods.length > 0 ? periods : [schedule.periodHours]),
+        bundledCa,
+        caPath,
+        network,
+      })
+      functions.set(memoryMb, fn)
+    }
+    this.functions = functions
+    this.function = functions.get(config.deployment.lambda.memoryMb)!
 
     this.grantRuntimeAccess(props.bucket, config, network !== undefined)
     this.scheduleRole = new Role(this, 'ScheduleRole', {
@@ -125,27 +141,79 @@ export class Exporter extends Construct {
       }),
       description: 'Inventory export schedule: invoke the exporter, send undeliverable runs to the dead-letter queue',
     })
-    this.schedule = new Schedule(this, 'Schedule', {
-      description: `Runs the inventory export (${schedule.expression} ${schedule.timeZone})`,
-      schedule: ScheduleExpression.expression(schedule.expression, TimeZone.of(schedule.timeZone)),
-      timeWindow: TimeWindow.off(),
-      target: new LambdaInvoke(this.function, {
-        role: this.scheduleRole,
-        input: ScheduleTargetInput.fromObject({}),
-        deadLetterQueue: this.scheduleDeadLetterQueue,
-        retryAttempts: scheduleRetryAttempts,
-        maxEventAge: scheduleMaxEventAge,
-      }),
+    this.schedules = new TableSchedules(this, 'Schedules', {
+      tables: plans,
+      functionFor: (memoryMb) => functions.get(memoryMb) ?? this.function,
+      role: this.scheduleRole,
+      deadLetterQueue: this.scheduleDeadLetterQueue,
+      flexibleWindowMinutes: schedule.flexibleWindowMinutes,
+      retryAttempts: scheduleRetryAttempts,
+      maxEventAge: scheduleMaxEventAge,
     })
-    acknowledgeWildcardResource(
-      this.scheduleRole,
-      `${this.function.functionArn}:*`,
-      'Scheduler may invoke only this function; the ":*" suffix matches its versions and aliases, nothing else.',
-    )
+    for (const fn of functions.values()) {
+      acknowledgeWildcardResource(
+        this.scheduleRole,
+        `${fn.functionArn}:*`,
+        'Scheduler may invoke only the export functions; the ":*" suffix matches their versions and aliases, nothing else.',
+      )
+    }
   }
 
-  private tokenSecret(nameOrArn: string | undefined): ISecret {
-    const reference = settings.secretReference(nameOrArn)
+  private exportFunction(
+    id: string,
+    spec: {
+      config: ExportConfig
+      projectRoot: string
+      props: ExporterProps
+      memoryMb: number
+      reservedConcurrency: number
+      maxEventAgeSeconds: number
+      bundledCa: string | undefined
+      caPath: string | undefined
+      network: ReturnType<Exporter['network']> | undefined
+    },
+  ): NodejsFunction {
+    const { config, projectRoot, props } = spec
+    const { lambda } = config.deployment
+    return new NodejsFunction(this, id, {
+      description: `Exports saved tables of the inventory service to S3 as Parquet for Athena (${spec.memoryMb} MB)`,
+      entry: props.entry ?? join(projectRoot, 'functions/export/handler.ts'),
+      handler: 'handler',
+      projectRoot,
+      depsLockFilePath: props.depsLockFilePath ?? join(projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(lambda.timeoutSeconds),
+      ephemeralStorageSize: Size.mebibytes(lambda.ephemeralStorageMb),
+      role: this.role,
+      logGroup: this.logGroup,
+      // Bounds what the service sees: the functions' reserved concurrency sums to export.concurrency, and
+      // Lambda's asynchronous queue holds the invocations that are throttled until a slot frees.
+      reservedConcurrentExecutions: spec.reservedConcurrency,
+      // A failed invocation is not retried whole: requests are retried inside it, the table by its next run.
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(spec.maxEventAgeSeconds),
+      onFailure: new SqsDestination(this.failureQueue),
+      environment: settings.functionEnvironment({
+        config,
+        bucketName: props.bucket.bucketName,
+        secretArn: this.secret.secretArn,
+        serviceName: this.serviceName,
+        bundledCaCertificates: spec.bundledCa,
+        sourceMaps: lambda.sourceMaps,
+      }),
+      bundling: settings.bundlingOptions({
+        runtimeConfigJson: JSON.stringify(this.runtimeConfig),
+        caCertificatesPath: spec.caPath,
+        sourceMaps: lambda.sourceMaps,
+      }),
+      ...spec.network,
+    })
+  }
+
+  private tokenSecret(secret: ExportConfig['deployment']['secret'], createdName: string): ISecret {
+    const reference = settings.secretReference(secret.nameOrArn)
     switch (reference.kind) {
       case 'name':
         return Secret.fromSecretNameV2(this, 'TokenSecret', reference.name)
@@ -154,12 +222,15 @@ export class Exporter extends Construct {
       case 'partialArn':
         return Secret.fromSecretPartialArn(this, 'TokenSecret', reference.arn)
       case 'create':
-        return this.emptySecret()
+        return this.emptySecret(createdName, secret.retainOnDelete)
     }
   }
 
-  private emptySecret(): Secret {
+  private emptySecret(secretName: string, retainOnDelete: boolean): Secret {
     const secret = new Secret(this, 'TokenSecret', {
+      secretName,
+      // The token is issued by hand by the service's administrator: deleting the stack should not destroy it.
+      removalPolicy: retainOnDelete ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       description:
         'API token of the inventory service for the exporter. Fill it after deploy: the plain token, or JSON {"token": "...", "baseUrl": "..."} ' +
         '(aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string <token>).',

@@ -15,7 +15,7 @@ import { Construct } from 'constructs'
 import { RAW_FOLDER, RUNS_FOLDER } from '../../functions/export/constants.ts'
 import { ConfigError } from '../../functions/export/errors.ts'
 import { acknowledgeFinding } from '../nag.ts'
-import { type AnalystQueryOptions, analystQueries } from './analyst-queries.ts'
+import { type AnalystQuery, namedQueryId } from './analyst-queries.ts'
 
 /** Key prefix of Athena query results, at the bucket root beside the data prefix. */
 export const ATHENA_RESULTS_PREFIX = 'athena-results/'
@@ -41,8 +41,8 @@ export interface WarehouseProps {
   readonly athenaResultsExpirationDays?: number
   /** Days server access logs are kept. @default 365 */
   readonly accessLogExpirationDays?: number
-  /** Table and columns the analyst named queries read. @default - no named queries */
-  readonly analystQueries?: AnalystQueryOptions
+  /** Saved queries of the workgroup. @default - none */
+  readonly namedQueries?: readonly AnalystQuery[]
   /** Of the buckets; the catalog and workgroup are rebuilt by a deploy and the next run. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy
 }
@@ -161,6 +161,8 @@ export class Warehouse extends Construct {
       name: props.workgroupName,
       description: 'Analysts querying the inventory export: enforced result location, encryption and scan limit.',
       state: 'ENABLED',
+      // Without it, deleting the stack fails once the workgroup holds named queries or query history.
+      recursiveDeleteOption: true,
       workGroupConfiguration: {
         enforceWorkGroupConfiguration: true,
         publishCloudWatchMetricsEnabled: true,
@@ -174,9 +176,9 @@ export class Warehouse extends Construct {
       },
     })
 
-    this.namedQueries = (props.analystQueries ? analystQueries(props.analystQueries) : []).map(
-      (query, index) =>
-        new CfnNamedQuery(this, `Query${index}`, {
+    this.namedQueries = (props.namedQueries ?? []).map(
+      (query) =>
+        new CfnNamedQuery(this, namedQueryId(query), {
           name: query.name,
           description: query.description,
           database: this.database.ref,

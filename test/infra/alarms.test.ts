@@ -21,6 +21,20 @@ describe('the alarms built from the sample configuration', () => {
     alarms = alarmDefinitions(template.toJSON())
   })
 
+  it("lets CloudWatch use the topic's key only on behalf of this account's alarms", () => {
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Sid: 'CloudWatchAlarmsPublishToTopic',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          }),
+        ]),
+      },
+    })
+  })
+
   it('publishes to an encrypted, TLS-only topic with the configured e-mail subscription', () => {
     template.hasResourceProperties('AWS::SNS::Topic', {
       KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^AlarmsTopicKey'), 'Arn'] },
@@ -46,13 +60,34 @@ describe('the alarms built from the sample configuration', () => {
   })
 
   it('sends every alarm and its recovery to the topic, with a description that points to the runbook', () => {
-    expect(alarms).toHaveLength(4)
+    // The exporter's, the guard-held alarm, and one staleness alarm per table.
+    expect(alarms).toHaveLength(7)
     for (const [, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
       expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
       expect(alarm.OKActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
       expect(alarm.AlarmDescription).toMatch(/Do: .*Runbook: README\.md, section "When an alarm fires"\.$/)
       expect((alarm.AlarmDescription as string).length).toBeLessThanOrEqual(1024)
     }
+  })
+
+  it('pages on the first table an upstream change guard held, in one period, whatever the number of tables', () => {
+    expect(byName(alarms, '-guard-held')).toMatchObject({
+      metrics: [
+        {
+          namespace: METRICS_NAMESPACE,
+          metricName: 'GuardHeld',
+          dimensions: SERVICE,
+          statistic: 'Maximum',
+          periodSeconds: DAY,
+        },
+      ],
+      threshold: 1,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+    })
+    expect(byName(alarms, '-guard-held').description).toContain('"acceptChanges":true')
   })
 
   it('pages on 401/403 or 5xx failures that outlast retries in 2 of the last 3 daily runs', () => {
@@ -124,18 +159,29 @@ describe('the alarms built from the sample configuration', () => {
       datapointsToAlarm: 1,
       treatMissingData: 'notBreaching',
     })
+    expect(alarm.expression).toBe('MAX([undelivered, dropped0])')
     expect(alarm.metrics).toEqual([
       expect.objectContaining({
+        id: 'undelivered',
         namespace: 'AWS/SQS',
         metricName: 'ApproximateNumberOfMessagesVisible',
         statistic: 'Maximum',
         dimensions: { QueueName: expect.stringMatching(/^<ExporterScheduleDeadLetterQueue.*\.QueueName>$/) },
       }),
+      expect.objectContaining({
+        id: 'dropped0',
+        namespace: 'AWS/Lambda',
+        metricName: 'AsyncEventsDropped',
+        statistic: 'Sum',
+        dimensions: { FunctionName: expect.stringMatching(/^<ExporterFunction/) },
+      }),
     ])
   })
 
-  it('pages when no run succeeded for two schedule periods, counting silence as failure', () => {
-    const alarm = byName(alarms, '-stale-export')
+  it('pages per table when the table had no success for two of its periods, counting silence as failure', () => {
+    const alarm = byName(alarms, '-stale-installed_software')
+    expect(alarm.alarmName).toBe('InventoryExport-stale-installed_software')
+    expect(alarm.description).toMatch(/^Table installed_software \(saved table 1002\) had no successful export/)
     expect(alarm).toMatchObject({
       expression: undefined,
       periodSeconds: DAY,
@@ -149,8 +195,8 @@ describe('the alarms built from the sample configuration', () => {
       {
         id: 'm',
         namespace: METRICS_NAMESPACE,
-        metricName: 'SuccessfulRuns',
-        dimensions: SERVICE,
+        metricName: 'TablesSucceeded',
+        dimensions: { ...SERVICE, table: 'installed_software' },
         statistic: 'Sum',
         periodSeconds: DAY,
       },
@@ -181,7 +227,7 @@ describe('the alarms with an hourly schedule and other thresholds', () => {
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
     })
-    expect(byName(alarms, '-stale-export')).toMatchObject({
+    expect(byName(alarms, '-stale-devices')).toMatchObject({
       periodSeconds: 3600,
       evaluationPeriods: 6,
       datapointsToAlarm: 6,

@@ -1,21 +1,26 @@
 import { describe, expect, it } from 'vitest'
-import { analystQueries } from '../../infra/constructs/analyst-queries.ts'
+import { namedQueries } from '../../infra/constructs/analyst-queries.ts'
 
 describe('analyst queries', () => {
   it('add "what changed since the previous export" for every table with a key, filtered on one dt', () => {
-    const queries = analystQueries({
-      devicesTable: 'devices',
-      keyedTables: [
+    const queries = namedQueries(
+      ['devices', 'installed_software', 'users'],
+      [],
+      [
         { name: 'devices', key: ['device_id'] },
         { name: 'installed_software', key: ['device_id', 'software_name'] },
       ],
-    })
-    expect(queries.map((q) => q.name).slice(3)).toEqual([
-      'What changed in devices since the previous export',
-      'What changed in installed_software since the previous export',
+    )
+    expect(queries.map((q) => q.name).slice(9)).toEqual([
+      'devices: what changed since the previous export',
+      'installed_software: what changed since the previous export',
     ])
-    expect(queries[4]?.sql).toContain(
+    expect(queries[10]?.sql).toContain(
       "SELECT * FROM installed_software_changes\nWHERE dt = date_format(current_date, '%Y-%m-%d')\nORDER BY change, device_id, software_name",
     )
+  })
+
+  it('refuses a key that is not a plain Athena identifier', () => {
+    expect(() => namedQueries([], [], [{ name: 'devices', key: ['device id'] }])).toThrow(/"device id" is not a plain/)
   })
 })

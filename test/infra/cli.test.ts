@@ -40,13 +40,13 @@ describe('npx cdk synth with the sample configuration', () => {
     expect(existsSync(join(output, 'InventoryExport.template.json'))).toBe(true)
   })
 
-  it('leaves the bundled ESM handler with its source map in the asset folder', () => {
+  it('leaves the bundled ESM handler and its configuration, without a source map, in the asset folder', () => {
     const template = JSON.parse(readFileSync(join(output, 'InventoryExport.template.json'), 'utf8'))
     const fn = Object.values(
       template.Resources as Record<string, { Type: string; Metadata?: Record<string, string> }>,
     ).find((resource) => resource.Type === 'AWS::Lambda::Function')
     const assetDir = join(output, fn?.Metadata?.['aws:asset:path'] ?? 'missing')
-    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map'])
+    expect(readdirSync(assetDir).sort()).toEqual(['export-config.json', 'index.mjs'])
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toMatch(/createRequire/)
   })
 })
@@ -60,7 +60,7 @@ describe('npx cdk synth with a bad configuration', () => {
       const result = cdkSynth(file, join(dir, 'bad.out'))
       expect(result.status).not.toBe(0)
       expect(result.stderr).toContain(`invalid ${file}:`)
-      expect(result.stderr).toMatch(/- source\.baseUrl: must use https/)
+      expect(result.stderr).toMatch(/^error \[CONFIG_INVALID\]: invalid .*: source\.baseUrl: must use https/m)
     },
     CLI_TIMEOUT_MS,
   )

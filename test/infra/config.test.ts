@@ -120,7 +120,7 @@ describe('the configuration file', () => {
       (input: Record<string, unknown>) => {
         input.deployment = { unknownKey: true }
       },
-      'known here: schedule, secret, bucket',
+      'known here: stackName, schedule, secret, bucket',
     ],
     [
       'deployment.schedule.expresion',
@@ -189,11 +189,54 @@ describe('settings the schema cannot check alone', () => {
       /deployment\.alarms\.evaluationRuns: evaluationRuns × schedule\.periodHours is 192 hours, more than the 168 hours CloudWatch alarms can look back/,
     )
   })
+})
 
-  it('fail synth when the runtime configuration would not fit in the function environment', () => {
-    const tables = Array.from({ length: 40 }, (_, i) => ({ id: `${2000 + i}`, name: `table_number_${i}` }))
-    expect(() => synthesize({ ...sampleConfigInput(), tables })).toThrow(
-      /tables: the runtime configuration is \d+ bytes/,
+describe('several environments in one account', () => {
+  it('derive the Glue database, workgroup, secret and alarm names from deployment.stackName', () => {
+    const { stack, template } = synthesize(sampleWith({ deployment: { stackName: 'InventoryExport-Prod' } }))
+    expect(stack.stackName).toBe('InventoryExport-Prod')
+    template.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'inventory_export_prod' } })
+    template.hasResourceProperties('AWS::Athena::WorkGroup', { Name: 'InventoryExport-Prod' })
+    template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'InventoryExport-Prod/inventory-token' })
+    const alarmNames = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
+      (alarm) => (alarm as { Properties: { AlarmName: string } }).Properties.AlarmName,
     )
+    expect(alarmNames.length).toBeGreaterThan(0)
+    for (const name of alarmNames) expect(name).toMatch(/^InventoryExport-Prod/)
+    expect(stack.exporter.runtimeConfig.warehouse.glueDatabase).toBe('inventory_export_prod')
+  })
+
+  it('keep names set explicitly, and the historical names for the default stack', () => {
+    const explicit = sampleWith({
+      deployment: { stackName: 'Staging', athena: { workgroup: 'analysts-staging' } },
+      warehouse: { glueDatabase: 'inventory_staging' },
+    })
+    const { template } = synthesize(explicit)
+    template.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'inventory_staging' } })
+    template.hasResourceProperties('AWS::Athena::WorkGroup', { Name: 'analysts-staging' })
+    const input = sampleConfigInput() as { warehouse: object; deployment: { athena: object } }
+    input.warehouse = {}
+    input.deployment.athena = {}
+    const defaults = synthesize(input).template
+    defaults.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'inventory' } })
+    defaults.hasResourceProperties('AWS::Athena::WorkGroup', { Name: 'inventory', RecursiveDeleteOption: true })
+  })
+
+  it('retain the token secret when the stack is deleted, unless the configuration says otherwise', () => {
+    synthesize(sampleConfigInput()).template.hasResource('AWS::SecretsManager::Secret', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    })
+    synthesize(sampleWith({ deployment: { secret: { retainOnDelete: false } } })).template.hasResource(
+      'AWS::SecretsManager::Secret',
+      { DeletionPolicy: 'Delete' },
+    )
+  })
+
+  it('refuse to synthesize without -c config, instead of deploying the sample', () => {
+    const app = new App({ context: { ...cdkContext(), ...SKIP_BUNDLING }, outdir: scratchDir() })
+    expect(configError(() => addExportStack(app)).problems).toEqual([
+      { field: 'config', message: expect.stringContaining('npx cdk deploy -c config=config/prod.json') },
+    ])
   })
 })

@@ -58,11 +58,25 @@ describe('the dashboard', () => {
     expect(dimensionValues(widget, 'failureClass')).toEqual(Object.values(FailureClass))
   })
 
-  it('shows rows and bytes per configured table', () => {
-    expect(dimensionValues(graph('Rows per table'), 'table')).toEqual(['devices', 'installed_software', 'users'])
-    const bytes = graph('Bytes per table')
-    expect(new Set(metricNames(bytes))).toEqual(new Set([MetricName.BYTES_RECEIVED, MetricName.BYTES_WRITTEN]))
-    expect(dimensionValues(bytes, 'table')).toHaveLength(6)
+  const searches = (widget: Widget): string[] =>
+    (widget.properties.metrics ?? []).map((m) => String((m[0] as { expression?: string }).expression))
+
+  it('shows status, duration, rows and bytes of every table with one search per measure, whatever the number of tables', () => {
+    const search = (metricName: string, statistic: string) =>
+      `SEARCH('{InventoryExport,service,table} MetricName="${metricName}" service="inventory-export"', '${statistic}', 86400)`
+    expect(searches(graph('Status per table (1 = succeeded, 0 = failed)'))).toEqual([
+      search(MetricName.TABLES_SUCCEEDED, 'Minimum'),
+    ])
+    const duration = graph('Duration per table (ms) against the timeout')
+    expect(searches(duration)).toEqual([search(MetricName.TABLE_DURATION, 'Maximum')])
+    expect(duration.properties.annotations?.horizontal).toEqual([
+      expect.objectContaining({ value: 900_000, label: 'Function timeout' }),
+    ])
+    expect(searches(graph('Rows per table'))).toEqual([search(MetricName.ROWS, 'Maximum')])
+    expect(searches(graph('Bytes per table'))).toEqual([
+      search(MetricName.BYTES_RECEIVED, 'Maximum'),
+      search(MetricName.BYTES_WRITTEN, 'Maximum'),
+    ])
   })
 
   it('draws the run duration against the function timeout', () => {

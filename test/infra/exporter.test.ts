@@ -1,9 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Match, type Template } from 'aws-cdk-lib/assertions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { parseLambdaSettings } from '../../functions/export/environment.ts'
+import type { ExportStack } from '../../infra/export-stack.ts'
 import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
 
 const VPC = {
@@ -16,17 +18,20 @@ const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:invento
 
 describe('the exporter built from the sample configuration', () => {
   let template: Template
+  let stack: ExportStack
   beforeAll(() => {
-    template = synthesize(sampleConfigInput()).template
+    ;({ template, stack } = synthesize(sampleConfigInput()))
   })
 
   it('names in its outputs what the deploy guide refers to', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'AlarmTopicArn',
+      'AnalystPolicyArn',
       'AthenaWorkgroupName',
       'ExportFunctionName',
       'FailureQueueUrl',
       'GlueDatabaseName',
+      'ScheduleGroupName',
       'TokenSecretArn',
       'WarehouseBucketName',
     ])
@@ -43,8 +48,9 @@ describe('the exporter built from the sample configuration', () => {
     })
   })
 
-  it('never runs twice at once and sends failed asynchronous invocations to an encrypted queue', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 1 })
+  it('runs at most export.concurrency invocations at once, keeps throttled ones queued for one period and sends failed ones to an encrypted queue', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 1)
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 2 })
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 0,
       MaximumEventAgeInSeconds: 21_600,
@@ -70,15 +76,15 @@ describe('the exporter built from the sample configuration', () => {
     const variables = fn.Environment.Variables
     expect(Object.keys(variables).sort()).toEqual(
       [
-        LambdaEnvironment.EXPORT_CONFIG,
+        LambdaEnvironment.EXPORT_CONFIG_FILE,
         LambdaEnvironment.WAREHOUSE_BUCKET,
         LambdaEnvironment.TOKEN_SECRET_ARN,
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
-        'NODE_OPTIONS',
       ].sort(),
     )
-    const runtime = JSON.parse(variables[LambdaEnvironment.EXPORT_CONFIG] as string)
+    expect(variables[LambdaEnvironment.EXPORT_CONFIG_FILE]).toBe('export-config.json')
+    const runtime = stack.exporter.runtimeConfig
     expect(Object.keys(runtime)).toEqual(['source', 'tables', 'export', 'warehouse'])
     expect(runtime.tables.map((t: { id: string; name: string }) => `${t.id}:${t.name}`)).toEqual([
       '1001:devices',
@@ -101,21 +107,27 @@ describe('the exporter built from the sample configuration', () => {
     })
   })
 
-  it('is scheduled by EventBridge Scheduler with the expression, time zone, retry policy and a dead-letter queue', () => {
-    template.hasResourceProperties('AWS::Scheduler::Schedule', {
-      ScheduleExpression: 'cron(0 2 * * ? *)',
-      ScheduleExpressionTimezone: 'UTC',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      State: 'ENABLED',
-      Target: {
-        Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFunction'), 'Arn'] },
-        Input: '{}',
-        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
-        DeadLetterConfig: {
-          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterScheduleDeadLetterQueue'), 'Arn'] },
+  it('gives every table its own schedule in one group, invoking the function with that table alone', () => {
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1)
+    template.resourceCountIs('AWS::Scheduler::Schedule', 3)
+    const [[, group]] = resourcesOfType(template, 'AWS::Scheduler::ScheduleGroup') as [[string, { Name: string }]]
+    for (const table of ['devices', 'installed_software', 'users']) {
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        GroupName: group.Name,
+        ScheduleExpression: 'cron(0 2 * * ? *)',
+        ScheduleExpressionTimezone: 'UTC',
+        FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
+        State: 'ENABLED',
+        Target: {
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterFunction'), 'Arn'] },
+          Input: JSON.stringify({ tables: [table] }),
+          RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: {
+            Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ExporterScheduleDeadLetterQueue'), 'Arn'] },
+          },
         },
-      },
-    })
+      })
+    }
   })
 
   it('creates an empty token secret whose description says what to put in it', () => {
@@ -171,14 +183,71 @@ describe('the exporter with an existing secret, a VPC and a private CA', () => {
     ]
     const bundled = '/var/task/ca-certificates.pem'
     expect(fn.Environment.Variables.NODE_EXTRA_CA_CERTS).toBe(bundled)
-    expect(
-      JSON.parse(fn.Environment.Variables[LambdaEnvironment.EXPORT_CONFIG] as string).source.caCertificatesFile,
-    ).toBe(bundled)
     const assets = readdirSync(outdir).filter(
       (name) => name.startsWith('asset.') && existsSync(join(outdir, name, 'index.mjs')),
     )
     expect(assets).toHaveLength(1)
     expect(readFileSync(join(outdir, assets[0]!, 'ca-certificates.pem'), 'utf8')).toContain('MIIBtest')
+    const shipped = JSON.parse(readFileSync(join(outdir, assets[0]!, 'export-config.json'), 'utf8'))
+    expect(shipped.source.caCertificatesFile).toBe(bundled)
+  })
+
+  it('ships no source map and leaves source maps off by default', () => {
+    const [asset] = readdirSync(outdir).filter((name) => existsSync(join(outdir, name, 'index.mjs')))
+    expect(readdirSync(join(outdir, asset!)).sort()).toEqual(['ca-certificates.pem', 'export-config.json', 'index.mjs'])
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: Match.absent() }) },
+    })
+  })
+})
+
+describe('the exporter with 200 tables and source maps switched on', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'inventory-cdk-200-'))
+  let template: Template
+  let assetDir: string
+  beforeAll(() => {
+    const input = sampleConfigInput() as {
+      tables: unknown[]
+      deployment: { lambda: Record<string, unknown>; athena: Record<string, unknown> }
+    }
+    input.tables = Array.from({ length: 200 }, (_, i) => ({
+      id: `${5000 + i}`,
+      name: `inventory_table_number_${i}`,
+      encoding: 'windows-1252',
+      columnTypes: { serial_number: 'string', asset_tag: 'string' },
+      archiveRaw: true,
+    }))
+    input.deployment.lambda.sourceMaps = true
+    // 600 named queries would pass CloudFormation's 500 resources (the many-tables test shows the message).
+    input.deployment.athena.tableQueries = false
+    template = synthesize(input, { outdir, bundle: true }).template
+    const [asset] = readdirSync(outdir).filter((name) => existsSync(join(outdir, name, 'index.mjs')))
+    assetDir = join(outdir, asset!)
+  })
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }))
+
+  it('ships the configuration as a file in the bundle, which the function reads and validates', () => {
+    const [[, fn]] = resourcesOfType(template, 'AWS::Lambda::Function') as [
+      [string, { Environment: { Variables: Record<string, unknown> } }],
+    ]
+    // Far below Lambda's 4 KB for all variables together, whatever the number of tables.
+    expect(JSON.stringify(fn.Environment.Variables).length).toBeLessThan(1000)
+    expect(statSync(join(assetDir, 'export-config.json')).size).toBeGreaterThan(4096 * 5)
+    const settings = parseLambdaSettings({
+      ...(fn.Environment.Variables as Record<string, string>),
+      LAMBDA_TASK_ROOT: assetDir,
+      WAREHOUSE_BUCKET: 'acme-inventory-warehouse',
+      TOKEN_SECRET_ARN: SECRET_ARN,
+    })
+    expect(settings.config.tables).toHaveLength(200)
+    expect(settings.config.tables[199]).toMatchObject({ id: '5199', encoding: 'windows-1252', archiveRaw: true })
+  })
+
+  it('ships the source map and enables it when the configuration asks for it', () => {
+    expect(readdirSync(assetDir).sort()).toEqual(['export-config.json', 'index.mjs', 'index.mjs.map'])
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: '--enable-source-maps' }) },
+    })
   })
 })
 

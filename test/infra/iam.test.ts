@@ -84,7 +84,6 @@ describe.each([
     const objects = statements.find((s) => s.Sid === 'WarehouseObjectsUnderPrefix')
     expect(list(objects?.Action).sort()).toEqual([
       's3:AbortMultipartUpload',
-      's3:DeleteObject',
       's3:GetObject',
       's3:ListMultipartUploadParts',
       's3:PutObject',
@@ -123,5 +122,36 @@ describe.each([
       `${arn}:database/inventory`,
       `${arn}:table/inventory/*`,
     ])
+  })
+})
+
+describe('the analyst policy', () => {
+  it('lets an analyst use the workgroup, read the catalog and the data prefix, and write query results, nothing more', () => {
+    const { template } = synthesize(sampleConfigInput())
+    const [[, policy]] = resourcesOfType(template, 'AWS::IAM::ManagedPolicy') as [
+      [string, { PolicyDocument: { Statement: Statement[] } }],
+    ]
+    const statements = policy.PolicyDocument.Statement.map((s) => ({
+      sid: s.Sid,
+      actions: list(s.Action).sort(),
+      resources: list(s.Resource).map((r) => flattenValue(r)),
+    }))
+    expect(statements.map((s) => s.sid)).toEqual([
+      'QueryInWorkgroup',
+      'ReadWarehouseCatalog',
+      'ReadWarehouseData',
+      'WriteQueryResults',
+      'ListWarehouseAndResults',
+    ])
+    const bySid = Object.fromEntries(statements.map((s) => [s.sid, s]))
+    expect(bySid.QueryInWorkgroup!.resources).toEqual([expect.stringMatching(/:workgroup\/inventory$/)])
+    expect(bySid.ReadWarehouseData).toMatchObject({
+      actions: ['s3:GetObject'],
+      resources: [expect.stringMatching(/\/inventory\/\*$/)],
+    })
+    expect(bySid.WriteQueryResults!.resources).toEqual([expect.stringMatching(/\/athena-results\/\*$/)])
+    expect(bySid.ReadWarehouseCatalog!.actions.every((a: string) => /^glue:Get/.test(a))).toBe(true)
+    expect(statements.flatMap((s) => s.actions).filter((a: string) => /Delete|Create|Update|\*/.test(a))).toEqual([])
+    expect(Object.keys(template.findOutputs('AnalystPolicyArn'))).toEqual(['AnalystPolicyArn'])
   })
 })

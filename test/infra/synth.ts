@@ -55,7 +55,8 @@ export const scratchDir = (): string => mkdtempSync(join(scratch, 'cdk.out-'))
 export const synthesize = (input: unknown, options: SynthesizeOptions = {}): Synthesized => {
   const context = { ...cdkContext(), ...(options.bundle ? {} : SKIP_BUNDLING) }
   const app = new App({ context, outdir: options.outdir ?? scratchDir() })
-  const stack = new ExportStack(app, 'InventoryExport', { config: parseExportConfig(input, 'test configuration') })
+  const config = parseExportConfig(input, 'test configuration')
+  const stack = new ExportStack(app, config.deployment.stackName, { config })
   return { app, stack, template: Template.fromStack(stack) }
 }
 

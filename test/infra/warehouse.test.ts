@@ -1,6 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { analystQueries } from '../../infra/constructs/analyst-queries.ts'
+import { tableQueries } from '../../infra/constructs/analyst-queries.ts'
 import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
 
 describe('the warehouse built from the sample configuration', () => {
@@ -108,21 +108,27 @@ describe('the warehouse built from the sample configuration', () => {
     })
   })
 
-  it('saves the analyst questions as named queries in the workgroup and database', () => {
-    template.resourceCountIs('AWS::Athena::NamedQuery', 3)
+  it('saves named queries for every table, on dt and lineage columns only, then the configured ones', () => {
+    template.resourceCountIs('AWS::Athena::NamedQuery', 3 * 3 + 1)
     const queries = resourcesOfType(template, 'AWS::Athena::NamedQuery').map(([, query]) => query)
     expect(queries.map((query) => query.Name)).toEqual([
-      'Latest inventory by operating system',
-      'Devices not seen for 30 days',
-      'Device changes between two dates',
+      'devices: rows per export date',
+      'devices: sample of the latest export',
+      'devices: days exported',
+      'installed_software: rows per export date',
+      'installed_software: sample of the latest export',
+      'installed_software: days exported',
+      'users: rows per export date',
+      'users: sample of the latest export',
+      'users: days exported',
+      'devices: latest inventory by operating system',
     ])
     for (const query of queries) {
       expect(query.WorkGroup).toEqual({ Ref: expect.stringMatching(/^WarehouseWorkgroup/) })
       expect(query.Database).toEqual({ Ref: expect.stringMatching(/^WarehouseDatabase/) })
     }
-    expect(queries[0]?.QueryString).toMatch(/FROM devices_latest\b/)
-    expect(queries[1]?.QueryString).toMatch(/INTERVAL '30' DAY/)
-    expect(queries[2]?.QueryString).toMatch(/FROM devices WHERE CAST\(dt AS varchar\) = '2025-01-01'/)
+    expect(queries[4]?.QueryString).toMatch(/FROM installed_software_latest\nORDER BY _source_row_number/)
+    expect(queries[9]?.QueryString).toMatch(/FROM devices_latest/)
   })
 })
 
@@ -152,21 +158,47 @@ describe('the warehouse with an existing bucket and other names', () => {
   })
 })
 
-describe('the analyst queries', () => {
-  it('use the given table and column names', () => {
-    const [byOs, notSeen, changes] = analystQueries({
-      devicesTable: 'computers',
-      osColumn: 'os',
-      lastSeenColumn: 'seen_at',
-      notSeenDays: 14,
-    })
-    expect(byOs?.sql).toContain('FROM computers_latest')
-    expect(notSeen?.name).toBe('Devices not seen for 14 days')
-    expect(notSeen?.sql).toContain("seen_at < localtimestamp - INTERVAL '14' DAY")
-    expect(changes?.sql).toContain('n.os IS DISTINCT FROM o.os')
+describe('the generated named queries', () => {
+  it('name no column but dt and the lineage columns', () => {
+    const sql = tableQueries('computers')
+      .map((q) => q.sql)
+      .join('\n')
+      .replace(/^--.*$/gm, '')
+    const identifiers = new Set(sql.match(/\b[a-z_][a-z0-9_]*\b/g))
+    const keywords = [
+      'select',
+      'count',
+      'as',
+      'max',
+      'from',
+      'group',
+      'by',
+      'order',
+      'desc',
+      'limit',
+      'distinct',
+      'min',
+    ]
+    const columns = [...identifiers].filter((word) => !keywords.includes(word))
+    expect(columns.sort()).toEqual(
+      [
+        '_export_run_id',
+        '_exported_at',
+        '_source_row_number',
+        'computers',
+        'computers_latest',
+        'days',
+        'dt',
+        'export_run_id',
+        'exported_at',
+        'first_day',
+        'last_day',
+        'row_count',
+      ].sort(),
+    )
   })
 
-  it.each(['Devices', 'devices; DROP TABLE x', '1devices'])('refuse the table name %j', (devicesTable) => {
-    expect(() => analystQueries({ devicesTable })).toThrow(/devicesTable .* is not a plain Athena identifier/)
+  it.each(['Devices', 'devices; DROP TABLE x', '1devices'])('refuse the table name %j', (table) => {
+    expect(() => tableQueries(table)).toThrow(/table .* is not a plain Athena identifier/)
   })
 })

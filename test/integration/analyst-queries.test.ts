@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
-import { analystQueries } from '../../infra/constructs/analyst-queries.ts'
+import { parseExportConfig } from '../../functions/export/config.ts'
+import { queryWarehouse, warehouseTables } from '../../functions/local/warehouse-sql.ts'
+import { namedQueries } from '../../infra/constructs/analyst-queries.ts'
 import { runExportInProcess, tempDir } from '../support/cli.ts'
 
 let warehouse: string
@@ -12,17 +15,26 @@ beforeAll(async () => {
   }
 })
 
-describe('the Athena named queries', () => {
-  const queries = analystQueries({ devicesTable: 'devices' })
+const sample = async () =>
+  parseExportConfig(JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../config/sample.json'), 'utf8')))
 
-  it.each(queries.map((q) => [q.name, q.sql]))('"%s" runs over the demo data', async (_, sql) => {
-    const result = await queryWarehouse(warehouse, sql)
-    expect(result.columns.length).toBeGreaterThan(1)
+describe('the Athena named queries', () => {
+  it("run over every demo table, and the sample configuration's own ones too", async () => {
+    const tables = await warehouseTables(warehouse)
+    const queries = namedQueries(tables, (await sample()).deployment.athena.namedQueries)
+    expect(queries).toHaveLength(tables.length * 3 + 1)
+    for (const query of queries) {
+      const result = await queryWarehouse(warehouse, query.sql)
+      expect(result.rows.length, query.name).toBeGreaterThan(0)
+    }
   })
 
-  it('counts the newest inventory per operating system', async () => {
-    const result = await queryWarehouse(warehouse, queries[0]!.sql)
-    const total = result.rows.reduce((sum, row) => sum + Number(row[1]), 0)
-    expect(total).toBe(2500)
+  it('count the rows per export date and the days exported of a table', async () => {
+    const [perDate, , days] = namedQueries(['devices'], [])
+    expect((await queryWarehouse(warehouse, perDate!.sql)).rows.map((row) => row.slice(0, 2))).toEqual([
+      ['2025-02-01', '2500'],
+      ['2025-01-01', '2500'],
+    ])
+    expect((await queryWarehouse(warehouse, days!.sql)).rows).toEqual([['2', '2025-01-01', '2025-02-01']])
   })
 })

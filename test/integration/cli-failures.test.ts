@@ -281,6 +281,16 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'synth: no -c config',
+    {
+      command: 'synth',
+      exitCode: 2,
+      code: 'CONFIG_INVALID',
+      names: /invalid CDK context: config: is not set; name the configuration file/,
+      run: () => synth({}),
+    },
+  ],
+  [
     'synth: a five-field cron expression',
     {
       command: 'synth',

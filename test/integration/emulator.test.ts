@@ -11,6 +11,7 @@ import {
   type SavedTable,
   startInventoryEmulator,
 } from '../../emulator/index.ts'
+import { typedCell } from '../../emulator/xlsx.ts'
 
 let emulator: RunningEmulator
 beforeAll(async () => {
@@ -179,37 +180,83 @@ describe('CSV export', () => {
   })
 })
 
-const workbookRows = async (path: string): Promise<{ name: string; rows: string[][] }> => {
+type WorkbookCell = ExcelJS.CellValue
+
+const workbookRows = async (path: string): Promise<{ name: string; rows: WorkbookCell[][]; formats: string[][] }> => {
   const response = await get(path)
   expect(response.headers.get('content-type')).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet')
   const workbook = new ExcelJS.Workbook()
   await workbook.xlsx.load(await response.arrayBuffer())
   expect(workbook.worksheets).toHaveLength(1)
   const sheet = workbook.worksheets[0]!
-  const rows: string[][] = []
+  const rows: WorkbookCell[][] = []
+  const formats: string[][] = []
   sheet.eachRow({ includeEmpty: true }, (row) => {
-    rows.push(Array.from({ length: sheet.columnCount }, (_, i) => String(row.getCell(i + 1).value ?? '')))
+    const cells = Array.from({ length: sheet.columnCount }, (_, i) => row.getCell(i + 1))
+    rows.push(cells.map((cell) => cell.value ?? null))
+    formats.push(cells.map((cell) => cell.numFmt ?? ''))
   })
-  return { name: sheet.name, rows }
+  return { name: sheet.name, rows, formats }
 }
 
 describe('XLSX export', () => {
-  it.each(['1001', '1003'])('serves table %s as a real workbook with the same cells as the CSV', async (id) => {
+  it.each(['1001', '1003'])("serves table %s as a real workbook with the CSV's values in typed cells", async (id) => {
     const { rows } = await workbookRows(`/rest/tables/${id}/xlsx`)
-    // XML normalizes a CR LF inside a cell to LF, as any XLSX writer's output does.
-    const csv = (await csvRecords(id)).map((row) => row.map((cell) => cell.replaceAll('\r\n', '\n')))
-    expect(rows).toEqual(csv)
+    const csv = await csvRecords(id)
+    // A workbook reader undoes the `_x000D_` escape of a carriage return, so text reads back as the CSV's.
+    const typed = (text: string) => {
+      const { value } = typedCell(text)
+      return typeof value === 'string' ? text : value
+    }
+    expect(rows).toEqual(csv.map((row) => row.map(typed)))
+  })
+
+  it('writes numbers, dates with a date format, booleans and text as the service does', async () => {
+    const { rows, formats } = await workbookRows('/rest/tables/1001/xlsx')
+    const header = rows[0] as string[]
+    const column = (name: string) => header.indexOf(name)
+    const first = rows[1]!
+    expect(typeof first[column('RAM (GB)')]).toBe('number')
+    expect(first[column('Purchase Date')]).toBeInstanceOf(Date)
+    expect(formats[1]![column('Purchase Date')]).toBe('yyyy-mm-dd')
+    expect(first[column('Last Seen')]).toBeInstanceOf(Date)
+    expect(formats[1]![column('Last Seen')]).toBe('yyyy-mm-dd hh:mm:ss')
+    expect(typeof first[column('Virtual?')]).toBe('boolean')
+    expect(first[column('Device ID')]).toMatch(/^0\d+$/) // zero-padded ids stay text
+    expect(formats[1]![column('Price (EUR)')]).toBe('0.00')
+  })
+
+  it.each([
+    ['42', { value: 42 }],
+    ['1234.50', { value: 1234.5, numFmt: '0.00' }],
+    ['000417', { value: '000417' }],
+    ['12345678901234567', { value: '12345678901234567' }],
+    ['TRUE', { value: true }],
+    ['2024-02-29', { value: new Date('2024-02-29T00:00:00Z'), numFmt: 'yyyy-mm-dd' }],
+    ['2024-02-30', { value: '2024-02-30' }],
+    ['2026-10-01T12:00:00+02:00', { value: new Date('2026-10-01T10:00:00Z'), numFmt: 'yyyy-mm-dd hh:mm:ss' }],
+    ['2026-10-01 12:00:00.250', { value: new Date('2026-10-01T12:00:00.250Z'), numFmt: 'yyyy-mm-dd hh:mm:ss.000' }],
+    ['line\r\nbreak', { value: 'line_x000D_\nbreak' }],
+  ])('types the CSV text %j as %j', (text, cell) => {
+    expect(typedCell(text)).toEqual(cell)
   })
 
   it('serves a raw CSV table as a workbook by parsing it simply', async () => {
     emulator.setTable({ id: 'raw-semi', title: 'Raw: semicolons', rawCsv: '\uFEFFa;b\r\n"x;y";2\r\n' })
-    expect(await workbookRows('/rest/tables/raw-semi/xlsx')).toEqual({
+    expect(await workbookRows('/rest/tables/raw-semi/xlsx')).toMatchObject({
       name: 'Raw  semicolons',
       rows: [
         ['a', 'b'],
-        ['x;y', '2'],
+        ['x;y', 2],
       ],
     })
+  })
+
+  it("serves a table's own workbook byte for byte", async () => {
+    const bytes = Buffer.from('PK\x03\x04 not really a workbook')
+    emulator.setTable({ id: 'raw-xlsx', title: 'Raw workbook', rawCsv: 'a\n', rawXlsx: bytes })
+    const response = await get('/rest/tables/raw-xlsx/xlsx')
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(bytes)
   })
 })
 

@@ -351,6 +351,18 @@ const failing: readonly (FaultCase & { readonly expected: FailureExpectation })[
     expected: { code: 'TIMEOUT', failureClass: 'network', status: 200, requests: 2, message: /stalled/ },
   },
   {
+    name: 'a body that trickles a byte at a time, faster than the idle timeout, past the table budget',
+    arrange: always(ASSETS.id, { kind: 'trickle', afterBytes: CUT.midRow, everyMs: 200 }),
+    tuning: { timeouts: { tableSeconds: 5 } },
+    expected: {
+      code: 'DEADLINE_EXCEEDED',
+      failureClass: 'deadline',
+      status: 200,
+      requests: 1,
+      message: /export\.timeouts\.tableSeconds \(5 s\)/,
+    },
+  },
+  {
     name: 'headers slower than the idle timeout, every time',
     arrange: always(ASSETS.id, { kind: 'delay', ms: 20_000 }),
     tuning: { retry: { maxAttempts: 2 } },

@@ -63,9 +63,14 @@ const lineageNames = LINEAGE_COLUMNS.map((c) => c.name).filter((name) => name !=
 
 describe('a table is exported with every value intact', () => {
   it.each(exported.map((f) => [f.name, f.description, f] as const))('%s: %s', async (_name, _description, fixture) => {
-    const { columns, rows } = fixture.expect as {
+    const {
+      columns,
+      rows,
+      warnings = [],
+    } = fixture.expect as {
       columns: readonly ExpectedColumn[]
       rows: readonly (readonly ExpectedValue[])[]
+      warnings?: readonly string[]
     }
     const { cli, record, outcome, parquetFiles, out } = await exportOneTable(
       emulator.baseUrl,
@@ -86,6 +91,7 @@ describe('a table is exported with every value intact', () => {
       objects: [{ key }],
     })
     expect(outcome.columns).toEqual([...columns, ...LINEAGE_COLUMNS])
+    expect(outcome.warnings ?? []).toEqual(warnings)
     expect(parquetFiles).toEqual([path.join(out, key)])
 
     // The Parquet file: names, types and every value, read back by DuckDB.

@@ -18,7 +18,7 @@ afterAll(() => emulator.close())
 
 const readRunRecord = async (out: string): Promise<RunRecord> => {
   const folder = path.join(out, '_runs')
-  const [partition] = await readdir(folder)
+  const [partition] = (await readdir(folder)).filter((name) => name.startsWith('dt='))
   const [file] = await readdir(path.join(folder, partition!))
   return JSON.parse(await readFile(path.join(folder, partition!, file!), 'utf8')) as RunRecord
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { DeadlineError, ErrorCode, PublishError } from '../../functions/export/errors.ts'
+import { DeadlineError, ErrorCode, PublishError, WriteConflictError } from '../../functions/export/errors.ts'
 import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
 import type { ObjectUpload } from '../../functions/export/publish/store.ts'
 import { type RunningS3, S3RVER_CREDENTIALS, startS3 } from '../support/s3rver.ts'
@@ -166,5 +166,37 @@ describe('S3WarehouseStore small objects', () => {
     })().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(PublishError)
     expect((error as Error).message).toContain('s3://no-such-bucket/inventory/x/data.parquet')
+  })
+})
+
+describe('S3WarehouseStore conditional writes', () => {
+  it('writes only over the version it read, and refuses a stale one as a write conflict', async () => {
+    const key = `_schemas/conditional-${Date.now()}.json`
+    const first = store()
+    await first.putObjectIfVersion(key, '{"v":1}', 'application/json', undefined)
+    const read = await first.getObjectVersion(key)
+    expect(read?.body.toString()).toBe('{"v":1}')
+
+    await first.putObjectIfVersion(key, '{"v":2}', 'application/json', read!.version)
+    await expect(first.putObjectIfVersion(key, '{"v":3}', 'application/json', read!.version)).rejects.toBeInstanceOf(
+      WriteConflictError,
+    )
+    await expect(first.putObjectIfVersion(key, '{"v":3}', 'application/json', undefined)).rejects.toBeInstanceOf(
+      WriteConflictError,
+    )
+    expect((await s3.read(`inventory/${key}`))?.toString()).toBe('{"v":2}')
+  })
+
+  it('lets exactly one of two writers over the same version win', async () => {
+    const key = `_schemas/race-${Date.now()}.json`
+    await store().putObject(key, '{"v":0}', 'application/json')
+    const { version } = (await store().getObjectVersion(key))!
+    const results = await Promise.allSettled(
+      ['a', 'b'].map((writer) => store().putObjectIfVersion(key, `{"v":"${writer}"}`, 'application/json', version)),
+    )
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(
+      WriteConflictError,
+    )
   })
 })

@@ -27,7 +27,12 @@ export type TableOptions = Readonly<Record<string, unknown>>
 
 export type FixtureExpectation =
   | { readonly error: { readonly code: string; readonly message: string } }
-  | { readonly columns: readonly ExpectedColumn[]; readonly rows: readonly (readonly ExpectedValue[])[] }
+  | {
+      readonly columns: readonly ExpectedColumn[]
+      readonly rows: readonly (readonly ExpectedValue[])[]
+      /** The run record's warnings for the table; none when absent. */
+      readonly warnings?: readonly string[]
+    }
 
 export interface CsvFixture {
   readonly name: string

@@ -3,7 +3,7 @@
  * speak what the store needs: it implements neither AbortMultipartUpload nor ListMultipartUploads (answered here
  * from its own folder layout, so an abort is a real request and "no upload left behind" is asked over the wire),
  * and its ListObjectsV2 continuation tokens use DES, which the OpenSSL of Node 24 refuses (served here as V1
- * marker listings).
+ * marker listings). A third makes it refuse a conditional write whose condition fails, as S3 does.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -17,6 +17,8 @@ export const S3RVER_REGION = 'us-east-1'
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/'
 
 interface KoaContext {
+  get(header: string): string
+  store: { getMetadata(bucket: string, key: string): Promise<{ etag: string }> }
   method: string
   path: string
   query: Record<string, string | string[] | undefined>
@@ -89,6 +91,46 @@ const multipartShim =
     await next()
   }
 
+/**
+ * S3 honours If-Match and If-None-Match on PutObject, answering 412 PreconditionFailed when the object's ETag
+ * does not match (or, for If-None-Match: *, when there is one); s3rver ignores both. This checks them, one
+ * conditional write per key at a time, as S3 settles racing conditional writes.
+ */
+const conditionalWriteShim = (): KoaMiddleware => {
+  const queues = new Map<string, Promise<void>>()
+  return async (ctx, next) => {
+    const [bucket, ...keyParts] = ctx.path.split('/').filter((part) => part !== '')
+    const ifMatch = ctx.get('if-match')
+    const ifNoneMatch = ctx.get('if-none-match')
+    if (ctx.method !== 'PUT' || keyParts.length === 0 || 'uploadId' in ctx.query || !(ifMatch || ifNoneMatch)) {
+      return next()
+    }
+    const key = keyParts.map(decodeURIComponent).join('/')
+    const queued = `${bucket}/${key}`
+    const before = queues.get(queued) ?? Promise.resolve()
+    let release!: () => void
+    const mine = new Promise<void>((resolve) => (release = resolve))
+    queues.set(
+      queued,
+      before.then(() => mine),
+    )
+    await before
+    try {
+      const etag = await ctx.store.getMetadata(bucket ?? '', key).then(
+        (metadata) => metadata.etag,
+        () => undefined,
+      )
+      const holds = ifNoneMatch === '*' ? etag === undefined : etag === ifMatch
+      if (holds) return await next()
+      ctx.status = 412
+      ctx.type = 'application/xml'
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message><Condition>${ifMatch ? 'If-Match' : 'If-None-Match'}</Condition></Error>`
+    } finally {
+      release()
+    }
+  }
+}
+
 const toToken = (key: string): string => Buffer.from(key, 'utf8').toString('base64url')
 const fromToken = (token: string): string => Buffer.from(token, 'base64url').toString('utf8')
 
@@ -124,7 +166,7 @@ export const startS3 = async (bucket = 'warehouse'): Promise<RunningS3> => {
   })
   // After s3rver's logger and XML encoder (so ctx.body is still an object), before its routes.
   if (server.middleware.length !== 5) throw new Error('s3rver changed its middleware; revisit test/support/s3rver.ts')
-  server.middleware.splice(2, 0, multipartShim(directory), listV2Shim)
+  server.middleware.splice(2, 0, multipartShim(directory), listV2Shim, conditionalWriteShim())
   const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   const client = new S3Client({

@@ -63,3 +63,39 @@ describe('EventBridge Scheduler expressions', () => {
     },
   )
 })
+
+describe('the expressions EventBridge Scheduler documents', () => {
+  it.each([
+    'rate(1 minute)',
+    'rate(5 minutes)',
+    'rate(12 hours)',
+    'rate(7 days)',
+    'cron(0 6 ? * MON-FRI *)',
+    'cron(15 10 ? * 6L 2026-2030)',
+    'cron(0/15 8-18 ? * 2#1 *)',
+    'cron(0 0 L * ? *)',
+    'cron(0 0 15W JAN,JUL ? *)',
+    'cron(30 1 1,15 * ? 2027)',
+  ])('accepts %s', (expression) => {
+    expect(scheduleExpressionProblems(expression)).toEqual([])
+  })
+
+  it.each([
+    ['rate(1 hours)', /singular unit for 1/],
+    ['rate(5 hour)', /plural unit above 1/],
+    ['rate(0 minutes)', /1 or more/],
+    ['rate(1 week)', /minute\(s\), hour\(s\) or day\(s\)/],
+    ['cron(0 2 * * *)', /has 5 fields/],
+    ['cron(0 2 ? * ? *)', /exactly one of day-of-month .* must be "\?"/],
+    ['cron(60 2 * * ? *)', /minutes "60" is not valid/],
+    ['cron(0 24 * * ? *)', /hours "24" is not valid/],
+    ['cron(0 2 * 13 ? *)', /month "13" is not valid/],
+    ['cron(0 2 ? * FUNDAY *)', /day-of-week "FUNDAY" is not valid/],
+    ['cron(0 2 * * ? 1969)', /year "1969" is not valid/],
+    ['cron(0/0 2 * * ? *)', /bad increment/],
+    ['cron(0 2 1? * ? *)', /day-of-month "1\?" is not valid/],
+    ['at(2026-12-01T02:00:00)', /must be cron\(.*\) or rate\(value unit\)/],
+  ])('rejects %s, saying why', (expression, why) => {
+    expect(scheduleExpressionProblems(expression).join('; ')).toMatch(why)
+  })
+})

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { type ColumnType, MAX_COLUMN_NAME_LENGTH, SCHEMAS_FOLDER, ColumnType as Types } from '../constants.ts'
+import { WriteConflictError } from '../errors.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 
@@ -37,6 +38,15 @@ export interface RegisteredColumn {
   readonly lastSeen: string
 }
 
+/** The table's latest published export, as the upstream change guards compare with it. */
+export interface ExportBaseline {
+  readonly exportDate: string
+  readonly runId: string
+  readonly rows: number
+  /** Exported names of the CSV's columns, with the header text they came from. */
+  readonly columns: readonly { readonly name: string; readonly header: string }[]
+}
+
 export interface TableSchema {
   readonly version: typeof SCHEMA_DOCUMENT_VERSION
   readonly table: string
@@ -48,6 +58,8 @@ export interface TableSchema {
   readonly key?: readonly string[]
   /** Export dates published since the registry began to keep them: the dates `<table>_changes` compares. */
   readonly exportDates?: readonly string[]
+  /** Absent before the first export that recorded it (then no guard compares). */
+  readonly latestExport?: ExportBaseline
 }
 
 /** Where a column of the file being written takes its values from. */
@@ -85,6 +97,79 @@ export const readTableSchema = async (store: WarehouseStore, table: string): Pro
 
 export const writeTableSchema = (store: WarehouseStore, schema: TableSchema): Promise<string> =>
   store.putObject(schemaKey(schema.table), `${JSON.stringify(schema, null, 2)}\n`, 'application/json')
+
+/** Conditional writes lost in a row before giving up: each loss means another run's change was merged in. */
+const MAX_REGISTER_ATTEMPTS = 8
+
+/**
+ * Registers this export's schema without losing another run's: read the registry with its version, merge, tell
+ * the catalog, and write only if nobody wrote in between; else read again. Returns the schema as registered.
+ */
+export const registerTableSchema = async (
+  store: WarehouseStore,
+  mine: TableSchema,
+  publish?: (schema: TableSchema) => Promise<void>,
+): Promise<TableSchema> => {
+  const key = schemaKey(mine.table)
+  for (let attempt = 1; ; attempt++) {
+    const current = await store.getObjectVersion(key)
+    const registered = current === undefined ? undefined : (JSON.parse(current.body.toString('utf8')) as TableSchema)
+    const merged = mergeSchemas(registered, mine)
+    if (publish) await publish(merged)
+    try {
+      await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
+      return merged
+    } catch (error) {
+      if (!(error instanceof WriteConflictError) || attempt >= MAX_REGISTER_ATTEMPTS) throw error
+    }
+  }
+}
+
+/**
+ * The registry as it stands plus this export's view: columns are only ever appended, so the union keeps both
+ * runs' new columns; a column both know keeps the registered type (published first) and the widest dates.
+ */
+export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSchema): TableSchema => {
+  if (registered === undefined) return mine
+  const { key: _registeredKey, ...base } = registered
+  const columns = [...registered.columns]
+  const position = new Map(columns.map((c, i) => [c.name, i]))
+  for (const column of mine.columns) {
+    const at = position.get(column.name)
+    if (at === undefined) {
+      position.set(column.name, columns.length)
+      columns.push(column)
+      continue
+    }
+    const known = columns[at]!
+    const newer = column.lastSeen >= known.lastSeen
+    columns[at] = {
+      ...known,
+      ...(newer && column.header !== undefined ? { header: column.header } : {}),
+      firstSeen: minDate(known.firstSeen, column.firstSeen),
+      lastSeen: maxDate(known.lastSeen, column.lastSeen),
+    }
+  }
+  return {
+    ...base,
+    sourceTableId: mine.sourceTableId,
+    firstExportDate: minDate(registered.firstExportDate, mine.firstExportDate),
+    lastExportDate: maxDate(registered.lastExportDate, mine.lastExportDate),
+    columns,
+    ...latestOf(registered.latestExport, mine.latestExport),
+    // Both runs' dates, so `<table>_changes` compares every published date; the key is this run's configuration.
+    ...(registered.exportDates || mine.exportDates
+      ? { exportDates: [...new Set([...(registered.exportDates ?? []), ...(mine.exportDates ?? [])])].sort() }
+      : {}),
+    ...(mine.key === undefined ? {} : { key: mine.key }),
+  }
+}
+
+/** The guards compare with the newest published export, whichever run registered it (a backfill never wins). */
+const latestOf = (registered?: ExportBaseline, mine?: ExportBaseline): { latestExport?: ExportBaseline } => {
+  if (mine === undefined) return registered === undefined ? {} : { latestExport: registered }
+  return { latestExport: registered !== undefined && registered.exportDate > mine.exportDate ? registered : mine }
+}
 
 /** Decides the file's columns from the previous schema and this export, and the schema after it. */
 export const planWrite = (previous: TableSchema | undefined, current: CurrentExport): WritePlan => {

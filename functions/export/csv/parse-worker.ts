@@ -41,7 +41,7 @@ type FromParser =
   | { readonly type: 'header'; readonly header: string[]; readonly delimiter: Delimiter; readonly report: DecodeReport }
   | { readonly type: 'block'; readonly buffer: ArrayBuffer }
   | { readonly type: 'batch'; readonly batch: RecordBatch }
-  | { readonly type: 'end' }
+  | { readonly type: 'end'; readonly warnings: readonly string[] }
   | { readonly type: 'error'; readonly error: ErrorDescription }
 
 /** Lambda gives a function CPU time in proportion to its memory, whatever number of cores it lets it see. */
@@ -88,6 +88,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
   const batches = new Channel<RecordBatch>()
+  const warnings: string[] = []
   const freeBlocks: ArrayBuffer[] = []
   let blockCredit: (() => void) | undefined
   let blocksInFlight = 0
@@ -115,6 +116,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
       blocksInFlight--
       blockCredit?.()
     } else if (message.type === 'end') {
+      warnings.push(...message.warnings)
       ended = true
       batches.end()
     } else fail(reviveError(message.error, options.tableId))
@@ -177,6 +179,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     delimiter: first.delimiter,
     report: first.report,
     batches,
+    warnings,
     recycle: (bytes, offsets) => {
       if (!closed) worker.postMessage({ type: 'recycle', bytes, offsets } satisfies ToParser, [bytes, offsets])
     },
@@ -225,7 +228,7 @@ const runParseThread = async (options: TableParserOptions): Promise<void> => {
       batchesInFlight++
       post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
     }
-    post({ type: 'end' })
+    post({ type: 'end', warnings: [...parsed.warnings] })
   } catch (error) {
     post({ type: 'error', error: describeError(error) })
   }

@@ -32,6 +32,8 @@ export interface ParsedCsv<T = string[]> {
    * shorter than the header only when `shortRows` is 'pad'.
    */
   readonly batches: AsyncGenerator<T[]>
+  /** What was accepted but is worth knowing (a quote kept as text); complete once the batches end. */
+  readonly warnings: readonly string[]
 }
 
 /** Makes an item of each data record as soon as it is parsed, or nothing yet (a builder that fills batches). */
@@ -83,7 +85,8 @@ export const openCsvWith = async <T>(
     if (!ended) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
   }
   let header: string[] | undefined
-  const parsing = { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount }
+  const warnings: string[] = []
+  const parsing = { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount, warnings }
   const guarded = guardRecords(replay(), scan.delimiter, limits, options.tableId)
   const batches = parseRecords(guarded, { ...parsing, limits }, (record) => {
     if (header !== undefined) return take(record, header)
@@ -98,18 +101,20 @@ export const openCsvWith = async <T>(
     if (!first.done) yield first.value
     yield* batches
   }
-  return { delimiter: scan.delimiter, header, batches: rest() }
+  return { delimiter: scan.delimiter, header, batches: rest(), warnings }
 }
 
 async function* parseRecords<T>(
   source: AsyncIterable<Buffer>,
-  options: ParseOptions & { delimiter: Delimiter; headerFields: number; limits: RecordLimits },
+  options: ParseOptions & { delimiter: Delimiter; headerFields: number; limits: RecordLimits; warnings: string[] },
   take: (record: string[]) => T | undefined,
 ): AsyncGenerator<T[]> {
   let pending: T[] = []
   let failure: unknown
   /** Line on which the last complete record ended: the next record starts after it (for error messages). */
   const position = { lastRecordLine: 0 }
+  const raw = new RecordBytes()
+  let looseQuoteSeen = false
   const parser = parse({
     delimiter: options.delimiter,
     encoding: options.fieldsAsBytes ? 'latin1' : 'utf8',
@@ -119,7 +124,17 @@ async function* parseRecords<T>(
     skip_empty_lines: options.headerFields > 1,
     // A second net behind the guard (it counts characters of fields, the guard bytes of records).
     max_record_size: options.limits.maxRecordBytes,
+    // A stray quote is kept as text, as DuckDB, pandas and Python's csv do; an unclosed quote still fails.
+    relax_quotes: true,
     on_record: (record: string[], info: Info) => {
+      // Only the first record with a stray quote is reported, so the check stops once one is found.
+      if (!looseQuoteSeen && hasQuote(record)) {
+        if (hasLooseQuote(raw.take(info.bytes), options.delimiter.charCodeAt(0))) {
+          looseQuoteSeen = true
+          options.warnings.push(looseQuoteWarning(position.lastRecordLine + 1))
+        }
+      }
+      if (!looseQuoteSeen) raw.recordEnded(info.bytes)
       position.lastRecordLine = info.lines
       const item = take(record)
       if (item !== undefined) pending.push(item)
@@ -134,6 +149,7 @@ async function* parseRecords<T>(
     new Promise<void>((resolve, reject) => write((error) => (error || failure ? reject(error ?? failure) : resolve())))
   try {
     for await (const chunk of source) {
+      if (!looseQuoteSeen) raw.add(chunk)
       await settle((done) => parser.write(chunk, done))
       if (pending.length > 0) {
         const batch = pending
@@ -211,4 +227,77 @@ const toParseError = (
         hint: QUOTING_HINT,
       })
   }
+}
+
+const hasQuote = (record: readonly string[]): boolean => {
+  for (let i = 0; i < record.length; i++) if (record[i]!.indexOf('"') !== -1) return true
+  return false
+}
+
+const looseQuoteWarning = (line: number): string =>
+  `a quote inside an unquoted field (or after a closing quote) was kept as text, first in the record starting on line ${line}; the saved table's export does not quote such fields`
+
+/**
+ * The bytes of the record being parsed. The part of it in chunks already left is kept as a copy, since a caller may
+ * reuse a chunk's memory once the chunk after it is parsed; that is a few bytes per chunk, a record at most.
+ */
+class RecordBytes {
+  #parts: { start: number; bytes: Buffer }[] = []
+  #current: Buffer = Buffer.alloc(0)
+  #currentStart = 0
+  #recordStart = 0
+
+  add(chunk: Buffer): void {
+    const from = Math.max(0, this.#recordStart - this.#currentStart)
+    if (from < this.#current.length) {
+      this.#parts.push({ start: this.#currentStart + from, bytes: Buffer.from(this.#current.subarray(from)) })
+    }
+    this.#currentStart += this.#current.length
+    this.#current = chunk
+  }
+
+  recordEnded(end: number): void {
+    this.#recordStart = end
+    if (this.#parts.length > 0) {
+      this.#parts = this.#parts
+        .filter((part) => part.start + part.bytes.length > end)
+        .map((part) => (part.start >= end ? part : { start: end, bytes: part.bytes.subarray(end - part.start) }))
+    }
+  }
+
+  /** The record's bytes up to stream offset `end`. */
+  take(end: number): Buffer {
+    const from = Math.max(0, this.#recordStart - this.#currentStart)
+    const tail = this.#current.subarray(from, Math.max(from, end - this.#currentStart))
+    return this.#parts.length === 0 ? tail : Buffer.concat([...this.#parts.map((part) => part.bytes), tail])
+  }
+}
+
+const QUOTE = 0x22
+const CR = 0x0d
+const LF = 0x0a
+
+/** Whether a record's bytes hold a quote that relax_quotes kept as text: inside an unquoted field, or after a closing one. */
+export const hasLooseQuote = (bytes: Uint8Array, delimiter: number): boolean => {
+  let fieldStart = true
+  let quoted = false
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]
+    if (quoted) {
+      if (byte !== QUOTE) continue
+      if (bytes[i + 1] === QUOTE) {
+        i++
+        continue
+      }
+      quoted = false
+      const next = bytes[i + 1]
+      if (next !== undefined && next !== delimiter && next !== CR && next !== LF) return true
+    } else if (byte === delimiter || byte === CR || byte === LF) fieldStart = true
+    else if (byte === QUOTE && !fieldStart) return true
+    else {
+      quoted = byte === QUOTE
+      fieldStart = false
+    }
+  }
+  return false
 }

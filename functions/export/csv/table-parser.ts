@@ -9,6 +9,7 @@ import {
   type RecordBatch,
   RecordBatchBuilder,
 } from '../normalize/record-batch.ts'
+import type { TableRecords } from '../normalize/table-records.ts'
 import { type DecodeOptions, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { openCsvWith, type ParseOptions } from './parse.ts'
 
@@ -17,17 +18,12 @@ export interface TableParserOptions extends ParseOptions, Omit<DecodeOptions, 't
   readonly batchLimits?: BatchLimits | undefined
 }
 
-export interface ParsedTable {
-  readonly header: readonly string[]
+export interface ParsedTable extends TableRecords {
   readonly delimiter: Delimiter
   /** The encoding actually used and whether the body had a byte-order mark. */
   readonly report: DecodeReport
-  /** The data records in batches, in order. */
-  readonly batches: AsyncIterable<RecordBatch>
-  /** Hands back a batch's buffers once nothing reads the batch any more, for the next batches. */
-  recycle(bytes: ArrayBuffer, offsets: ArrayBuffer): void
-  /** Stops parsing (early or not) and frees what it holds; safe to call more than once. */
-  close(): Promise<void>
+  /** What parsing accepted but is worth reporting; complete once the batches end. */
+  readonly warnings: readonly string[]
 }
 
 /** Parses `source` on this thread. */
@@ -56,6 +52,7 @@ export const parseInline = async (source: AsyncIterable<Buffer>, options: TableP
     delimiter: csv.delimiter,
     report,
     batches: batches(),
+    warnings: csv.warnings,
     recycle: (bytes, offsets) => filled.recycle(bytes, offsets),
     close: async () => {
       await csv.batches.return(undefined)

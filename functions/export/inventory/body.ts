@@ -37,11 +37,17 @@ export const checkCsvContentType = (headers: IncomingHttpHeaders, tableId: strin
  */
 export async function* checkedCsvBody(
   body: AsyncIterable<Buffer>,
-  context: { tableId: string; status: number; contentLength: number | undefined },
+  context: {
+    tableId: string
+    status: number
+    contentLength: number | undefined
+    /** Whether to refuse an HTML or JSON page; a workbook's reader tells those from a zip itself. @default true */
+    sniffPage?: boolean
+  },
   progress: BodyProgress = { bytes: 0 },
 ): AsyncGenerator<Buffer> {
   const { tableId, status, contentLength } = context
-  let sniffed = false
+  let sniffed = context.sniffPage === false
   let head = ''
   try {
     for await (const chunk of body) {

@@ -107,10 +107,9 @@ export class InventoryClient {
       response.body.destroy()
       throw error
     }
-    const body =
-      format === TableFormat.CSV
-        ? checkedCsvBody(response.body, { tableId, status: response.status, contentLength }, progress)
-        : countedBody(response.body, progress)
+    // A workbook's reader tells a page from a zip itself; the framing checks apply to both.
+    const sniffPage = format === TableFormat.CSV
+    const body = checkedCsvBody(response.body, { tableId, status: response.status, contentLength, sniffPage }, progress)
     return {
       tableId,
       status: response.status,
@@ -206,13 +205,6 @@ const checkFraming = (
 const parseContentLength = (headers: IncomingHttpHeaders): number | undefined => {
   const value = headers['content-length']
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined
-}
-
-async function* countedBody(body: AsyncIterable<Buffer>, progress: BodyProgress): AsyncGenerator<Buffer> {
-  for await (const chunk of body) {
-    progress.bytes += chunk.length
-    yield chunk
-  }
 }
 
 /** A 408 asks the client to send the request again; like 429 and 5xx it may heal, so it is retried. */

@@ -27,7 +27,10 @@ interface Page {
   readonly values: number
 }
 
-/** The body of the page being written; reused, since its bytes are compressed (copied) before the next page. */
+/**
+ * The body of the page being written; reused, since its bytes are compressed (copied) before the next page and
+ * a chunk is written synchronously, so tables encoded side by side never share it mid-page.
+ */
 const scratch = new ByteWriter(PAGE_BYTES + 64 * 1024)
 
 /**

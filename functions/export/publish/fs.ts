@@ -3,17 +3,20 @@
  * renamed into place on commit: rename(2) replaces the target atomically, so readers see the old file or
  * the new one, never a part. Temporary files a killed run left behind are removed once they are a day old.
  */
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { PublishError } from '../errors.ts'
-import type { ObjectUpload, WarehouseStore } from './store.ts'
+import { PublishError, WriteConflictError } from '../errors.ts'
+import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
 const TEMP_SUFFIX = '.partial'
 /** A temporary file untouched for this long belongs to a run that died; live uploads write far more often. */
 const STALE_TEMP_MS = 24 * 60 * 60 * 1000
+/** A lock is held for one small read and write; one this old belongs to a run that died holding it. */
+const STALE_LOCK_MS = 30 * 1000
+const LOCK_POLL_MS = 20
 
 export class FolderWarehouseStore implements WarehouseStore {
   readonly root: string
@@ -42,6 +45,7 @@ export class FolderWarehouseStore implements WarehouseStore {
         await closeStream(stream)
         if (failure) throw this.#error(key, failure)
         try {
+          await syncFile(temp)
           await mkdir(path.dirname(target), { recursive: true })
           await rename(temp, target)
         } catch (error) {
@@ -61,7 +65,14 @@ export class FolderWarehouseStore implements WarehouseStore {
     const target = this.#path(key)
     const temp = await this.#tempPath()
     try {
-      await writeFile(temp, body, { flag: 'wx' })
+      // Flushed before the rename: after a crash the name points at the whole content, never at an empty file.
+      const handle = await open(temp, 'wx')
+      try {
+        await handle.writeFile(body)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
       await mkdir(path.dirname(target), { recursive: true })
       await rename(temp, target)
     } catch (error) {
@@ -69,6 +80,46 @@ export class FolderWarehouseStore implements WarehouseStore {
       throw this.#error(key, error)
     }
     return target
+  }
+
+  async getObjectVersion(key: string): Promise<VersionedObject | undefined> {
+    const body = await this.getObject(key)
+    return body === undefined ? undefined : { body, version: contentVersion(body) }
+  }
+
+  /** Under an exclusive lock file beside the object (`<file>.lock`), which other runs wait for. */
+  async putObjectIfVersion(
+    key: string,
+    body: string | Uint8Array,
+    _contentType: string,
+    version: string | undefined,
+  ): Promise<string> {
+    const target = this.#path(key)
+    const release = await this.#lock(key, `${target}.lock`)
+    try {
+      const current = await this.getObjectVersion(key)
+      if (current?.version !== version) throw new WriteConflictError({ target })
+      return await this.putObject(key, body)
+    } finally {
+      await release()
+    }
+  }
+
+  async #lock(key: string, lockPath: string): Promise<() => Promise<void>> {
+    await mkdir(path.dirname(lockPath), { recursive: true })
+    for (const started = Date.now(); ; ) {
+      try {
+        const handle = await open(lockPath, 'wx')
+        await handle.close()
+        return () => rm(lockPath, { force: true })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw this.#error(key, error)
+      }
+      const held = await stat(lockPath).catch(() => undefined)
+      if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) await rm(lockPath, { force: true })
+      else if (Date.now() - started > STALE_LOCK_MS) throw new WriteConflictError({ target: lockPath })
+      else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
+    }
   }
 
   async getObject(key: string): Promise<Buffer | undefined> {
@@ -127,6 +178,18 @@ export class FolderWarehouseStore implements WarehouseStore {
       reason: cause instanceof Error ? cause.message : String(cause),
       cause,
     })
+  }
+}
+
+const contentVersion = (body: Buffer): string => createHash('sha256').update(body).digest('hex')
+
+/** Flushes a written file to the disk, so that renaming it into place publishes what was written. */
+const syncFile = async (file: string): Promise<void> => {
+  const handle = await open(file, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
   }
 }
 

@@ -12,8 +12,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { ExportError, PublishError } from '../errors.ts'
-import type { ObjectUpload, WarehouseStore } from './store.ts'
+import { ExportError, PublishError, WriteConflictError } from '../errors.ts'
+import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 /** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */
 export const DEFAULT_PART_SIZE = 8 * 1024 * 1024
@@ -125,6 +125,47 @@ export class S3WarehouseStore implements WarehouseStore {
         new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey, Body: body, ContentType: contentType }),
       )
     } catch (error) {
+      throw this.#error(key, error)
+    }
+    return `s3://${this.#bucket}/${objectKey}`
+  }
+
+  async getObjectVersion(key: string): Promise<VersionedObject | undefined> {
+    try {
+      const response = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+      const body =
+        response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
+      return { body, version: response.ETag ?? '' }
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      throw this.#error(key, error)
+    }
+  }
+
+  async putObjectIfVersion(
+    key: string,
+    body: string | Uint8Array,
+    contentType: string,
+    version: string | undefined,
+  ): Promise<string> {
+    const objectKey = this.#key(key)
+    const condition = version === undefined ? { IfNoneMatch: '*' } : { IfMatch: version }
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: objectKey,
+          Body: body,
+          ContentType: contentType,
+          ...condition,
+        }),
+      )
+    } catch (error) {
+      // 412: the ETag moved (or the object appeared); 409: a conditional write to the same key raced this one.
+      const name = (error as { name?: string }).name
+      if (name === 'PreconditionFailed' || name === 'ConditionalRequestConflict') {
+        throw new WriteConflictError({ target: `s3://${this.#bucket}/${objectKey}`, cause: error })
+      }
       throw this.#error(key, error)
     }
     return `s3://${this.#bucket}/${objectKey}`

@@ -13,6 +13,12 @@ export interface ObjectUpload {
   abort(): Promise<void>
 }
 
+export interface VersionedObject {
+  readonly body: Buffer
+  /** Opaque: an S3 ETag, or a hash of a file's content. */
+  readonly version: string
+}
+
 export interface WarehouseStore {
   /** Where keys land, for messages: a folder path or an `s3://bucket/prefix` URI. */
   readonly root: string
@@ -22,6 +28,18 @@ export interface WarehouseStore {
   putObject(key: string, body: string | Uint8Array, contentType: string): Promise<string>
   /** Reads a small object, or undefined when there is none. */
   getObject(key: string): Promise<Buffer | undefined>
+  /** Reads a small object with its version, for a read-modify-write; undefined when there is none. */
+  getObjectVersion(key: string): Promise<VersionedObject | undefined>
+  /**
+   * Writes a small object only if it is still at `version` (undefined: only if there is none yet); otherwise
+   * throws WriteConflictError and writes nothing, so that two writers can never lose each other's change.
+   */
+  putObjectIfVersion(
+    key: string,
+    body: string | Uint8Array,
+    contentType: string,
+    version: string | undefined,
+  ): Promise<string>
   /** Streams an object of any size, or undefined when there is none. */
   readObject(key: string): Promise<AsyncIterable<Buffer> | undefined>
   /** Keys under a prefix (relative to the root). */

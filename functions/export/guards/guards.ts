@@ -1,0 +1,111 @@
+/**
+ * The guards stage, between encode and publish: compares an export with the table's latest published one (the
+ * registry's `latestExport`) and says what fired. Pure: the caller holds the table (publishes nothing) when a
+ * finding is `held`, and records the new baseline once the export is published.
+ */
+import type { ExportBaseline } from '../catalog/registry.ts'
+import type { GuardsConfig, TableGuardsConfig } from '../config.ts'
+import type { GuardFinding } from '../run-record.ts'
+
+/** What the guards of one table do; `false` switches one off. */
+export type GuardSettings = GuardsConfig
+
+/** The export about to be published. */
+export interface ExportSnapshot {
+  readonly exportDate: string
+  readonly runId: string
+  readonly rows: number
+  readonly columns: readonly { readonly name: string; readonly header: string }[]
+}
+
+/** A table's guards: `export.guards` with the table's overrides; undefined when the table switched them off. */
+export const guardSettings = (
+  defaults: GuardsConfig,
+  table: TableGuardsConfig | undefined,
+): GuardSettings | undefined => {
+  if (table === false) return undefined
+  const overrides = Object.fromEntries(Object.entries(table ?? {}).filter(([, value]) => value !== undefined))
+  return { ...defaults, ...overrides }
+}
+
+const count = (n: number): string => n.toLocaleString('en-US')
+const percent = (ratio: number): string => `${(ratio * 100).toFixed(ratio < 0.01 && ratio > 0 ? 2 : 1)}%`
+const RENAME_NOTE = "a column renamed in the service's UI shows as one removed and one added"
+
+/**
+ * Every guard that fires for `current` against `baseline`. A first export (no baseline) and a backfill (a date
+ * before the baseline's: the latest view does not move to it) have nothing to compare with.
+ * `accept`: an operator checked the change, so what would hold is published as `accepted`.
+ */
+export const checkGuards = (
+  baseline: ExportBaseline | undefined,
+  current: ExportSnapshot,
+  settings: GuardSettings | undefined,
+  accept: boolean,
+): GuardFinding[] => {
+  if (settings === undefined || baseline === undefined || current.exportDate < baseline.exportDate) return []
+  const holdOrAccept = accept ? 'accepted' : 'held'
+  const since = `dt=${baseline.exportDate}`
+  const findings: GuardFinding[] = []
+
+  const previousRows = baseline.rows
+  if (previousRows > 0) {
+    const { rows } = current
+    const ratio = rows / previousRows
+    const { holdBelow, warnBelow } = settings
+    // Zero rows after a non-empty export holds whatever holdBelow says, as long as the guard is on.
+    const hold = holdBelow !== false && (rows === 0 || ratio < holdBelow)
+    const warn = !hold && warnBelow !== false && (rows === 0 || ratio < warnBelow)
+    if (hold || warn) {
+      const threshold = hold ? (holdBelow as number) : (warnBelow as number)
+      const setting = hold ? 'holdBelow' : 'warnBelow'
+      findings.push({
+        code: 'ROW_COUNT_DROP',
+        action: hold ? holdOrAccept : 'warned',
+        message: `${count(rows)} rows where the previous export (${since}) had ${count(previousRows)}: ${percent(ratio)} of it, below ${setting} ${threshold}`,
+        previousExportDate: baseline.exportDate,
+        previousRows,
+        rows,
+        ratio,
+        threshold,
+      })
+    }
+  }
+
+  const now = new Set(current.columns.map((c) => c.name))
+  const before = new Set(baseline.columns.map((c) => c.name))
+  const removed = baseline.columns.filter((c) => !now.has(c.name))
+  const added = current.columns.filter((c) => !before.has(c.name))
+  const rename = removed.length > 0 && added.length > 0 ? `; ${RENAME_NOTE}` : ''
+  const describe = (columns: readonly { name: string; header: string }[]) =>
+    columns.map((c) => (c.header === c.name ? c.name : `${c.name} ("${c.header}")`)).join(', ')
+  const columnFinding = (
+    code: 'COLUMNS_REMOVED' | 'COLUMNS_ADDED',
+    action: GuardSettings['columnsRemoved'],
+    columns: readonly { name: string; header: string }[],
+    verb: string,
+  ) => {
+    if (columns.length === 0 || action === false) return
+    findings.push({
+      code,
+      action: action === 'hold' ? holdOrAccept : 'warned',
+      message: `${columns.length} column${columns.length === 1 ? '' : 's'} ${verb} since ${since}: ${describe(columns)}${rename}`,
+      previousExportDate: baseline.exportDate,
+      columns: columns.map((c) => c.name),
+    })
+  }
+  columnFinding('COLUMNS_REMOVED', settings.columnsRemoved, removed, 'removed')
+  columnFinding('COLUMNS_ADDED', settings.columnsAdded, added, 'added')
+  // The holding findings first: the first one names the table's error code.
+  return [...findings.filter((f) => f.action === 'held'), ...findings.filter((f) => f.action !== 'held')]
+}
+
+/** The baseline after publishing `current`: a later date replaces it, a backfill leaves it as it was. */
+export const nextBaseline = (previous: ExportBaseline | undefined, current: ExportSnapshot): ExportBaseline =>
+  previous !== undefined && previous.exportDate > current.exportDate
+    ? previous
+    : { exportDate: current.exportDate, runId: current.runId, rows: current.rows, columns: current.columns }
+
+/** One line for logs and the summary: `ROW_COUNT_DROP held: ...; COLUMNS_ADDED warned: ...`. */
+export const describeGuards = (findings: readonly GuardFinding[]): string =>
+  findings.map((f) => `${f.code} ${f.action}: ${f.message}`).join('; ')

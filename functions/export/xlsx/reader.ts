@@ -1,0 +1,78 @@
+/**
+ * The whole read stage of a workbook: body bytes -> spooled file -> zip -> the first worksheet's rows as record
+ * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. Runs on this thread:
+ * the inflating and XML parsing are cheaper per row than csv-parse's strings (see "Performance" in the README).
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'
+import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
+import type { TableRecords } from '../normalize/table-records.ts'
+import { openSheetRows } from './sheet.ts'
+import { checkWorkbookStart, spoolBody } from './spool.ts'
+import { readWorkbookParts } from './workbook.ts'
+import { openZip, type ZipArchive } from './zip.ts'
+
+export interface WorkbookReadOptions {
+  readonly tableId: string
+  /** Folder for the spooled body (the Lambda's /tmp, or the OS temp folder). */
+  readonly spoolDirectory: string
+  /** @default DEFAULT_BATCH_LIMITS */
+  readonly batchLimits?: BatchLimits | undefined
+  /** The `limits` section, applied to the worksheet's rows and cells. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
+}
+
+export interface WorkbookTable extends TableRecords {
+  /** The worksheet read: the first in workbook order. */
+  readonly sheetName: string
+  /** Warnings for the run record (error cells exported as NULL), complete once the batches have ended. */
+  warnings(): string[]
+}
+
+export const openWorkbookTable = async (
+  source: AsyncIterable<Buffer>,
+  options: WorkbookReadOptions,
+): Promise<WorkbookTable> => {
+  const { tableId } = options
+  await mkdir(options.spoolDirectory, { recursive: true })
+  const file = path.join(options.spoolDirectory, `workbook-${randomUUID()}.xlsx`)
+  let zip: ZipArchive | undefined
+  const close = async () => {
+    zip?.close()
+    zip = undefined
+    await rm(file, { force: true })
+  }
+  try {
+    const bytes = await spoolBody(source, file)
+    await checkWorkbookStart(file, bytes, tableId)
+    zip = await openZip(file, tableId)
+    const parts = await readWorkbookParts(zip, tableId)
+    const rows = await openSheetRows(await zip.open(parts.sheetPath), parts, {
+      tableId,
+      batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
+      limits: options.limits ?? DEFAULT_RECORD_LIMITS,
+    })
+    return {
+      header: rows.header,
+      batches: rows.batches,
+      recycle: rows.recycle,
+      sheetName: parts.sheetName,
+      warnings: () => {
+        const { count, values } = rows.errorCells
+        if (count === 0) return []
+        return [
+          `${count.toLocaleString('en-US')} error cell${count === 1 ? '' : 's'} (${[...values].join(', ')}) of worksheet "${parts.sheetName}" exported as NULL`,
+        ]
+      },
+      close: async () => {
+        await rows.batches.return(undefined)
+        await close()
+      },
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+}

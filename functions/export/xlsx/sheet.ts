@@ -1,0 +1,236 @@
+/**
+ * The worksheet's XML -> the header and record batches. Rows come as `<row><c r="C7" t="s" s="3"><v>..</v></c>`;
+ * a cell goes to the column its reference names, so a sparse row that leaves out empty cells keeps its columns.
+ * The first row with a value is the header; later rows without one are skipped, as a workbook leaves them out.
+ * Each cell becomes the text the CSV would carry (cells.ts) and is copied into the batch being filled.
+ */
+import type { Readable } from 'node:stream'
+import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
+import { DataError, WorkbookError } from '../errors.ts'
+import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
+import { numberText, serialText } from './cells.ts'
+import { GENERAL_FORMAT, NumberKind } from './number-format.ts'
+import { byteString, StringItemText, unescapeText } from './shared-strings.ts'
+import type { WorkbookParts } from './workbook.ts'
+import { streamXmlEntry, type XmlTag } from './xml.ts'
+
+/** Excel's last column is XFD. */
+export const MAX_SHEET_COLUMNS = 16_384
+/** Distinct error values named in the warning. */
+const ERROR_VALUES_NAMED = 5
+
+export interface SheetRows {
+  readonly header: readonly string[]
+  readonly batches: AsyncGenerator<RecordBatch>
+  /** Hands back a batch's buffers for reuse. */
+  recycle(bytes: ArrayBuffer, offsets: ArrayBuffer): void
+  /** Error cells (`#N/A`, `#DIV/0!`...) read so far, exported as NULL, and which values they held. */
+  readonly errorCells: { count: number; values: Set<string> }
+}
+
+/** The 0-based column of a cell reference such as `AB12`, or -1 when it has no letters. */
+export const columnOfReference = (reference: string): number => {
+  let column = 0
+  let i = 0
+  for (; i < reference.length; i++) {
+    const code = reference.charCodeAt(i) | 0x20
+    if (code < 0x61 || code > 0x7a) break
+    column = column * 26 + (code - 0x60)
+  }
+  return i === 0 ? -1 : column - 1
+}
+
+/** Reads up to the header row; the batches then stream the rest of the sheet. */
+export const openSheetRows = async (
+  entry: Readable,
+  parts: WorkbookParts,
+  options: { readonly tableId: string; readonly batchLimits: BatchLimits; readonly limits: RecordLimits },
+): Promise<SheetRows> => {
+  const { tableId, limits } = options
+  const { formats, sharedStrings, date1904 } = parts
+  const part = `worksheet "${parts.sheetName}" (${parts.sheetPath})`
+  const errorCells = { count: 0, values: new Set<string>() }
+  const ready: RecordBatch[] = []
+  const stringItem = new StringItemText()
+  let header: string[] | undefined
+  let builder: RecordBatchBuilder | undefined
+  let row: string[] = []
+  let rowNumber = 0
+  let rowHasValue = false
+  let rowBytes = 0
+  let column = -1
+  let type = 'n'
+  let style = 0
+  let value = ''
+  let inValue = false
+  let inInline = false
+
+  const cellText = (): string => {
+    switch (type) {
+      case 's': {
+        const text = sharedStrings.at(Number(value))
+        if (text === undefined) {
+          throw new WorkbookError('XLSX_MALFORMED', {
+            tableId,
+            reason: `row ${rowNumber} of ${part} names shared string ${value}, which the workbook does not have`,
+          })
+        }
+        return text
+      }
+      case 'inlineStr':
+        return byteString(unescapeText(stringItem.take()))
+      case 'str':
+        return byteString(unescapeText(value))
+      case 'b':
+        return value === '' ? '' : value === '1' || value === 'true' ? 'true' : 'false'
+      case 'e':
+        if (value !== '') {
+          errorCells.count++
+          if (errorCells.values.size < ERROR_VALUES_NAMED) errorCells.values.add(value)
+        }
+        return ''
+      case 'd':
+        return value
+      default: {
+        if (value === '') return ''
+        const number = Number(value)
+        if (!Number.isFinite(number)) return byteString(value)
+        const format = formats[style] ?? GENERAL_FORMAT
+        if (format.kind >= NumberKind.DATE)
+          return serialText(number, format.kind, date1904) ?? numberText(number, format)
+        return numberText(number, format)
+      }
+    }
+  }
+
+  const endCell = () => {
+    const text = cellText()
+    if (text === '') return
+    // The limits count a cell's UTF-8 bytes (its text as the CSV would carry it) and a row's, as for a CSV record.
+    if (text.length > limits.maxFieldBytes) {
+      throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `a cell of ${text.length} bytes`)
+    }
+    rowBytes += text.length
+    if (rowBytes > limits.maxRecordBytes) {
+      throw limitExceeded(
+        tableId,
+        'maxRecordBytes',
+        limits.maxRecordBytes,
+        rowNumber,
+        `a row of over ${rowBytes} bytes`,
+      )
+    }
+    if (column >= limits.maxColumns) {
+      throw limitExceeded(tableId, 'maxColumns', limits.maxColumns, rowNumber, `a value in column ${column + 1}`)
+    }
+    const width = header === undefined ? MAX_SHEET_COLUMNS : header.length
+    if (column >= width) {
+      throw new DataError('ROW_FIELD_COUNT', {
+        tableId,
+        line: rowNumber,
+        reason: `row ${rowNumber} of ${part} has a value in column ${column + 1} where the header has ${width} columns`,
+        hint: 'fix the saved table so that every column has a header; the previous data is kept',
+      })
+    }
+    while (row.length <= column) row.push('')
+    row[column] = text
+    rowHasValue = true
+  }
+
+  const endRow = () => {
+    if (!rowHasValue) return
+    if (header === undefined) {
+      header = row.map((cell) => Buffer.from(cell, 'latin1').toString('utf8'))
+      builder = new RecordBatchBuilder(header.length, options.batchLimits)
+    } else {
+      const batch = builder!.add(row)
+      if (batch) ready.push(batch)
+    }
+  }
+
+  const open = (tag: XmlTag) => {
+    switch (tag.name) {
+      case 'c': {
+        const reference = tag.attributes.r
+        column = reference === undefined ? column + 1 : columnOfReference(reference)
+        if (column < 0 || column >= MAX_SHEET_COLUMNS) {
+          throw new WorkbookError('XLSX_MALFORMED', {
+            tableId,
+            reason: `row ${rowNumber} of ${part} has a cell with the reference "${reference}"`,
+          })
+        }
+        type = tag.attributes.t ?? 'n'
+        style = tag.attributes.s === undefined ? 0 : Number(tag.attributes.s)
+        value = ''
+        break
+      }
+      case 'v':
+        inValue = true
+        break
+      case 'is':
+        inInline = true
+        break
+      case 'row':
+        rowNumber = tag.attributes.r === undefined ? rowNumber + 1 : Number(tag.attributes.r)
+        row = []
+        rowHasValue = false
+        rowBytes = 0
+        column = -1
+        break
+      default:
+        if (inInline) stringItem.open(tag.name)
+    }
+  }
+  const text = (text: string) => {
+    if (inValue) value += text
+    else if (inInline) stringItem.text(text)
+  }
+  const close = (name: string) => {
+    switch (name) {
+      case 'v':
+        inValue = false
+        break
+      case 'is':
+        inInline = false
+        break
+      case 'c':
+        endCell()
+        break
+      case 'row':
+        endRow()
+        break
+      default:
+        if (inInline) stringItem.close(name)
+    }
+  }
+
+  const steps = streamXmlEntry(entry, part, tableId, { open, text, close })
+  while (header === undefined) {
+    const step = await steps.next()
+    if (step.done) {
+      throw new WorkbookError('XLSX_NO_HEADER', {
+        tableId,
+        reason: `${part}, the first of the workbook, has no header row (no row with a value)`,
+      })
+    }
+  }
+  async function* batches(): AsyncGenerator<RecordBatch> {
+    try {
+      for (;;) {
+        while (ready.length > 0) yield ready.shift()!
+        const step = await steps.next()
+        if (step.done) break
+      }
+      const last = builder!.flush()
+      if (last) yield last
+    } finally {
+      await steps.return(undefined)
+    }
+  }
+  return {
+    header,
+    batches: batches(),
+    recycle: (bytes, offsets) => builder?.recycle(bytes, offsets),
+    errorCells,
+  }
+}

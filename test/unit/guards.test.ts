@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest'
+import { parseExportConfig } from '../../functions/export/config.ts'
+import type { ConfigError } from '../../functions/export/errors.ts'
+import { checkGuards, guardSettings, nextBaseline } from '../../functions/export/guards/guards.ts'
+
+const config = (extra: { export?: object; guards?: unknown } = {}) => ({
+  source: { baseUrl: 'https://inventory.example.com' },
+  tables: [{ id: '1001', name: 'devices', ...(extra.guards === undefined ? {} : { guards: extra.guards }) }],
+  ...(extra.export === undefined ? {} : { export: extra.export }),
+})
+const problemsOf = (input: unknown): string[] => {
+  try {
+    parseExportConfig(input)
+    return []
+  } catch (error) {
+    return (error as ConfigError).problems.map((p) => `${p.field}: ${p.message}`)
+  }
+}
+
+const columns = (...names: string[]) => names.map((name) => ({ name, header: name }))
+const baseline = { exportDate: '2026-11-01', runId: 'r1', rows: 1000, columns: columns('a', 'b') }
+const snapshot = (rows: number, ...names: string[]) => ({
+  exportDate: '2026-11-02',
+  runId: 'r2',
+  rows,
+  columns: columns(...(names.length > 0 ? names : ['a', 'b'])),
+})
+const defaults = parseExportConfig(config()).export.guards
+
+describe('guard configuration', () => {
+  it('defaults to hold below 10 %, warn below 50 %, warn on removed and added columns', () => {
+    expect(defaults).toEqual({ holdBelow: 0.1, warnBelow: 0.5, columnsRemoved: 'warn', columnsAdded: 'warn' })
+  })
+
+  it.each([
+    [{ export: { guards: { holdBelow: 1.5 } } }, 'export.guards.holdBelow: must be a ratio from 0 to 1'],
+    [{ export: { guards: { holdBelow: 0.6 } } }, 'export.guards.holdBelow: holdBelow must not exceed warnBelow'],
+    [{ export: { guards: { columnsRemoved: 'drop' } } }, 'export.guards.columnsRemoved'],
+    [{ guards: { warnBelow: 0.05 } }, 'tables[0].guards.holdBelow: holdBelow 0.1 must not exceed warnBelow 0.05'],
+    [{ guards: { holdBelow: -0.1 } }, 'tables[0].guards'],
+    [{ guards: { holdbelow: 0.2 } }, 'tables[0].guards.holdbelow'],
+    [{ export: { guards: { warnBellow: 0.2 } } }, 'export.guards.warnBellow'],
+  ])('rejects %j, naming the field', (input, expected) => {
+    expect(problemsOf(config(input)).join('\n')).toContain(expected)
+  })
+
+  it('merges a table override over the defaults; false switches a guard or every guard off', () => {
+    const table = parseExportConfig(config({ guards: { holdBelow: false, columnsRemoved: 'hold' } })).tables[0]!
+    expect(guardSettings(defaults, table.guards)).toEqual({ ...defaults, holdBelow: false, columnsRemoved: 'hold' })
+    expect(guardSettings(defaults, false)).toBeUndefined()
+  })
+})
+
+describe('the guards', () => {
+  it('hold below holdBelow, warn below warnBelow, and say nothing above', () => {
+    expect(checkGuards(baseline, snapshot(99), defaults, false).map((f) => f.action)).toEqual(['held'])
+    expect(checkGuards(baseline, snapshot(100), defaults, false).map((f) => f.action)).toEqual(['warned'])
+    expect(checkGuards(baseline, snapshot(500), defaults, false)).toEqual([])
+  })
+
+  it('hold zero rows after a non-empty export even with holdBelow 0, but not with holdBelow false', () => {
+    expect(checkGuards(baseline, snapshot(0), { ...defaults, holdBelow: 0 }, false)[0]?.action).toBe('held')
+    expect(checkGuards(baseline, snapshot(0), { ...defaults, holdBelow: false }, false)[0]?.action).toBe('warned')
+  })
+
+  it('compare nothing for a first export, a backfill, or an empty previous export', () => {
+    expect(checkGuards(undefined, snapshot(0), defaults, false)).toEqual([])
+    expect(checkGuards({ ...baseline, exportDate: '2026-11-03' }, snapshot(0), defaults, false)).toEqual([])
+    expect(checkGuards({ ...baseline, rows: 0 }, snapshot(0), defaults, false)).toEqual([])
+  })
+
+  it('mark what would hold as accepted when the change is accepted', () => {
+    const findings = checkGuards(baseline, snapshot(5, 'a'), { ...defaults, columnsRemoved: 'hold' }, true)
+    expect(findings.map((f) => [f.code, f.action])).toEqual([
+      ['ROW_COUNT_DROP', 'accepted'],
+      ['COLUMNS_REMOVED', 'accepted'],
+    ])
+  })
+
+  it('list the holding findings first, so the first names the error code', () => {
+    const findings = checkGuards(baseline, snapshot(400, 'a', 'c'), { ...defaults, columnsAdded: 'hold' }, false)
+    expect(findings.map((f) => [f.code, f.action])).toEqual([
+      ['COLUMNS_ADDED', 'held'],
+      ['ROW_COUNT_DROP', 'warned'],
+      ['COLUMNS_REMOVED', 'warned'],
+    ])
+  })
+
+  it('keep the later baseline when a backfill is published after a newer export', () => {
+    const later = { ...baseline, exportDate: '2026-11-05' }
+    expect(nextBaseline(later, snapshot(3))).toBe(later)
+    expect(nextBaseline(baseline, snapshot(3))).toMatchObject({ exportDate: '2026-11-02', rows: 3 })
+  })
+})
