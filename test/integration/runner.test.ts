@@ -36,7 +36,7 @@ describe('the local runner', () => {
     for (const name of ['devices', 'installed_software', 'users', 'payroll_devices']) {
       expect(await readdir(path.join(out, name, 'dt=2026-01-15'))).toEqual(['data.parquet'])
     }
-    expect(result.stdout).toMatch(/devices\s+ok\s+2,500\s+24/)
+    expect(result.stdout).toMatch(/devices\s+ok\s+2,500\s+25/)
     expect(result.stdout).toContain('4 of 4 tables exported')
   })
 
