@@ -63,7 +63,7 @@ const CLI = path.resolve(import.meta.dirname, '../../functions/local/cli.ts')
 /** Resolves once `condition` holds, polling every 20 ms for at most 10 s. */
 const until = async (condition: () => boolean | Promise<boolean>): Promise<void> => {
   for (const started = Date.now(); !(await condition()); ) {
-    if (Date.now() - started > 10_000) throw new Error('timed out waiting for a condition')
+    if (Date.now() - started > 30_000) throw new Error('timed out waiting for a condition')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
