@@ -22,8 +22,10 @@ export const exportWithProbe = async (
   csvFile: string,
   nodeFlags: string[] = [],
   table = 'bench=devices',
+  workbook?: { readonly file: string },
 ): Promise<MemoryFigures> => {
-  const server = spawn(process.execPath, [path.join(ROOT, 'bench/serve.ts'), csvFile], {
+  const served = workbook === undefined ? [csvFile] : [csvFile, workbook.file]
+  const server = spawn(process.execPath, [path.join(ROOT, 'bench/serve.ts'), ...served], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   try {
@@ -41,6 +43,7 @@ export const exportWithProbe = async (
       line.toString('utf8').trim(),
       '--table',
       table,
+      ...(workbook === undefined ? [] : ['--format', 'xlsx']),
       '--token-file',
       token,
       '--out',
