@@ -154,7 +154,9 @@ const rejectDemo = (values: Flags): false => {
 const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
 
 const parseTableFlag = (value: string): { id: string; name?: string } => {
-  const [id, name] = value.split('=', 2) as [string, string | undefined]
+  const [id, name, ...rest] = value.split('=') as [string, string | undefined, ...string[]]
+  // `1=a=b` used to land as table a; a second `=` is a typo, never part of a name.
+  if (rest.length > 0) throw new UsageError(`--table must be ID or ID=NAME with one "=", got "${value}"`)
   return name === undefined ? { id } : { id, name }
 }
 

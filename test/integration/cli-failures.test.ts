@@ -106,6 +106,16 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'start: --table with a second "="',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--table must be ID or ID=NAME with one "=", got "1=a=b"/,
+      run: () => cli(['export', '--base-url', 'https://inventory.example.com', '--table', '1=a=b']),
+    },
+  ],
+  [
     'start: an unknown flag',
     { command: 'start', exitCode: 2, code: 'USAGE_INVALID', names: /--bogus/, run: () => cli(['export', '--bogus']) },
   ],
