@@ -5,8 +5,9 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import type { ExportConfigInput } from '../export/config.ts'
-import { EXPORT_DATE_PATTERN, TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
+import { TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
 import { TokenUnavailableError, UsageError } from '../export/errors.ts'
+import { exportDateProblem } from '../export/export-date.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 
@@ -68,9 +69,8 @@ export const parseExportArgs = async (
   }
   const { values, positionals } = parsed
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
-  if (values.date !== undefined && !isValidDate(values.date)) {
-    throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, got "${values.date}"`)
-  }
+  const dateProblem = values.date === undefined ? undefined : exportDateProblem(values.date)
+  if (dateProblem) throw new UsageError(`--date ${dateProblem}, got "${values.date}"`)
   const demo = demoAllowed ? demoMode(values) : rejectDemo(values)
   const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
   const fromFile = values.config ? await readConfigFile(values.config) : {}
@@ -168,9 +168,6 @@ const parseFormatFlag = (value: string | undefined, hasTables: boolean): TableFo
   if (!hasTables) throw new UsageError('--format applies to --table flags; in a --config file set "format" per table')
   return value as TableFormatName
 }
-
-const isValidDate = (text: string): boolean =>
-  EXPORT_DATE_PATTERN.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text)
 
 const readConfigFile = async (file: string): Promise<Record<string, unknown>> => {
   let text: string

@@ -180,6 +180,26 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'check: a date before 2000',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date must be between 2000-01-01 and \d{4}-\d{2}-\d{2} \(today in UTC plus one day\), got "1999-12-31"/,
+      run: () => cli(['check', '--date', '1999-12-31']),
+    },
+  ],
+  [
+    'reprocess: a date years ahead',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date must be between 2000-01-01 and .*, got "2206-11-24"/,
+      run: () => cli(['reprocess', '--table', '1001=devices', '--date', '2206-11-24']),
+    },
+  ],
+  [
     'query: no SQL',
     {
       command: 'query',
