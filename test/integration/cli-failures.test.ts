@@ -56,6 +56,24 @@ beforeAll(async () => {
 })
 afterAll(() => emulator.close())
 
+/** An export into `out` against the stand-in, asserting afterwards that it requested nothing. */
+const exportWithoutRequests = async (out: string): Promise<CliResult> => {
+  const before = emulator.requests.length
+  const result = await cli([
+    'export',
+    '--base-url',
+    emulator.baseUrl,
+    '--table',
+    '1001',
+    '--token-file',
+    token,
+    '--out',
+    out,
+  ])
+  expect(emulator.requests.slice(before)).toEqual([])
+  return result
+}
+
 interface Case {
   readonly command: string
   readonly exitCode: number
@@ -113,6 +131,26 @@ const cases: [string, Case][] = [
       code: 'USAGE_INVALID',
       names: /--table must be ID or ID=NAME with one "=", got "1=a=b"/,
       run: () => cli(['export', '--base-url', 'https://inventory.example.com', '--table', '1=a=b']),
+    },
+  ],
+  [
+    'start: --out is a file (nothing is requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out .*plain-file is not a folder/,
+      run: async () => exportWithoutRequests(await file('plain-file', 'x')),
+    },
+  ],
+  [
+    'start: --out cannot be written (nothing is requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out \/proc\/warehouse cannot be written/,
+      run: () => exportWithoutRequests('/proc/warehouse'),
     },
   ],
   [
