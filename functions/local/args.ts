@@ -8,6 +8,7 @@ import type { ExportConfigInput } from '../export/config.ts'
 import { TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
 import { TokenUnavailableError, UsageError } from '../export/errors.ts'
 import { exportDateProblem } from '../export/export-date.ts'
+import { checkTokenCharacters } from '../export/secrets.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 
@@ -193,10 +194,10 @@ export const readToken = async (tokenFile: string | undefined, environment = pro
       throw new TokenUnavailableError(`--token-file ${tokenFile}`, error)
     }
     if (text.trim() === '') throw new TokenUnavailableError(`--token-file ${tokenFile} (the file is empty)`)
-    return text.trim()
+    return checkTokenCharacters(text.trim(), `--token-file ${tokenFile}`)
   }
   const fromEnvironment = environment[TOKEN_ENVIRONMENT_VARIABLE]?.trim()
   if (!fromEnvironment)
     throw new TokenUnavailableError(`--token-file or ${TOKEN_ENVIRONMENT_VARIABLE} (neither is set)`)
-  return fromEnvironment
+  return checkTokenCharacters(fromEnvironment, TOKEN_ENVIRONMENT_VARIABLE)
 }

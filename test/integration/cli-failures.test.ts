@@ -154,6 +154,23 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'start: a token file with a line break inside the token (never echoed, nothing requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'TOKEN_UNAVAILABLE',
+      names: /--token-file .*bad-token: character 7 of the token cannot be sent in an HTTP header/,
+      run: async () => {
+        const before = emulator.requests.length
+        const bad = await file('bad-token', 'secret\nCANARY-TOKEN-VALUE\n')
+        const result = await cli(['export', '--base-url', emulator.baseUrl, '--table', '1001', '--token-file', bad])
+        expect(emulator.requests.slice(before)).toEqual([])
+        expect(result.stderr).not.toContain('CANARY-TOKEN-VALUE')
+        return result
+      },
+    },
+  ],
+  [
     'start: an unknown flag',
     { command: 'start', exitCode: 2, code: 'USAGE_INVALID', names: /--bogus/, run: () => cli(['export', '--bogus']) },
   ],
