@@ -11,9 +11,10 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import type { Context, ScheduledEvent } from 'aws-lambda'
 import { glueTableCatalog } from './catalog/glue.ts'
 import type { ExportConfig } from './config.ts'
-import { EXPORT_DATE_PATTERN, FailureClass } from './constants.ts'
+import { FailureClass } from './constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from './environment.ts'
 import { ConfigError, type ConfigProblem, DeadlineError, ErrorCode, ExportError, toExportError } from './errors.ts'
+import { exportDateProblem } from './export-date.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
@@ -226,12 +227,9 @@ export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions
       }
     }
   }
-  const validDate = (value: string) => {
-    const date = new Date(`${value}T00:00:00Z`)
-    return EXPORT_DATE_PATTERN.test(value) && !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value)
-  }
-  if (exportDate !== undefined && (typeof exportDate !== 'string' || !validDate(exportDate))) {
-    problems.push({ field: 'exportDate', message: 'must be a date as YYYY-MM-DD' })
+  if (exportDate !== undefined) {
+    const problem = typeof exportDate === 'string' ? exportDateProblem(exportDate) : 'must be a date as YYYY-MM-DD'
+    if (problem) problems.push({ field: 'exportDate', message: problem })
   }
   if (acceptChanges !== undefined && typeof acceptChanges !== 'boolean') {
     problems.push({ field: 'acceptChanges', message: 'must be true or false' })

@@ -52,11 +52,28 @@ const whyUnreadable = (error: unknown): string => {
   return `Secrets Manager failed (${name})`
 }
 
+/** What an HTTP header value may not hold: control characters (tab aside), DEL and anything past Latin-1. */
+const ILLEGAL_HEADER_CHARACTER = /[^\t\x20-\x7e\x80-\xff]/
+
+/**
+ * The token, unless it cannot be sent as the `token` header: such a token would fail every request the same way,
+ * so it is a configuration error at start, not a retried network failure. Only the position is named, never the token.
+ */
+export const checkTokenCharacters = (token: string, source: string): string => {
+  const at = token.search(ILLEGAL_HEADER_CHARACTER)
+  if (at >= 0) {
+    throw new TokenUnavailableError(
+      `${source}: character ${at + 1} of the token cannot be sent in an HTTP header (a line break or control character)`,
+    )
+  }
+  return token
+}
+
 /** The token (and optional base URL) from a secret's value; `source` names the secret in errors. */
 export const parseTokenSecret = (value: string | Uint8Array, source: string): TokenSecret => {
   const text = (typeof value === 'string' ? value : Buffer.from(value).toString('utf8')).trim()
   if (text === '') throw new TokenUnavailableError(`${source}: it is empty`)
-  if (!text.startsWith('{')) return { token: text }
+  if (!text.startsWith('{')) return { token: checkTokenCharacters(text, source) }
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -71,7 +88,8 @@ export const parseTokenSecret = (value: string | Uint8Array, source: string): To
   if (baseUrl !== undefined && typeof baseUrl !== 'string') {
     throw new TokenUnavailableError(`${source}: its "baseUrl" is not a string`)
   }
-  return baseUrl === undefined ? { token: token.trim() } : { token: token.trim(), baseUrl }
+  const checked = checkTokenCharacters(token.trim(), source)
+  return baseUrl === undefined ? { token: checked } : { token: checked, baseUrl }
 }
 
 /** The configuration with the secret's base URL, validated by the same schema as the configuration's own. */

@@ -5,8 +5,10 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import type { ExportConfigInput } from '../export/config.ts'
-import { EXPORT_DATE_PATTERN, TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
+import { TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
 import { TokenUnavailableError, UsageError } from '../export/errors.ts'
+import { exportDateProblem } from '../export/export-date.ts'
+import { checkTokenCharacters } from '../export/secrets.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 
@@ -68,9 +70,8 @@ export const parseExportArgs = async (
   }
   const { values, positionals } = parsed
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
-  if (values.date !== undefined && !isValidDate(values.date)) {
-    throw new UsageError(`--date must be a calendar date as YYYY-MM-DD, got "${values.date}"`)
-  }
+  const dateProblem = values.date === undefined ? undefined : exportDateProblem(values.date)
+  if (dateProblem) throw new UsageError(`--date ${dateProblem}, got "${values.date}"`)
   const demo = demoAllowed ? demoMode(values) : rejectDemo(values)
   const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
   const fromFile = values.config ? await readConfigFile(values.config) : {}
@@ -154,7 +155,9 @@ const rejectDemo = (values: Flags): false => {
 const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
 
 const parseTableFlag = (value: string): { id: string; name?: string } => {
-  const [id, name] = value.split('=', 2) as [string, string | undefined]
+  const [id, name, ...rest] = value.split('=') as [string, string | undefined, ...string[]]
+  // `1=a=b` used to land as table a; a second `=` is a typo, never part of a name.
+  if (rest.length > 0) throw new UsageError(`--table must be ID or ID=NAME with one "=", got "${value}"`)
   return name === undefined ? { id } : { id, name }
 }
 
@@ -166,9 +169,6 @@ const parseFormatFlag = (value: string | undefined, hasTables: boolean): TableFo
   if (!hasTables) throw new UsageError('--format applies to --table flags; in a --config file set "format" per table')
   return value as TableFormatName
 }
-
-const isValidDate = (text: string): boolean =>
-  EXPORT_DATE_PATTERN.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text)
 
 const readConfigFile = async (file: string): Promise<Record<string, unknown>> => {
   let text: string
@@ -194,10 +194,10 @@ export const readToken = async (tokenFile: string | undefined, environment = pro
       throw new TokenUnavailableError(`--token-file ${tokenFile}`, error)
     }
     if (text.trim() === '') throw new TokenUnavailableError(`--token-file ${tokenFile} (the file is empty)`)
-    return text.trim()
+    return checkTokenCharacters(text.trim(), `--token-file ${tokenFile}`)
   }
   const fromEnvironment = environment[TOKEN_ENVIRONMENT_VARIABLE]?.trim()
   if (!fromEnvironment)
     throw new TokenUnavailableError(`--token-file or ${TOKEN_ENVIRONMENT_VARIABLE} (neither is set)`)
-  return fromEnvironment
+  return checkTokenCharacters(fromEnvironment, TOKEN_ENVIRONMENT_VARIABLE)
 }

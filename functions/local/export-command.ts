@@ -6,6 +6,7 @@ import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
+import { checkWarehouseFolder } from './warehouse-folder.ts'
 import { queryWarehouse, renderResult } from './warehouse-sql.ts'
 
 export const runExportCommand = async (
@@ -17,6 +18,7 @@ export const runExportCommand = async (
     output.out(EXPORT_USAGE)
     return ExitCode.OK
   }
+  await checkWarehouseFolder(command.outDir)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)

@@ -56,6 +56,24 @@ beforeAll(async () => {
 })
 afterAll(() => emulator.close())
 
+/** An export into `out` against the stand-in, asserting afterwards that it requested nothing. */
+const exportWithoutRequests = async (out: string): Promise<CliResult> => {
+  const before = emulator.requests.length
+  const result = await cli([
+    'export',
+    '--base-url',
+    emulator.baseUrl,
+    '--table',
+    '1001',
+    '--token-file',
+    token,
+    '--out',
+    out,
+  ])
+  expect(emulator.requests.slice(before)).toEqual([])
+  return result
+}
+
 interface Case {
   readonly command: string
   readonly exitCode: number
@@ -103,6 +121,53 @@ const cases: [string, Case][] = [
       code: 'CONFIG_INVALID',
       names: /source\.baseUrl: must be an http\(s\) URL/,
       run: () => cli(['export', '--base-url', 'inventory.example.com', '--table', '1001', '--token-file', token]),
+    },
+  ],
+  [
+    'start: --table with a second "="',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--table must be ID or ID=NAME with one "=", got "1=a=b"/,
+      run: () => cli(['export', '--base-url', 'https://inventory.example.com', '--table', '1=a=b']),
+    },
+  ],
+  [
+    'start: --out is a file (nothing is requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out .*plain-file is not a folder/,
+      run: async () => exportWithoutRequests(await file('plain-file', 'x')),
+    },
+  ],
+  [
+    'start: --out cannot be written (nothing is requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out \/proc\/warehouse cannot be written/,
+      run: () => exportWithoutRequests('/proc/warehouse'),
+    },
+  ],
+  [
+    'start: a token file with a line break inside the token (never echoed, nothing requested)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'TOKEN_UNAVAILABLE',
+      names: /--token-file .*bad-token: character 7 of the token cannot be sent in an HTTP header/,
+      run: async () => {
+        const before = emulator.requests.length
+        const bad = await file('bad-token', 'secret\nCANARY-TOKEN-VALUE\n')
+        const result = await cli(['export', '--base-url', emulator.baseUrl, '--table', '1001', '--token-file', bad])
+        expect(emulator.requests.slice(before)).toEqual([])
+        expect(result.stderr).not.toContain('CANARY-TOKEN-VALUE')
+        return result
+      },
     },
   ],
   [
@@ -167,6 +232,26 @@ const cases: [string, Case][] = [
       code: 'USAGE_INVALID',
       names: /--date must be a calendar date/,
       run: () => cli(['check', '--date', '2026-02-30']),
+    },
+  ],
+  [
+    'check: a date before 2000',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date must be between 2000-01-01 and \d{4}-\d{2}-\d{2} \(today in UTC plus one day\), got "1999-12-31"/,
+      run: () => cli(['check', '--date', '1999-12-31']),
+    },
+  ],
+  [
+    'reprocess: a date years ahead',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--date must be between 2000-01-01 and .*, got "2206-11-24"/,
+      run: () => cli(['reprocess', '--table', '1001=devices', '--date', '2206-11-24']),
     },
   ],
   [

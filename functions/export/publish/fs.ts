@@ -63,8 +63,10 @@ export class FolderWarehouseStore implements WarehouseStore {
 
   async putObject(key: string, body: string | Uint8Array): Promise<string> {
     const target = this.#path(key)
-    const temp = await this.#tempPath()
+    let temp: string | undefined
     try {
+      // Inside the try: a warehouse folder that cannot be created fails as a coded PublishError too.
+      temp = await this.#tempPath()
       // Flushed before the rename: after a crash the name points at the whole content, never at an empty file.
       const handle = await open(temp, 'wx')
       try {
@@ -76,7 +78,7 @@ export class FolderWarehouseStore implements WarehouseStore {
       await mkdir(path.dirname(target), { recursive: true })
       await rename(temp, target)
     } catch (error) {
-      await rm(temp, { force: true })
+      if (temp) await rm(temp, { force: true })
       throw this.#error(key, error)
     }
     return target
