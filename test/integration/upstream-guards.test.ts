@@ -182,16 +182,16 @@ describe('upstream change guards in the Lambda', () => {
     JSON.parse((await s3.read(`inventory/_runs/dt=${date}/${runId}.json`))!.toString()) as RunRecord
 
   it('holds a table set to hold on a removed column, logs it in one line, and publishes it on acceptChanges', async () => {
-    emulator.upstream.setDate('2026-12-01')
+    emulator.upstream.setDate('2026-10-01')
     const output = captureOutput()
     try {
-      await handler()({ exportDate: '2026-12-01' }, lambdaContext())
-      emulator.upstream.add({ tableId: '1003', from: '2026-12-02', dropColumns: ['Department'] })
-      emulator.upstream.setDate('2026-12-02')
+      await handler()({ exportDate: '2026-10-01' }, lambdaContext())
+      emulator.upstream.add({ tableId: '1003', from: '2026-10-02', dropColumns: ['Department'] })
+      emulator.upstream.setDate('2026-10-02')
       output.clear()
-      const failure = (await handler()({ exportDate: '2026-12-02' }, lambdaContext()).catch((e) => e)) as RunFailedError
+      const failure = (await handler()({ exportDate: '2026-10-02' }, lambdaContext()).catch((e) => e)) as RunFailedError
       expect(failure.code).toBe('RUN_FAILED')
-      const held = await record('2026-12-02', failure.summary.runId)
+      const held = await record('2026-10-02', failure.summary.runId)
       expect(held.tables.map((t) => [t.name, t.status, t.error?.code])).toEqual([
         ['users', 'failed', 'COLUMNS_REMOVED'],
         ['installed_software', 'succeeded', undefined],
@@ -199,9 +199,9 @@ describe('upstream change guards in the Lambda', () => {
       expect(held.tables[0]!.guards).toEqual([
         expect.objectContaining({ code: 'COLUMNS_REMOVED', action: 'held', columns: ['department'] }),
       ])
-      expect(await s3.read('inventory/users/dt=2026-12-02/data.parquet')).toBeUndefined()
+      expect(await s3.read('inventory/users/dt=2026-10-02/data.parquet')).toBeUndefined()
       const line = output.logs().find((l) => l.message === 'table export failed' && l.table === 'users')
-      expect(line?.guards).toBe('COLUMNS_REMOVED held: 1 column removed since dt=2026-12-01: department ("Department")')
+      expect(line?.guards).toBe('COLUMNS_REMOVED held: 1 column removed since dt=2026-10-01: department ("Department")')
       const service = { service: 'guards-test' }
       expect(valuesOf(output.metrics(), 'GuardHeld', service)).toEqual([1])
       expect(valuesOf(output.metrics(), 'GuardHeld', { ...service, table: 'users' })).toEqual([1])
@@ -209,19 +209,19 @@ describe('upstream change guards in the Lambda', () => {
       expect(valuesOf(output.metrics(), 'RunsFailedBySource', service)).toEqual([1])
 
       const summary = await handler()(
-        { tables: ['users'], exportDate: '2026-12-02', acceptChanges: true },
+        { tables: ['users'], exportDate: '2026-10-02', acceptChanges: true },
         lambdaContext(),
       )
       expect(summary).toMatchObject({ status: 'succeeded', tables: [{ name: 'users', status: 'succeeded' }] })
-      const accepted = await record('2026-12-02', summary.runId)
+      const accepted = await record('2026-10-02', summary.runId)
       expect(accepted.tables[0]!.guards).toEqual([
         expect.objectContaining({ code: 'COLUMNS_REMOVED', action: 'accepted', columns: ['department'] }),
       ])
-      expect(await s3.read('inventory/users/dt=2026-12-02/data.parquet')).toBeDefined()
+      expect(await s3.read('inventory/users/dt=2026-10-02/data.parquet')).toBeDefined()
       // The next day compares with what was accepted: nothing fires.
-      emulator.upstream.setDate('2026-12-03')
-      const next = await handler()({ tables: ['users'], exportDate: '2026-12-03' }, lambdaContext())
-      expect((await record('2026-12-03', next.runId)).tables[0]!.guards).toBeUndefined()
+      emulator.upstream.setDate('2026-10-03')
+      const next = await handler()({ tables: ['users'], exportDate: '2026-10-03' }, lambdaContext())
+      expect((await record('2026-10-03', next.runId)).tables[0]!.guards).toBeUndefined()
     } finally {
       output.restore()
     }
