@@ -4,7 +4,8 @@
  * record, what the operator reads on stderr, that nothing partial is visible, that the previous good data is
  * byte for byte intact, and that the token (a canary) appears in nothing the run printed or wrote.
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises'
 import net from 'node:net'
@@ -716,6 +717,28 @@ describe('the runner killed in the middle of a download', () => {
     for (const name of leftovers) await utimes(path.join(ws.out, '_tmp', name), dayAndMinuteAgo, dayAndMinuteAgo)
     expect((await exportDate(ws, 'run after the kill')).exitCode).toBe(0)
     expect(await readdir(path.join(ws.out, '_tmp'))).toEqual([])
+  })
+
+  it('sweeps the spool files a killed run left, and leaves those of a live run alone', async () => {
+    const { ws } = await exportedWorkspace()
+    // The child's os.tmpdir(), so that its spool folder is this test's own.
+    const tmp = await tempDir('fault-matrix-tmp-')
+    const spool = path.join(tmp, 'inventory-export-spool')
+    await mkdir(spool)
+    const killed = spawnSync(process.execPath, ['-e', '']).pid!
+    const left = [`spool-${killed}-0badf00d-${randomUUID()}.bin`, `workbook-${killed}-0badf00d-${randomUUID()}.xlsx`]
+    // This test process is alive throughout: it stands for a run exporting at the same time.
+    const live = `workbook-${process.pid}-5afe5afe-${randomUUID()}.xlsx`
+    for (const name of [...left, live]) await writeFile(path.join(spool, name), 'spooled bytes')
+
+    const result = await runCliProcess(['export', ...exportArgs(ws), '--date', DATE], { TMPDIR: tmp })
+    evidence.texts['run after the kill stdout'] = result.stdout
+    evidence.texts['run after the kill stderr'] = result.stderr
+
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(await readdir(spool)).toEqual([live])
+    expect(await visibleObjects(ws.out)).toEqual(PUBLISHED)
+    expect(await rowsIn(ws, ASSETS.name)).toEqual({ rows: ASSET_ROWS, runs: 1 })
   })
 })
 

@@ -1,0 +1,66 @@
+/**
+ * Names and sweeps the spool files of a run (record batches for a second pass, spooled workbooks). A killed
+ * process (SIGKILL, out of memory, a Lambda timeout) never deletes its spool, and a warm Lambda keeps /tmp between
+ * invocations, so each new spool file first sweeps away those of processes that are gone. A file's name carries
+ * its process id and a token drawn once per process: a file of a live process, this one included, is never
+ * touched, and one left by an earlier process that had this same pid (a restarted Lambda runtime) is told apart.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+
+export const SpoolKind = {
+  batches: { prefix: 'spool', suffix: '.bin' },
+  workbook: { prefix: 'workbook', suffix: '.xlsx' },
+} as const
+export type SpoolKind = (typeof SpoolKind)[keyof typeof SpoolKind]
+
+const PROCESS_TOKEN = randomBytes(4).toString('hex')
+/** `<prefix>-<pid>-<process token>-<uuid><suffix>`; files named otherwise are not ours and are left alone. */
+const SPOOL_NAME = /^(?:spool|workbook)-(\d+)-([0-9a-f]{8})-[0-9a-f-]{36}\.(?:bin|xlsx)$/
+/**
+ * A pid that answers may belong to an unrelated process that reused it. A table ends within a day
+ * (export.timeouts.tableSeconds is at most 86,400), so a spool file untouched for two days is dead whatever its pid.
+ */
+const STALE_SPOOL_MS = 2 * 24 * 60 * 60 * 1000
+
+/** A fresh spool file path in `directory` (created if need be), after sweeping the files of dead processes. */
+export const newSpoolFile = async (directory: string, kind: SpoolKind): Promise<string> => {
+  await mkdir(directory, { recursive: true })
+  // Best effort: a sweep that fails must not fail the table.
+  await sweepDeadSpoolFiles(directory).catch(() => undefined)
+  return path.join(directory, `${kind.prefix}-${process.pid}-${PROCESS_TOKEN}-${randomUUID()}${kind.suffix}`)
+}
+
+/** Removes the spool files in `directory` whose process is gone; returns their names. */
+export const sweepDeadSpoolFiles = async (directory: string, now = Date.now()): Promise<string[]> => {
+  const removed: string[] = []
+  for (const name of await readdir(directory)) {
+    const match = SPOOL_NAME.exec(name)
+    if (match === null) continue
+    const pid = Number(match[1])
+    if (pid === process.pid && match[2] === PROCESS_TOKEN) continue
+    const file = path.join(directory, name)
+    // Another run may sweep the same file at the same moment: every step tolerates its absence.
+    const dead = pid === process.pid || !processIsAlive(pid) || (await untouchedSince(file, now - STALE_SPOOL_MS))
+    if (!dead) continue
+    await rm(file, { force: true })
+    removed.push(name)
+  }
+  return removed
+}
+
+/** Signal 0 checks for the process without touching it; EPERM means it exists under another user. */
+const processIsAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+const untouchedSince = async (file: string, before: number): Promise<boolean> => {
+  const info = await stat(file).catch(() => undefined)
+  return info !== undefined && info.mtimeMs < before
+}
