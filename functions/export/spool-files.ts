@@ -6,8 +6,9 @@
  * touched, and one left by an earlier process that had this same pid (a restarted Lambda runtime) is told apart.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { makeFolder } from './make-folder.ts'
 
 export const SpoolKind = {
   batches: { prefix: 'spool', suffix: '.bin' },
@@ -26,7 +27,7 @@ const STALE_SPOOL_MS = 2 * 24 * 60 * 60 * 1000
 
 /** A fresh spool file path in `directory` (created if need be), after sweeping the files of dead processes. */
 export const newSpoolFile = async (directory: string, kind: SpoolKind): Promise<string> => {
-  await mkdir(directory, { recursive: true })
+  await makeFolder(directory)
   // Best effort: a sweep that fails must not fail the table.
   await sweepDeadSpoolFiles(directory).catch(() => undefined)
   return path.join(directory, `${kind.prefix}-${process.pid}-${PROCESS_TOKEN}-${randomUUID()}${kind.suffix}`)
