@@ -730,9 +730,9 @@ describe('the runner killed in the middle of a download', () => {
     const spool = path.join(tmp, 'inventory-export-spool')
     await mkdir(spool)
     const killed = spawnSync(process.execPath, ['-e', '']).pid!
-    const left = [`spool-${killed}-0badf00d-${randomUUID()}.bin`, `workbook-${killed}-0badf00d-${randomUUID()}.xlsx`]
+    const left = [`spool-${killed}-${randomUUID()}.bin`, `workbook-${killed}-${randomUUID()}.xlsx`]
     // This test process is alive throughout: it stands for a run exporting at the same time.
-    const live = `workbook-${process.pid}-5afe5afe-${randomUUID()}.xlsx`
+    const live = `workbook-${process.pid}-${randomUUID()}.xlsx`
     for (const name of [...left, live]) await writeFile(path.join(spool, name), 'spooled bytes')
 
     const result = await runCliProcess(['export', ...exportArgs(ws), '--date', DATE], { TMPDIR: tmp })

@@ -12,8 +12,7 @@ const deadPid = (): number => {
   return child.pid!
 }
 
-const spoolName = (pid: number, token = 'deadbeef', prefix = 'spool', suffix = '.bin') =>
-  `${prefix}-${pid}-${token}-${randomUUID()}${suffix}`
+const spoolName = (pid: number, prefix = 'spool', suffix = '.bin') => `${prefix}-${pid}-${randomUUID()}${suffix}`
 
 const touch = async (folder: string, name: string): Promise<string> => {
   await writeFile(path.join(folder, name), 'spooled bytes')
@@ -25,7 +24,7 @@ describe('the spool sweep', () => {
     const folder = await tempDir('spool-sweep-')
     const own = await touch(folder, path.basename(await newSpoolFile(folder, SpoolKind.batches)))
     const dead = await touch(folder, spoolName(deadPid()))
-    const deadWorkbook = await touch(folder, spoolName(deadPid(), 'cafef00d', 'workbook', '.xlsx'))
+    const deadWorkbook = await touch(folder, spoolName(deadPid(), 'workbook', '.xlsx'))
     const live = await touch(folder, spoolName(process.ppid))
     const foreign = await touch(folder, 'notes.txt')
 
@@ -35,9 +34,14 @@ describe('the spool sweep', () => {
 
   it('removes a file of an earlier process that had this pid, as a restarted Lambda runtime can', async () => {
     const folder = await tempDir('spool-sweep-')
-    const earlier = await touch(folder, spoolName(process.pid, '00000000'))
+    const earlier = await touch(folder, spoolName(process.pid))
+    const beforeThisProcess = new Date(Date.now() - process.uptime() * 1000 - 60_000)
+    await utimes(path.join(folder, earlier), beforeThisProcess, beforeThisProcess)
+    // Written since this process started: another thread's, say.
+    const current = await touch(folder, spoolName(process.pid))
 
     expect(await sweepDeadSpoolFiles(folder)).toEqual([earlier])
+    expect(await readdir(folder)).toEqual([current])
   })
 
   it('removes a file untouched for two days even when its pid now answers, as a reused pid can', async () => {
@@ -58,7 +62,7 @@ describe('the spool sweep', () => {
 
     const second = await newSpoolFile(folder, SpoolKind.workbook)
 
-    expect(path.basename(second)).toMatch(new RegExp(`^workbook-${process.pid}-[0-9a-f]{8}-[0-9a-f-]{36}\\.xlsx$`))
+    expect(path.basename(second)).toMatch(new RegExp(`^workbook-${process.pid}-[0-9a-f-]{36}\\.xlsx$`))
     expect(second).not.toBe(first)
     expect(await readdir(folder)).toEqual([])
   })
