@@ -4,9 +4,8 @@
  * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
-import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { rm } from 'node:fs/promises'
 import { readTableSchema, registerTableSchema, type TableSchema, type WritePlan } from './catalog/registry.ts'
 import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
@@ -25,6 +24,7 @@ import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
+import { newSpoolFile, SpoolKind } from './spool-files.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
 
@@ -124,7 +124,7 @@ export const landTable = async (
   probe.attempts = source.attempts
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
-  const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
+  let spoolPath: string | undefined
   let read: TableRead | undefined
   let encoder: TableEncoder | undefined
   const raw = source.archive
@@ -148,7 +148,7 @@ export const landTable = async (
         named.map((c) => c.name),
         previous?.columns.map((c) => c.name) ?? [],
       )
-    await mkdir(context.spoolDirectory, { recursive: true })
+    spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -227,7 +227,7 @@ export const landTable = async (
   } finally {
     source.cancel()
     encoder?.close()
-    await rm(spoolPath, { force: true })
+    if (spoolPath !== undefined) await rm(spoolPath, { force: true })
     await read?.records.close()
     await upload.abort()
     await raw?.abort().catch(() => undefined)
