@@ -173,12 +173,13 @@ describe('parsing chunks of the body on every core', () => {
 })
 
 describe('when the parse runs on every core', () => {
-  it('takes one thread per whole vCPU from two on, and none below', () => {
+  it('takes one thread per whole vCPU from three on, and none below, where one parse thread does as well', () => {
     expect(parallelWorkers(1, undefined)).toBe(0)
-    expect(parallelWorkers(2, undefined)).toBe(2)
+    expect(parallelWorkers(2, undefined)).toBe(0)
+    expect(parallelWorkers(3, undefined)).toBe(3)
     expect(parallelWorkers(6, undefined)).toBe(6)
-    expect(parallelWorkers(2, 2654)).toBe(0)
-    expect(parallelWorkers(2, 3538)).toBe(2)
+    expect(parallelWorkers(2, 3538)).toBe(0)
+    expect(parallelWorkers(6, 5307)).toBe(3)
     expect(parallelWorkers(6, 10_240)).toBe(5)
   })
 })

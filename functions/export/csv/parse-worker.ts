@@ -7,7 +7,7 @@
  * The thread runs this very module: `new Worker(new URL(import.meta.url))` loads this .ts file when run from
  * source and the bundle's index.mjs in the Lambda, and the dispatch at the end starts the parse loop there. Bytes
  * and batches cross in transferred buffers (no copy), and go back for reuse once consumed. With one core, or a
- * body that ends within its first MiB, the same stage runs on this thread instead (`parseInline`). With two vCPUs
+ * body that ends within its first MiB, the same stage runs on this thread instead (`parseInline`). With three vCPUs
  * or more and a body past its first 4 MiB, chunks of it are parsed on every core instead (`parallel-parse.ts`).
  */
 import { availableParallelism } from 'node:os'
@@ -36,7 +36,7 @@ const MAX_BATCHES_IN_FLIGHT = 8
 
 /**
  * Where the parse stage runs: on its own thread when there is a core to spare and on every core when there are
- * two or more ('auto'), or forced (tests): on this thread, on one thread, or on `ParallelParse`'s threads.
+ * three or more ('auto'), or forced (tests): on this thread, on one thread, or on `ParallelParse`'s threads.
  */
 export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelParse
 
@@ -71,13 +71,20 @@ export const availableVcpus = (cores: number = availableParallelism(), lambdaMem
 export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): boolean =>
   availableVcpus(cores, lambdaMemoryMb) >= 1.5
 
-/** Parse threads for a parallel parse: one per whole vCPU, when there are at least two; else none. */
+/**
+ * vCPUs from which parsing on every core pays. Chunking, verifying and one more thread cost about a quarter more
+ * CPU than the one parse thread (measured, see the README's Performance section), so on two vCPUs both cores are
+ * kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its own.
+ */
+const MIN_PARALLEL_VCPUS = 3
+
+/** Parse threads for a parallel parse: one per whole vCPU, when there are enough to pay; else none. */
 export const parallelWorkers = (
   cores: number = availableParallelism(),
   lambdaMemoryMb?: number | undefined,
 ): number => {
   const vcpus = Math.floor(availableVcpus(cores, lambdaMemoryMb))
-  return vcpus >= 2 ? vcpus : 0
+  return vcpus >= MIN_PARALLEL_VCPUS ? vcpus : 0
 }
 
 /**

@@ -118,12 +118,23 @@ export async function* parseSegmentStream(
     let next = await records.next()
     for (; !next.done; next = await records.next()) for (const batch of next.value) yield renumber(batch)
     const last = builder.flush()
-    if (last) yield renumber(last)
+    if (last) yield renumber(compact(last, builder))
     return { header, rows, end: next.value, looseQuoteLine }
   } finally {
     // A failed segment leaves rows in the builder: they belong to no batch anyone will see.
     if (yielded < rows) builder.flush()
   }
+}
+
+/**
+ * A segment's last batch, usually part full, in buffers of its size: the encoder holds a row group's batches, and
+ * a part-full batch per chunk in full-size buffers would double what it holds. The full-size ones are kept for reuse.
+ */
+const compact = (batch: RecordBatch, builder: RecordBatchBuilder): RecordBatch => {
+  if (2 * batch.bytes.byteLength > batch.bytes.buffer.byteLength) return batch
+  const smaller = { ...batch, bytes: batch.bytes.slice(), offsets: batch.offsets.slice() }
+  builder.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
+  return smaller
 }
 
 async function* slices(bytes: Buffer): AsyncGenerator<Buffer> {
