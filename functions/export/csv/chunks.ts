@@ -84,36 +84,44 @@ export async function* cutChunks(
   let size = head.length
   let wanted = shape.chunkBytes
   let done = false
-  while (true) {
-    while (size < wanted && !done) {
-      const next = await source.next()
-      if (next.done) done = true
-      else {
-        parts.push(next.value)
-        size += next.value.length
+  /** Whether the rest of `source` went to another reader, which then owns it. */
+  let handedOver = false
+  try {
+    while (true) {
+      while (size < wanted && !done) {
+        const next = await source.next()
+        if (next.done) done = true
+        else {
+          parts.push(next.value)
+          size += next.value.length
+        }
       }
-    }
-    if (done) {
-      if (size > 0) yield { bytes: gather(parts, size), last: true }
-      return
-    }
-    const bytes = gather(parts, size)
-    const cut = guessRecordEnd(bytes, shape.delimiter, shape.headerFields)
-    if (cut === 0) {
-      if (size >= shape.maxLineBytes) {
-        yield { rest: replay(bytes, source) }
+      if (done) {
+        if (size > 0) yield { bytes: gather(parts, size), last: true }
         return
       }
-      // No line break yet: read on, doubling, so that a long line is copied a few times, not once per read.
-      parts = [bytes]
-      wanted = 2 * size
-      continue
+      const bytes = gather(parts, size)
+      const cut = guessRecordEnd(bytes, shape.delimiter, shape.headerFields)
+      if (cut === 0) {
+        if (size >= shape.maxLineBytes) {
+          handedOver = true
+          yield { rest: replay(bytes, source) }
+          return
+        }
+        // No line break yet: read on, doubling, so that a long line is copied a few times, not once per read.
+        parts = [bytes]
+        wanted = 2 * size
+        continue
+      }
+      // A copy: the chunk's whole buffer goes to a worker.
+      const carry = Buffer.from(bytes.subarray(cut))
+      yield { bytes: bytes.subarray(0, cut), last: false }
+      parts = carry.length > 0 ? [carry] : []
+      size = carry.length
+      wanted = shape.chunkBytes
     }
-    // A copy: the chunk's whole buffer goes to a worker.
-    const carry = Buffer.from(bytes.subarray(cut))
-    yield { bytes: bytes.subarray(0, cut), last: false }
-    parts = carry.length > 0 ? [carry] : []
-    size = carry.length
-    wanted = shape.chunkBytes
+  } finally {
+    // Stopped early (or done): ending the body's iteration frees the download.
+    if (!handedOver && !done) await source.return?.(undefined)
   }
 }

@@ -236,6 +236,8 @@ export const parseInParallel = async (
     close: async () => {
       await ordered.return(undefined)
       await parsers.close()
+      // When the batches were never read, nothing has ended the body's iteration yet.
+      await decoded.return?.(undefined)
     },
   }
 }
