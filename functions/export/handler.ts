@@ -165,6 +165,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       telemetry,
       extraCaCertificates,
       spoolDirectory: deps.spoolDirectory,
+      lambdaMemoryMb: settings.memoryMb,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,

@@ -49,8 +49,10 @@ export interface TableExportContext {
   readonly limits?: RecordLimits | undefined
   /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
-  /** @default 'auto': parsing gets a thread of its own when there is more than one core */
+  /** @default 'auto': parsing gets a thread of its own when there is more than one core, every core from two */
   readonly parseThread?: ParseThread
+  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
+  readonly lambdaMemoryMb?: number | undefined
   readonly onProgress?: (progress: TableProgress) => void
   /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
