@@ -4,9 +4,9 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from '../export/catalog/athena.ts'
-import { readTableSchema } from '../export/catalog/registry.ts'
 import { ExportError, QueryError, UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
+import { readTableSchema } from '../export/schema/registry.ts'
 import { ExitCode } from './exit-code.ts'
 import type { TerminalOutput } from './terminal.ts'
 import { queryWarehouse, renderResult, warehouseTables } from './warehouse-sql.ts'

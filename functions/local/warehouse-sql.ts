@@ -8,9 +8,9 @@ import type { TableInput } from '@aws-sdk/client-glue'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { athenaTableDefinition } from '../export/catalog/athena.ts'
 import { assertGlueAccepts, glueTableInputs } from '../export/catalog/glue.ts'
-import { readTableSchema } from '../export/catalog/registry.ts'
 import { SCHEMAS_FOLDER } from '../export/constants.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
+import { readTableSchema } from '../export/schema/registry.ts'
 import { registerCatalog } from './duckdb-catalog.ts'
 
 export interface QueryResult {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { ColumnType } from '../../functions/export/constants.ts'
 import { DataError } from '../../functions/export/errors.ts'
 import { ColumnTypeInferrer } from '../../functions/export/normalize/types.ts'
+import { batchesOf } from '../support/encoder.ts'
 
 const inferOne = (values: readonly (string | null)[], forced?: ColumnType): ColumnType => {
   const inferrer = new ColumnTypeInferrer({
@@ -85,5 +86,39 @@ describe('ColumnTypeInferrer', () => {
     const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['c'] })
     inferrer.observe(0, values, 1)
     expect(inferrer.fits(0, type)).toBe(fits)
+  })
+})
+
+describe('ColumnTypeInferrer.revision', () => {
+  const batchOf = (values: readonly string[]) =>
+    batchesOf(
+      values.map((v) => [v]),
+      1,
+      1_000,
+    )[0]!
+
+  it('stays as it was after a batch whose values fit what the earlier values fit', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
+    inferrer.observeBatch(0, batchOf(['1', '2']))
+    const revision = inferrer.revision
+    inferrer.observeBatch(0, batchOf(['3', '', '4']))
+    expect(inferrer.revision).toBe(revision)
+  })
+
+  it('moves on when a value narrows the types, and when a column sees its first value', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
+    inferrer.observeBatch(0, batchOf(['']))
+    expect(inferrer.revision).toBe(0)
+    inferrer.observeBatch(0, batchOf(['1']))
+    expect(inferrer.revision).toBe(1)
+    inferrer.observeBatch(0, batchOf(['1.5']))
+    expect([inferrer.revision, inferrer.types()]).toEqual([2, ['double']])
+  })
+
+  it('moves on once for a column forced to STRING, whose values are never looked at', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['s'], forced: { s: 'string' } })
+    inferrer.observeBatch(0, batchOf(['1']))
+    inferrer.observeBatch(0, batchOf(['x']))
+    expect(inferrer.revision).toBe(1)
   })
 })

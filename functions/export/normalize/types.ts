@@ -57,6 +57,7 @@ export class ColumnTypeInferrer {
   readonly #seen: Uint8Array
   readonly #forced: readonly (ColumnType | undefined)[]
   readonly #options: ColumnTypeInferrerOptions
+  #revision = 0
 
   constructor(options: ColumnTypeInferrerOptions) {
     const { columnNames, forced = {} } = options
@@ -83,11 +84,21 @@ export class ColumnTypeInferrer {
     this.#candidates[index] = candidates
   }
 
+  /**
+   * Counts the changes to what the values seen so far fit (a column's candidate types, or its first value): the
+   * answers of `types()` and `fits()` can only change when it does, so a caller replans only then.
+   */
+  get revision(): number {
+    return this.#revision
+  }
+
   /** Narrows column `index` by its cells in `batch`. */
   observeBatch(index: number, batch: RecordBatch): void {
     if (this.#settled(index)) return
     const { bytes, offsets, columnCount, rowCount } = batch
-    let candidates = this.#candidates[index]!
+    const before = this.#candidates[index]!
+    const seenBefore = this.#seen[index]
+    let candidates = before
     for (let row = 0, cell = index; row < rowCount; row++, cell += columnCount) {
       const start = offsets[cell]!
       const end = offsets[cell + 1]!
@@ -97,12 +108,14 @@ export class ColumnTypeInferrer {
       if (candidates === 0 && this.#forced[index] === undefined) break
     }
     this.#candidates[index] = candidates
+    if (candidates !== before || this.#seen[index] !== seenBefore) this.#revision++
   }
 
   /** Already STRING (inferred or forced): no value can change the type, so the values are not looked at. */
   #settled(index: number): boolean {
     const forced = this.#forced[index]
     if (this.#candidates[index] !== 0 || (forced !== undefined && forced !== ColumnType.STRING)) return false
+    if (this.#seen[index] === 0) this.#revision++
     this.#seen[index] = 1
     return true
   }
