@@ -2,9 +2,7 @@
 import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
 import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
-import type { ExportConfig } from '../functions/export/config.ts'
-import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
-import { ConfigError } from '../functions/export/errors.ts'
+import { ConfigError, DEFAULT_SERVICE_NAME, type ExportConfig } from '../functions/export/index.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { analystPolicy } from './constructs/analyst-policy.ts'
@@ -15,7 +13,7 @@ import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { tablePlans } from './constructs/table-plan.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
-export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
+export { DEFAULT_STACK_NAME } from '../functions/export/index.ts'
 
 export interface ExportStackProps extends StackProps {
   /** The parsed, validated configuration (parseExportConfig). */

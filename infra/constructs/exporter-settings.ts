@@ -5,8 +5,7 @@
 import { ArnFormat, type Stack } from 'aws-cdk-lib'
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
-import type { ExportConfig } from '../../functions/export/config.ts'
-import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { type ExportConfig, LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/index.ts'
 
 /** Where Lambda unpacks the bundle. */
 export const LAMBDA_TASK_ROOT = '/var/task'

@@ -1,8 +1,7 @@
 /** Checks the exporter's inputs up front and reports every problem at once, naming the configuration field. */
 import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
-import type { ExportConfig } from '../../functions/export/config.ts'
-import { ConfigError, type ConfigProblem } from '../../functions/export/errors.ts'
+import { ConfigError, type ConfigProblem, type ExportConfig } from '../../functions/export/index.ts'
 import { tablePlanProblems } from './table-plan.ts'
 
 export interface ExporterValidationInput {

@@ -3,9 +3,12 @@
  * is counted in, and the memory of the function that runs it. Pure, and every problem is reported at once
  * naming the configuration field, so `cdk synth` fails before CloudFormation would.
  */
-import type { ExportConfig } from '../../functions/export/config.ts'
-import type { ConfigProblem } from '../../functions/export/errors.ts'
-import { scheduleExpressionProblems, scheduleIntervalHours } from '../../functions/export/schedule.ts'
+import {
+  type ConfigProblem,
+  type ExportConfig,
+  scheduleExpressionProblems,
+  scheduleIntervalHours,
+} from '../../functions/export/index.ts'
 
 /** The first reason Scheduler would refuse the expression (the config schema reports them all). */
 const scheduleExpressionProblem = (expression: string): string | undefined => scheduleExpressionProblems(expression)[0]

@@ -51,10 +51,11 @@ const LAMBDA_MB_PER_VCPU = 1769
  * Whether a second thread has CPU to run on: a second core, and in Lambda (`lambdaMemoryMb`) at least one and a
  * half vCPUs' worth of memory. Below that both threads would share one vCPU's time, and the thread only costs.
  */
-export const hasCpuForThread = (
-  cores: number = availableParallelism(),
-  lambdaMemoryMb: number | undefined = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || undefined,
-): boolean => Math.min(cores, lambdaMemoryMb === undefined ? cores : lambdaMemoryMb / LAMBDA_MB_PER_VCPU) >= 1.5
+export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMemoryMb?: number): boolean =>
+  Math.min(cores, lambdaMemoryMb === undefined ? cores : lambdaMemoryMb / LAMBDA_MB_PER_VCPU) >= 1.5
+
+/** Imported on first use, on the thread that decides: the parse thread never loads the configuration schema. */
+const lambdaMemory = async (): Promise<number | undefined> => (await import('../environment.ts')).lambdaMemoryMb()
 
 /** Opens the parse stage over `source`, on a thread of its own when that pays. */
 export const openParsedTable = async (
@@ -62,7 +63,9 @@ export const openParsedTable = async (
   options: TableParserOptions,
   thread: ParseThread = 'auto',
 ): Promise<ParsedTable> => {
-  if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread())) return parseInline(source, options)
+  if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread(undefined, await lambdaMemory()))) {
+    return parseInline(source, options)
+  }
   const iterator = source[Symbol.asyncIterator]()
   const head: Buffer[] = []
   let size = 0

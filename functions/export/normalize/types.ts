@@ -1,7 +1,7 @@
 /**
  * Type inference over every value of a column. Each column keeps the set of types that all its values so far
  * fit; a value only narrows the set, so the order of rows never matters and nothing is sampled.
- * Cells are read as UTF-8 bytes (record batches); the text form serves callers that hold strings.
+ * Cells are read as UTF-8 bytes (record batches).
  */
 import { ColumnType } from '../constants.ts'
 import { DataError } from '../errors.ts'
@@ -68,20 +68,6 @@ export class ColumnTypeInferrer {
       return type === undefined ? ALL : FIT_OF_TYPE[type]
     })
     this.#seen = new Uint8Array(columnNames.length)
-  }
-
-  /** Narrows column `index` by a batch of its values (null = empty cell). `firstRow` numbers error messages. */
-  observe(index: number, values: readonly (string | null)[], firstRow: number): void {
-    if (this.#settled(index)) return
-    let candidates = this.#candidates[index]!
-    for (let row = 0; row < values.length; row++) {
-      const text = values[row]
-      if (text === null || text === undefined) continue
-      const bytes = Buffer.from(text, 'utf8')
-      candidates = this.#narrow(index, candidates, fitsAt(bytes, 0, bytes.length, candidates), firstRow + row, bytes, 0)
-      if (candidates === 0 && this.#forced[index] === undefined) break
-    }
-    this.#candidates[index] = candidates
   }
 
   /**
