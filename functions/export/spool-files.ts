@@ -18,7 +18,7 @@ export const SpoolKind = {
 export type SpoolKind = (typeof SpoolKind)[keyof typeof SpoolKind]
 
 /** `<prefix>-<pid>-<uuid><suffix>`; files named otherwise are not ours and are left alone. */
-const SPOOL_NAME = /^(?:spool|workbook)-(\d+)-[0-9a-f-]{36}\.(?:bin|xlsx)$/
+const SPOOL_NAME = /^(?:spool|workbook)-(\d+)-[0-9a-f-]{36}\.(?:bin|xlsx(?:\.strings|\.ends)?)$/
 /** The same for every thread of this process: what a thread of it spools is never older than this. */
 const PROCESS_STARTED_MS = Date.now() - process.uptime() * 1000
 /**

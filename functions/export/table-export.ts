@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
-import { readTableSchema, registerTableSchema, type TableSchema, type WritePlan } from './catalog/registry.ts'
+import type { TableCatalog } from './catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
 import type { ParseThread } from './csv/parse-worker.ts'
@@ -24,17 +24,16 @@ import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
+import type { WritePlan } from './schema/plan.ts'
+import { readTableSchema, registerTableSchema } from './schema/registry.ts'
+import type { TableSchema } from './schema/table-schema.ts'
 import { newSpoolFile, SpoolKind } from './spool-files.ts'
 
-export { LINEAGE_COLUMNS, type RunIdentity }
+export { LINEAGE_COLUMNS, type RunIdentity, type TableCatalog }
 
 export interface TableProgress {
   readonly bytes: number
   readonly rows: number
-}
-
-export interface TableCatalog {
-  publish(schema: TableSchema): Promise<void>
 }
 
 export interface TableExportContext {

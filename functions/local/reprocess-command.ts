@@ -1,8 +1,5 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import { parseExportConfig } from '../export/config.ts'
-import { UsageError } from '../export/errors.ts'
-import { FolderWarehouseStore } from '../export/publish/fs.ts'
-import { runExport } from '../export/run.ts'
+import { FolderWarehouseStore, parseExportConfig, runExport, UsageError } from '../export/index.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'

@@ -20,12 +20,12 @@ import {
   type SavedTable,
   startInventoryEmulator,
 } from '../../emulator/index.ts'
-import { readTableSchema } from '../../functions/export/catalog/registry.ts'
 import type { ExportConfigInput } from '../../functions/export/config.ts'
 import type { FailureClass } from '../../functions/export/constants.ts'
 import type { ErrorCode } from '../../functions/export/errors.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import { readTableSchema } from '../../functions/export/schema/registry.ts'
 import { CANARY_TOKEN, type CanaryEvidence, canaryUser, expectNoCanary, scanForCanary } from '../support/canary.ts'
 import { type CliResult, runCliProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { query } from '../support/duckdb.ts'

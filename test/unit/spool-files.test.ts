@@ -25,10 +25,13 @@ describe('the spool sweep', () => {
     const own = await touch(folder, path.basename(await newSpoolFile(folder, SpoolKind.batches)))
     const dead = await touch(folder, spoolName(deadPid()))
     const deadWorkbook = await touch(folder, spoolName(deadPid(), 'workbook', '.xlsx'))
+    // A workbook's shared strings spilled beside it (xlsx/string-table.ts).
+    const deadStrings = await touch(folder, `${deadWorkbook}.strings`)
+    const deadEnds = await touch(folder, `${deadWorkbook}.ends`)
     const live = await touch(folder, spoolName(process.ppid))
     const foreign = await touch(folder, 'notes.txt')
 
-    expect((await sweepDeadSpoolFiles(folder)).sort()).toEqual([dead, deadWorkbook].sort())
+    expect((await sweepDeadSpoolFiles(folder)).sort()).toEqual([dead, deadWorkbook, deadStrings, deadEnds].sort())
     expect((await readdir(folder)).sort()).toEqual([foreign, live, own].sort())
   })
 
