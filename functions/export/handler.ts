@@ -3,7 +3,6 @@
  * dependencies: the token from Secrets Manager, S3 for the warehouse, Powertools for logs and metrics.
  * Settings, clients and the cached secret live per container; everything else per invocation.
  */
-import { readFile } from 'node:fs/promises'
 import { Logger } from '@aws-lambda-powertools/logger'
 import { GlueClient } from '@aws-sdk/client-glue'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -20,6 +19,8 @@ import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
 import { type RunRecord, runRecordKey } from './run-record.ts'
 import { applySecretBaseUrl, TokenSecretReader } from './secrets.ts'
+import { readCaCertificates } from './source/ca-certificates.ts'
+import { serviceSource } from './source/service-source.ts'
 import { startWatchdog } from './watchdog.ts'
 
 /** What a manual invocation or the schedule's input may say; both fields optional. */
@@ -98,12 +99,7 @@ interface Container {
 const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
   const settings = deps.environment === undefined ? lambdaSettings() : parseLambdaSettings(deps.environment)
   const caFile = settings.config.source.caCertificatesFile
-  const extraCaCertificates =
-    caFile === undefined
-      ? undefined
-      : await readFile(caFile, 'utf8').catch((error: Error) => {
-          throw new ConfigError('Lambda environment', [{ field: 'source.caCertificatesFile', message: error.message }])
-        })
+  const extraCaCertificates = caFile === undefined ? undefined : await readCaCertificates(caFile, 'Lambda environment')
   return {
     settings,
     s3: deps.s3Client ?? new S3Client({}),
@@ -140,10 +136,6 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     }
 
     const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive: [token] })
-    const baseUrl = new URL(config.source.baseUrl)
-    if (baseUrl.protocol === 'http:' && config.source.allowInsecureHttp) {
-      telemetry.warn(`plain http to ${baseUrl.host}: the token crosses the network unencrypted`)
-    }
     const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
       telemetry.warn('the time limit is near: stopping downloads and uploads in flight', {
         remainingMs: context.getRemainingTimeInMillis(),
@@ -160,10 +152,9 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     })
     // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
     const runDeps: RunDependencies = {
+      source: serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates }),
       store,
-      token,
       telemetry,
-      extraCaCertificates,
       spoolDirectory: deps.spoolDirectory,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),

@@ -2,6 +2,7 @@
 import { UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { runExport } from '../export/run.ts'
+import { serviceSource } from '../export/source/service-source.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { withServiceSession } from './session.ts'
@@ -25,9 +26,10 @@ export const runExportCommand = async (
     const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
     if (unknown.length > 0) throw new UsageError(`--only "${unknown[0]}" is not a configured table id or name`)
     const telemetry = terminalTelemetry(output)
+    const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
-      { store, token, telemetry, extraCaCertificates },
+      { source, store, telemetry },
       { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
     output.out(renderSummary(record, store.root))

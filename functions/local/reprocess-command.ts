@@ -1,8 +1,9 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import { parseExportConfig } from '../export/config.ts'
+import { parseConfigWithoutSource } from '../export/config.ts'
 import { UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { runExport } from '../export/run.ts'
+import { archiveSource } from '../export/source/archive-source.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
@@ -20,9 +21,6 @@ Flags:
   --out DIR            the warehouse folder (default ./warehouse)
   -h, --help           this text`
 
-/** Reprocessing never talks to the service, but the schema wants a base URL. */
-const UNUSED_BASE_URL = 'http://127.0.0.1'
-
 export const runReprocessCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
   const command = await parseExportArgs(argv, { demoAllowed: false })
   if (command.help) {
@@ -30,19 +28,12 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
     return ExitCode.OK
   }
   if (command.exportDate === undefined) throw new UsageError('--date is required: which export date to rebuild')
-  const input = { ...command.configInput }
-  const source = input.source as { baseUrl?: string }
-  if (source.baseUrl === undefined) input.source = { ...source, baseUrl: UNUSED_BASE_URL }
-  const config = parseExportConfig(input, command.configOrigin)
+  const config = parseConfigWithoutSource(command.configInput, command.configOrigin)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
-    {
-      store,
-      token: '',
-      telemetry: terminalTelemetry(output),
-    },
-    { exportDate: command.exportDate, fromRawArchive: true },
+    { source: archiveSource(store), store, telemetry: terminalTelemetry(output) },
+    { exportDate: command.exportDate },
   )
   output.out(renderSummary(record, store.root))
   return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED

@@ -2,9 +2,8 @@
  * What every command that talks to the service needs: the validated configuration, the token and the extra CA
  * certificates, or, when no service was named, the built-in stand-in with its demo tables and token.
  */
-import { readFile } from 'node:fs/promises'
 import { type ExportConfig, parseExportConfig } from '../export/config.ts'
-import { ConfigError } from '../export/errors.ts'
+import { readCaCertificates } from '../export/source/ca-certificates.ts'
 import { type ExportCommand, readToken } from './args.ts'
 import { type DemoService, startDemoService } from './demo.ts'
 
@@ -39,10 +38,3 @@ export const withServiceSession = async <T>(
     await demo?.close()
   }
 }
-
-const readCaCertificates = (file: string, origin: string): Promise<string> =>
-  readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ConfigError(origin, [
-      { field: 'source.caCertificatesFile', message: `cannot be read (${error.code ?? error.message}: ${file})` },
-    ])
-  })
