@@ -47,10 +47,13 @@ beforeEach(() => {
 })
 afterEach(() => output.restore())
 
-const environment = (source: Record<string, unknown> = { baseUrl: emulator.baseUrl }) => ({
+const environment = (
+  source: Record<string, unknown> = { baseUrl: emulator.baseUrl },
+  tables: readonly Record<string, unknown>[] = TABLES,
+) => ({
   EXPORT_CONFIG: JSON.stringify({
     source,
-    tables: TABLES,
+    tables,
     export: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
     warehouse: { prefix: 'inventory' },
   }),
@@ -184,10 +187,92 @@ describe('the Lambda handler', () => {
     [{ exportDate: 20261124 }, 'exportDate: must be a date as YYYY-MM-DD'],
     [{ exportDate: '1999-12-31' }, 'exportDate: must be between 2000-01-01 and '],
     [{ exportDate: '2206-11-24' }, 'exportDate: must be between 2000-01-01 and '],
+    [{ reprocess: true }, 'exportDate: is required with reprocess'],
+    [{ reprocess: 'yes', exportDate: DATE }, 'reprocess: must be true or false'],
+    [{ reprocesss: true, exportDate: DATE }, 'reprocesss: is not a field of the event (fields: tables, exportDate'],
   ])('rejects the event %j with a ConfigError naming the field', async (event, message) => {
     const error = await newHandler()(event as never, lambdaContext()).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
     expect((error as Error).message).toContain(message)
+  })
+})
+
+describe('the Lambda handler given a reprocess event', () => {
+  const REPROCESS_DATE = '2026-03-02'
+  const archiving = () =>
+    createHandler({
+      environment: environment(undefined, [{ id: '1001', name: 'devices', archiveRaw: true }, TABLES[2]!]),
+      s3Client: s3.client,
+      secretsClient,
+      glueClient,
+    })
+  /** Every data column and the lineage that does not name the run: equal for equal rows of equal types. */
+  const devicesOn = (date: string) =>
+    sql(
+      `inventory/devices/dt=${date}/data.parquet`,
+      'SELECT * EXCLUDE (_export_run_id, _exported_at) FROM t ORDER BY _source_row_number',
+    )
+  const runRecord = async (runId: string, date: string) =>
+    JSON.parse((await s3.read(`inventory/_runs/dt=${date}/${runId}.json`))!.toString())
+
+  it('rebuilds the date from the raw archive in S3 without the service or the token, as npm run reprocess does', async () => {
+    const handler = archiving()
+    const exported = await handler({ exportDate: REPROCESS_DATE }, lambdaContext())
+    expect(await s3.read(`inventory/_raw/devices/dt=${REPROCESS_DATE}/body.csv.gz`)).toBeDefined()
+    const before = await devicesOn(REPROCESS_DATE)
+    const requests = emulator.requests.length
+    secrets.reset()
+
+    const summary = await handler({ reprocess: true, exportDate: REPROCESS_DATE, tables: ['devices'] }, lambdaContext())
+
+    expect(summary).toMatchObject({
+      exportDate: REPROCESS_DATE,
+      status: 'succeeded',
+      tables: [{ name: 'devices', status: 'succeeded', rows: ROWS.devices }],
+    })
+    expect(emulator.requests.length).toBe(requests)
+    expect(secrets.commandCalls(GetSecretValueCommand)).toEqual([])
+    expect(await devicesOn(REPROCESS_DATE)).toEqual(before)
+    const runIds = await sql(
+      `inventory/devices/dt=${REPROCESS_DATE}/data.parquet`,
+      'SELECT DISTINCT _export_run_id AS run FROM t',
+    )
+    expect(runIds).toEqual([{ run: summary.runId }])
+    expect(await s3.pendingUploads()).toEqual([])
+
+    const record = await runRecord(summary.runId, REPROCESS_DATE)
+    expect(record).toMatchObject({
+      mode: 'reprocess',
+      status: 'succeeded',
+      tables: [{ name: 'devices', rows: ROWS.devices }],
+    })
+    expect(record.tokenOwner).toBeUndefined()
+    expect(record.tables[0]).not.toHaveProperty('httpStatus')
+    expect(record.tables[0]).not.toHaveProperty('attempts')
+    expect(await runRecord(exported.runId, REPROCESS_DATE)).toMatchObject({
+      mode: 'export',
+      tables: [
+        { name: 'devices', httpStatus: 200, attempts: 1 },
+        { name: 'users', httpStatus: 200, attempts: 1 },
+      ],
+    })
+  })
+
+  it('fails a table without an archive for the date with RAW_ARCHIVE_MISSING, keeping its data', async () => {
+    const handler = archiving()
+    await handler({ exportDate: REPROCESS_DATE, tables: ['users'] }, lambdaContext())
+    const before = await s3.read(`inventory/users/dt=${REPROCESS_DATE}/data.parquet`)
+
+    const error = await handler(
+      { reprocess: true, exportDate: REPROCESS_DATE, tables: ['users'] },
+      lambdaContext(),
+    ).catch((e: unknown) => e)
+
+    expect(error).toMatchObject({
+      code: 'RUN_FAILED',
+      summary: { tables: [{ name: 'users', error: { code: 'RAW_ARCHIVE_MISSING' } }] },
+    })
+    expect(await s3.read(`inventory/users/dt=${REPROCESS_DATE}/data.parquet`)).toEqual(before)
   })
 })
 
