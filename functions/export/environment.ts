@@ -1,6 +1,6 @@
 /**
- * The Lambda's settings, read from its environment once per container. This is the only module of the
- * function that reads `process.env` (Powertools and the AWS SDK read their own variables themselves).
+ * The Lambda's settings, read from its environment once per container. This is the only module that reads
+ * `process.env` (Powertools and the AWS SDK read their own variables themselves); the CLI gets it from here too.
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -95,6 +95,9 @@ const parseConfig = (
     return undefined
   }
 }
+
+/** The process's environment as it is: for the local CLI (INVENTORY_TOKEN), so no other module reads `process.env`. */
+export const processEnvironment = (): Environment => process.env
 
 let cached: LambdaSettings | undefined
 

@@ -82,7 +82,7 @@ export class RunFailedError extends ExportError {
 
 /** Replaceable parts, for tests; the deployed handler uses the defaults. */
 export interface HandlerDependencies {
-  /** @default process.env, read once per container */
+  /** @default the process's environment, read once per container by lambdaSettings() (environment.ts) */
   readonly environment?: Environment
   /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */
   readonly s3Client?: S3Client

@@ -1,11 +1,12 @@
 /**
  * Command-line flags of the local runner -> the shared configuration input plus run options.
- * Flags and a `--config` file may be combined; flags win. This is the one place that reads the environment.
+ * Flags and a `--config` file may be combined; flags win. The token's variable comes from environment.ts.
  */
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import type { ExportConfigInput } from '../export/config.ts'
 import { TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
+import { type Environment, processEnvironment } from '../export/environment.ts'
 import { TokenUnavailableError, UsageError } from '../export/errors.ts'
 import { exportDateProblem } from '../export/export-date.ts'
 import { checkTokenCharacters } from '../export/secrets.ts'
@@ -185,7 +186,10 @@ const readConfigFile = async (file: string): Promise<Record<string, unknown>> =>
 }
 
 /** The token from --token-file, else INVENTORY_TOKEN; surrounding white space is dropped. */
-export const readToken = async (tokenFile: string | undefined, environment = process.env): Promise<string> => {
+export const readToken = async (
+  tokenFile: string | undefined,
+  environment: Environment = processEnvironment(),
+): Promise<string> => {
   if (tokenFile !== undefined) {
     let text: string
     try {

@@ -164,6 +164,17 @@ describe('the Lambda handler', () => {
     expect(summary.tables).toEqual([{ name: 'users', status: 'succeeded', rows: ROWS.users }])
   })
 
+  it('warns once per run that plain http carries the token, when source.allowInsecureHttp allows it', async () => {
+    await newHandler({ baseUrl: emulator.baseUrl, allowInsecureHttp: true })(
+      { tables: ['users'], exportDate: DATE },
+      lambdaContext(),
+    )
+    const warnings = output.logs().filter((log) => /plain http/.test(String(log.message)))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ level: 'WARN' })
+    expect(warnings[0]!.message).toContain('the token crosses the network unencrypted')
+  })
+
   it('narrows the run to the tables named in the detail of an EventBridge Scheduled Event', async () => {
     const event = {
       version: '0',
@@ -291,6 +302,16 @@ describe('the Lambda environment', () => {
       '  - WAREHOUSE_BUCKET: "Not_A_Bucket" is not an S3 bucket name',
     ],
     ['TOKEN_SECRET_ARN is empty', { TOKEN_SECRET_ARN: ' ' }, '  - TOKEN_SECRET_ARN: is not set'],
+    [
+      'source.caCertificatesFile cannot be read',
+      {
+        EXPORT_CONFIG: JSON.stringify({
+          source: { baseUrl: 'https://inventory.example.com', caCertificatesFile: 'no/such/ca.pem' },
+          tables: TABLES,
+        }),
+      },
+      '  - source.caCertificatesFile: cannot be read (ENOENT: no/such/ca.pem)',
+    ],
   ])('fails with a ConfigError naming the variable when %s', async (_, change, line) => {
     const handler = createHandler({
       environment: { ...environment(), ...change },
