@@ -2,8 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { CreateTableCommand } from '@aws-sdk/client-glue'
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { mockClient } from 'aws-sdk-client-mock'
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
@@ -11,23 +10,22 @@ import { createHandler } from '../../functions/export/handler.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { query } from '../support/duckdb.ts'
 import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
+import {
+  lambdaEnvironment,
+  SECRET_ARN,
+  SERVICE_NAME as SERVICE,
+  DEMO_TABLE_CONFIG as TABLES,
+  tokenSecretStandIn,
+} from '../support/lambda.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
 
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-token-AbCdEf'
-const SERVICE = 'inventory-export-test'
 const DATE = '2026-03-01'
 const ROWS = { devices: 300, software: 500, users: 80 }
-const TABLES = [
-  { id: '1001', name: 'devices' },
-  { id: '1002', name: 'installed_software' },
-  { id: '1003', name: 'users' },
-]
 
 let emulator: RunningEmulator
 let s3: RunningS3
 let output: CapturedOutput
-const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
-const secrets = mockClient(secretsClient)
+const { client: secretsClient, mock: secrets, answer: answerSecret } = tokenSecretStandIn(DEMO_TOKEN)
 const { client: glueClient, mock: glue, reset: resetGlue } = emptyGlueCatalog()
 
 beforeAll(async () => {
@@ -40,7 +38,7 @@ afterAll(async () => {
 })
 beforeEach(() => {
   secrets.reset()
-  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: DEMO_TOKEN })
+  answerSecret()
   resetGlue()
   emulator.faults.clear()
   output = captureOutput()
@@ -50,17 +48,7 @@ afterEach(() => output.restore())
 const environment = (
   source: Record<string, unknown> = { baseUrl: emulator.baseUrl },
   tables: readonly Record<string, unknown>[] = TABLES,
-) => ({
-  EXPORT_CONFIG: JSON.stringify({
-    source,
-    tables,
-    export: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
-    warehouse: { prefix: 'inventory' },
-  }),
-  WAREHOUSE_BUCKET: 'warehouse',
-  TOKEN_SECRET_ARN: SECRET_ARN,
-  POWERTOOLS_SERVICE_NAME: SERVICE,
-})
+) => lambdaEnvironment({ source, tables })
 
 const newHandler = (source?: Record<string, unknown>) =>
   createHandler({ environment: environment(source), s3Client: s3.client, secretsClient, glueClient })
