@@ -1,6 +1,6 @@
 /**
- * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
- * there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
+ * One table's path, top to bottom: open the bytes at the table source (a download, or the raw archive) -> decode
+ * -> parse -> record batches (on a thread of its own when there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
  * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
