@@ -13,6 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
+import { NODE_RUNTIME_FLAGS } from '../functions/export/constants.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
@@ -164,6 +165,7 @@ const main = async () => {
       ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
 
       const exportArgs = (out: string, format = 'csv') => [
+        ...NODE_RUNTIME_FLAGS,
         ...RSS_PROBE,
         path.join(ROOT, 'functions/local/cli.ts'),
         'export',

@@ -6,7 +6,7 @@ import { ArnFormat, type Stack } from 'aws-cdk-lib'
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
 import type { ExportConfig } from '../../functions/export/config.ts'
-import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
+import { LambdaEnvironment, METRICS_NAMESPACE, NODE_RUNTIME_FLAGS } from '../../functions/export/constants.ts'
 
 /** Where Lambda unpacks the bundle. */
 export const LAMBDA_TASK_ROOT = '/var/task'
@@ -45,7 +45,7 @@ export const functionEnvironment = (input: FunctionEnvironmentInput): Record<str
   [LambdaEnvironment.TOKEN_SECRET_ARN]: input.secretArn,
   [LambdaEnvironment.SERVICE_NAME]: input.serviceName,
   [LambdaEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
-  ...(input.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+  NODE_OPTIONS: [...NODE_RUNTIME_FLAGS, ...(input.sourceMaps ? ['--enable-source-maps'] : [])].join(' '),
   ...(input.bundledCaCertificates === undefined ? {} : { NODE_EXTRA_CA_CERTS: input.bundledCaCertificates }),
 })
 

@@ -81,6 +81,7 @@ describe('the exporter built from the sample configuration', () => {
         LambdaEnvironment.TOKEN_SECRET_ARN,
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
+        'NODE_OPTIONS',
       ].sort(),
     )
     expect(variables[LambdaEnvironment.EXPORT_CONFIG_FILE]).toBe('export-config.json')
@@ -192,11 +193,11 @@ describe('the exporter with an existing secret, a VPC and a private CA', () => {
     expect(shipped.source.caCertificatesFile).toBe(bundled)
   })
 
-  it('ships no source map and leaves source maps off by default', () => {
+  it('ships no source map, leaves source maps off by default, and runs with the export V8 flags', () => {
     const [asset] = readdirSync(outdir).filter((name) => existsSync(join(outdir, name, 'index.mjs')))
     expect(readdirSync(join(outdir, asset!)).sort()).toEqual(['ca-certificates.pem', 'export-config.json', 'index.mjs'])
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: Match.absent() }) },
+      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: '--max-semi-space-size=4' }) },
     })
   })
 })
@@ -246,7 +247,9 @@ describe('the exporter with 200 tables and source maps switched on', () => {
   it('ships the source map and enables it when the configuration asks for it', () => {
     expect(readdirSync(assetDir).sort()).toEqual(['export-config.json', 'index.mjs', 'index.mjs.map'])
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: '--enable-source-maps' }) },
+      Environment: {
+        Variables: Match.objectLike({ NODE_OPTIONS: '--max-semi-space-size=4 --enable-source-maps' }),
+      },
     })
   })
 })

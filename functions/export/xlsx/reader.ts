@@ -11,7 +11,7 @@ import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../normalize/record-batc
 import type { TableRecords } from '../normalize/table-records.ts'
 import { openSheetRows } from './sheet.ts'
 import { checkWorkbookStart, spoolBody } from './spool.ts'
-import { readWorkbookParts } from './workbook.ts'
+import { readWorkbookParts, type WorkbookParts } from './workbook.ts'
 import { openZip, type ZipArchive } from './zip.ts'
 
 export interface WorkbookReadOptions {
@@ -22,6 +22,8 @@ export interface WorkbookReadOptions {
   readonly batchLimits?: BatchLimits | undefined
   /** The `limits` section, applied to the worksheet's rows and cells. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
+  /** Shared-string text held in memory before it spills beside the spooled body. @default DEFAULT_MEMORY_BYTES */
+  readonly sharedStringMemoryBytes?: number | undefined
 }
 
 export interface WorkbookTable extends TableRecords {
@@ -39,17 +41,23 @@ export const openWorkbookTable = async (
   await mkdir(options.spoolDirectory, { recursive: true })
   const file = path.join(options.spoolDirectory, `workbook-${randomUUID()}.xlsx`)
   let zip: ZipArchive | undefined
+  let parts: WorkbookParts | undefined
   const close = async () => {
     zip?.close()
     zip = undefined
+    parts?.sharedStrings.close()
     await rm(file, { force: true })
   }
   try {
     const bytes = await spoolBody(source, file)
     await checkWorkbookStart(file, bytes, tableId)
     zip = await openZip(file, tableId)
-    const parts = await readWorkbookParts(zip, tableId)
-    const rows = await openSheetRows(await zip.open(parts.sheetPath), parts, {
+    const workbook = await readWorkbookParts(zip, tableId, {
+      spillPath: file,
+      memoryBytes: options.sharedStringMemoryBytes,
+    })
+    parts = workbook
+    const rows = await openSheetRows(await zip.open(workbook.sheetPath), workbook, {
       tableId,
       batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
       limits: options.limits ?? DEFAULT_RECORD_LIMITS,
@@ -58,12 +66,12 @@ export const openWorkbookTable = async (
       header: rows.header,
       batches: rows.batches,
       recycle: rows.recycle,
-      sheetName: parts.sheetName,
+      sheetName: workbook.sheetName,
       warnings: () => {
         const { count, values } = rows.errorCells
         if (count === 0) return []
         return [
-          `${count.toLocaleString('en-US')} error cell${count === 1 ? '' : 's'} (${[...values].join(', ')}) of worksheet "${parts.sheetName}" exported as NULL`,
+          `${count.toLocaleString('en-US')} error cell${count === 1 ? '' : 's'} (${[...values].join(', ')}) of worksheet "${workbook.sheetName}" exported as NULL`,
         ]
       },
       close: async () => {

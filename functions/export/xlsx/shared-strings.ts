@@ -1,61 +1,17 @@
 /**
- * The shared-strings table, held in memory within a fixed budget: every string's UTF-8 bytes back to back in one
- * buffer and a 4-byte offset per string (no JS string per entry, whose header alone would double the cost), so a
- * cell costs a lookup and one short-lived byte string. A table larger than the budget fails with XLSX_TOO_LARGE
- * rather than growing memory with the input; such a table is better read from the CSV.
+ * Reading the shared-strings part (`xl/sharedStrings.xml`) into a SharedStringTable (string-table.ts), which keeps
+ * memory fixed by spilling to the spool disk, and the text rules shared by shared and inline strings. Limits on
+ * the table's size keep a hostile workbook from filling the disk; past them the table fails with XLSX_TOO_LARGE.
  */
 import type { Readable } from 'node:stream'
 import { WorkbookError } from '../errors.ts'
+import { SharedStringTable, type StringTableOptions } from './string-table.ts'
 import { parseXmlEntry } from './xml.ts'
 
-/** UTF-8 bytes of all shared strings together. */
-export const MAX_SHARED_STRING_BYTES = 128 * 1024 * 1024
-/** Count of shared strings (4 bytes of offset each: 32 MiB at most). */
-export const MAX_SHARED_STRINGS = 8_000_000
-const INITIAL_BYTES = 64 * 1024
-const INITIAL_STRINGS = 4096
-
-/** The shared strings, looked up by index as byte strings (one character per UTF-8 byte). */
-export class SharedStrings {
-  #bytes: Buffer = Buffer.allocUnsafe(INITIAL_BYTES)
-  #ends = new Uint32Array(INITIAL_STRINGS)
-  #used = 0
-  #count = 0
-
-  get count(): number {
-    return this.#count
-  }
-
-  get byteLength(): number {
-    return this.#used
-  }
-
-  add(text: string): void {
-    const length = Buffer.byteLength(text, 'utf8')
-    if (this.#used + length > this.#bytes.length) this.#bytes = grow(this.#bytes, this.#used + length)
-    this.#bytes.write(text, this.#used, 'utf8')
-    this.#used += length
-    if (this.#count === this.#ends.length) {
-      const ends = new Uint32Array(this.#ends.length * 2)
-      ends.set(this.#ends)
-      this.#ends = ends
-    }
-    this.#ends[this.#count++] = this.#used
-  }
-
-  /** The string at `index` as a byte string, or undefined when there is none. */
-  at(index: number): string | undefined {
-    if (!(index >= 0 && index < this.#count)) return undefined
-    const start = index === 0 ? 0 : this.#ends[index - 1]!
-    return this.#bytes.toString('latin1', start, this.#ends[index]!)
-  }
-}
-
-const grow = (bytes: Buffer, needed: number): Buffer => {
-  const grown = Buffer.allocUnsafe(Math.max(needed, bytes.length * 2))
-  bytes.copy(grown)
-  return grown
-}
+/** UTF-8 bytes of all shared strings together, on disk once past the memory budget. */
+export const MAX_SHARED_STRING_BYTES = 4 * 1024 ** 3
+/** Count of shared strings (8 bytes of end offset each on disk: 512 MiB at most). */
+export const MAX_SHARED_STRINGS = 64_000_000
 
 const NON_ASCII = /[^\x00-\x7f]/
 /** SpreadsheetML's escape for characters XML cannot carry (a carriage return is `_x000D_`); `_x005F_` is `_`. */
@@ -102,23 +58,33 @@ export class StringItemText {
   }
 }
 
-export const readSharedStrings = async (entry: Readable, tableId: string): Promise<SharedStrings> => {
-  const strings = new SharedStrings()
+export const readSharedStrings = async (
+  entry: Readable,
+  tableId: string,
+  options: StringTableOptions,
+): Promise<SharedStringTable> => {
+  const strings = new SharedStringTable(options)
   const item = new StringItemText()
-  await parseXmlEntry(entry, 'shared strings (xl/sharedStrings.xml)', tableId, {
-    open: (tag) => item.open(tag.name),
-    text: (text) => item.text(text),
-    close: (name) => {
-      item.close(name)
-      if (name !== 'si') return
-      strings.add(unescapeText(item.take()))
-      if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
-        throw new WorkbookError('XLSX_TOO_LARGE', {
-          tableId,
-          reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 20} MiB, the most held in memory`,
-        })
-      }
-    },
-  })
+  try {
+    await parseXmlEntry(entry, 'shared strings (xl/sharedStrings.xml)', tableId, {
+      open: (tag) => item.open(tag.name),
+      text: (text) => item.text(text),
+      close: (name) => {
+        item.close(name)
+        if (name !== 'si') return
+        strings.add(unescapeText(item.take()))
+        if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
+          throw new WorkbookError('XLSX_TOO_LARGE', {
+            tableId,
+            reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
+          })
+        }
+      },
+    })
+    strings.finish()
+  } catch (error) {
+    strings.close()
+    throw error
+  }
   return strings
 }

@@ -6,7 +6,8 @@
 import path from 'node:path/posix'
 import { WorkbookError } from '../errors.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT, type NumberFormat } from './number-format.ts'
-import { readSharedStrings, SharedStrings } from './shared-strings.ts'
+import { readSharedStrings } from './shared-strings.ts'
+import { SharedStringTable, type StringTableOptions } from './string-table.ts'
 import { parseXmlEntry } from './xml.ts'
 import type { ZipArchive } from './zip.ts'
 
@@ -22,7 +23,8 @@ export interface WorkbookParts {
   readonly date1904: boolean
   /** Number format of each cell style (`s` attribute of a cell). */
   readonly formats: readonly NumberFormat[]
-  readonly sharedStrings: SharedStrings
+  /** Close it when done: it may hold spill files. */
+  readonly sharedStrings: SharedStringTable
 }
 
 interface Relationship {
@@ -30,7 +32,11 @@ interface Relationship {
   readonly target: string
 }
 
-export const readWorkbookParts = async (zip: ZipArchive, tableId: string): Promise<WorkbookParts> => {
+export const readWorkbookParts = async (
+  zip: ZipArchive,
+  tableId: string,
+  strings: StringTableOptions,
+): Promise<WorkbookParts> => {
   const rootRelations = zip.names.has('_rels/.rels') ? await readRelationships(zip, '_rels/.rels', '', tableId) : []
   const office = [...rootRelations.values()].find((r) => OFFICE_DOCUMENT.test(r.type))
   const workbookPath = office?.target ?? DEFAULT_WORKBOOK_PATH
@@ -62,8 +68,8 @@ export const readWorkbookParts = async (zip: ZipArchive, tableId: string): Promi
     formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId) : [],
     sharedStrings:
       stringsPath && zip.names.has(stringsPath)
-        ? await readSharedStrings(await zip.open(stringsPath), tableId)
-        : new SharedStrings(),
+        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings)
+        : new SharedStringTable(),
   }
 }
 

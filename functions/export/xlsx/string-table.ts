@@ -1,0 +1,273 @@
+/**
+ * The shared strings, looked up by index as byte strings (one character per UTF-8 byte). A workbook's shared
+ * strings grow with the distinct text of the table (a million rows of serial numbers and names come to 100 MB
+ * and more), so they are held in memory only up to a small budget. Past it, the strings spill to two files on the
+ * spool disk: their UTF-8 bytes back to back, and an 8-byte end offset per string. Lookups then read 64 KiB blocks
+ * of either file through a small cache of recently used blocks. Shared strings are numbered in order of first
+ * appearance, so the rows being read mostly touch the newest blocks and a few hot early ones: the cache keeps
+ * the hit rate high while memory stays fixed whatever the table's size.
+ */
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+
+/** Text held in memory before the table spills to disk. */
+export const DEFAULT_MEMORY_BYTES = 16 * 1024 * 1024
+const BLOCK_BYTES = 64 * 1024
+const ENDS_PER_BLOCK = BLOCK_BYTES / 8
+/** Blocks of text and of end offsets kept after a spill: 8 MiB and 2 MiB. */
+const CACHED_TEXT_BLOCKS = 128
+const CACHED_END_BLOCKS = 32
+const INITIAL_BYTES = 64 * 1024
+const INITIAL_STRINGS = 4096
+
+export interface StringTableOptions {
+  /** Text held in memory before spilling. @default DEFAULT_MEMORY_BYTES */
+  readonly memoryBytes?: number | undefined
+  /** Path prefix of the spill files (`<prefix>.strings`, `<prefix>.ends`); without it the table never spills. */
+  readonly spillPath?: string | undefined
+}
+
+export class SharedStringTable {
+  readonly #memoryBytes: number
+  readonly #spillPath: string | undefined
+  #bytes: Buffer = Buffer.allocUnsafe(INITIAL_BYTES)
+  #ends = new Uint32Array(INITIAL_STRINGS)
+  #used = 0
+  #count = 0
+  #spill: SpilledStrings | undefined
+
+  constructor(options: StringTableOptions = {}) {
+    this.#memoryBytes = options.memoryBytes ?? DEFAULT_MEMORY_BYTES
+    this.#spillPath = options.spillPath
+  }
+
+  get count(): number {
+    return this.#count
+  }
+
+  /** UTF-8 bytes of all strings together, in memory or on disk. */
+  get byteLength(): number {
+    return this.#spill?.byteLength ?? this.#used
+  }
+
+  /** Whether the strings live on disk. */
+  get spilled(): boolean {
+    return this.#spill !== undefined
+  }
+
+  add(text: string): void {
+    this.#count++
+    if (this.#spill) {
+      this.#spill.add(text)
+      return
+    }
+    const length = Buffer.byteLength(text, 'utf8')
+    if (this.#used + length > this.#memoryBytes && this.#spillPath !== undefined) {
+      this.#spill = new SpilledStrings(
+        this.#spillPath,
+        this.#bytes.subarray(0, this.#used),
+        this.#ends,
+        this.#count - 1,
+      )
+      this.#bytes = Buffer.alloc(0)
+      this.#ends = new Uint32Array(0)
+      this.#spill.add(text)
+      return
+    }
+    if (this.#used + length > this.#bytes.length) this.#bytes = grow(this.#bytes, this.#used + length)
+    this.#bytes.write(text, this.#used, 'utf8')
+    this.#used += length
+    if (this.#count > this.#ends.length) {
+      const ends = new Uint32Array(this.#ends.length * 2)
+      ends.set(this.#ends)
+      this.#ends = ends
+    }
+    this.#ends[this.#count - 1] = this.#used
+  }
+
+  /** Called once every string is added, before the first lookup. */
+  finish(): void {
+    this.#spill?.finish()
+  }
+
+  /** The string at `index` as a byte string, or undefined when there is none. */
+  at(index: number): string | undefined {
+    if (!(index >= 0 && index < this.#count)) return undefined
+    if (this.#spill) return this.#spill.at(index)
+    const start = index === 0 ? 0 : this.#ends[index - 1]!
+    return this.#bytes.toString('latin1', start, this.#ends[index]!)
+  }
+
+  /** Closes and deletes the spill files, if any. */
+  close(): void {
+    this.#spill?.close()
+    this.#spill = undefined
+  }
+}
+
+const grow = (bytes: Buffer, needed: number): Buffer => {
+  const grown = Buffer.allocUnsafe(Math.max(needed, bytes.length * 2))
+  bytes.copy(grown)
+  return grown
+}
+
+/** The strings on disk: appended through a write buffer, then read through block caches. */
+class SpilledStrings {
+  readonly #text: SpillFile
+  readonly #ends: SpillFile
+  #byteLength: number
+  #textCache: BlockCache | undefined
+  #endCache: BlockCache | undefined
+  readonly #endBytes = Buffer.alloc(8)
+
+  constructor(prefix: string, bytes: Buffer, ends: Uint32Array, count: number) {
+    this.#text = new SpillFile(`${prefix}.strings`)
+    this.#ends = new SpillFile(`${prefix}.ends`)
+    this.#text.append(bytes)
+    for (let i = 0; i < count; i++) this.#appendEnd(ends[i]!)
+    this.#byteLength = bytes.length
+  }
+
+  get byteLength(): number {
+    return this.#byteLength
+  }
+
+  add(text: string): void {
+    this.#byteLength += this.#text.appendText(text)
+    this.#appendEnd(this.#byteLength)
+  }
+
+  #appendEnd(end: number): void {
+    this.#endBytes.writeDoubleLE(end)
+    this.#ends.append(this.#endBytes)
+  }
+
+  finish(): void {
+    this.#text.flush()
+    this.#ends.flush()
+    this.#textCache = new BlockCache(this.#text.descriptor, CACHED_TEXT_BLOCKS)
+    this.#endCache = new BlockCache(this.#ends.descriptor, CACHED_END_BLOCKS)
+  }
+
+  at(index: number): string {
+    const ends = this.#endCache!
+    const end = ends.block(Math.floor(index / ENDS_PER_BLOCK)).readDoubleLE((index % ENDS_PER_BLOCK) * 8)
+    const start =
+      index === 0
+        ? 0
+        : ends.block(Math.floor((index - 1) / ENDS_PER_BLOCK)).readDoubleLE(((index - 1) % ENDS_PER_BLOCK) * 8)
+    return this.#textCache!.text(start, end)
+  }
+
+  close(): void {
+    this.#text.close()
+    this.#ends.close()
+  }
+}
+
+/** A file written through a 1 MiB buffer and removed on close. */
+class SpillFile {
+  readonly descriptor: number
+  readonly #path: string
+  readonly #buffer = Buffer.allocUnsafe(1024 * 1024)
+  #buffered = 0
+  #closed = false
+
+  constructor(path: string) {
+    this.#path = path
+    this.descriptor = openSync(path, 'wx+')
+  }
+
+  append(bytes: Uint8Array): void {
+    if (this.#buffered + bytes.length > this.#buffer.length) this.flush()
+    if (bytes.length > this.#buffer.length) {
+      writeAll(this.descriptor, bytes)
+      return
+    }
+    this.#buffer.set(bytes, this.#buffered)
+    this.#buffered += bytes.length
+  }
+
+  /** Appends `text` as UTF-8; returns its byte length. */
+  appendText(text: string): number {
+    const length = Buffer.byteLength(text, 'utf8')
+    if (this.#buffered + length > this.#buffer.length) this.flush()
+    if (length > this.#buffer.length) writeAll(this.descriptor, Buffer.from(text, 'utf8'))
+    else this.#buffered += this.#buffer.write(text, this.#buffered, 'utf8')
+    return length
+  }
+
+  flush(): void {
+    writeAll(this.descriptor, this.#buffer.subarray(0, this.#buffered))
+    this.#buffered = 0
+  }
+
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    closeSync(this.descriptor)
+    rmSync(this.#path, { force: true })
+  }
+}
+
+const writeAll = (descriptor: number, bytes: Uint8Array): void => {
+  for (let at = 0; at < bytes.length; ) at += writeSync(descriptor, bytes, at)
+}
+
+/**
+ * Fixed-size blocks of a file, the most recently loaded ones kept. Eviction is first in, first out: cheaper than
+ * LRU bookkeeping on every hit, and the access pattern (newest strings plus a few hot early ones reloaded when
+ * evicted) does not reward more.
+ */
+class BlockCache {
+  readonly #descriptor: number
+  readonly #capacity: number
+  readonly #blocks = new Map<number, Buffer>()
+  #lastNumber = -1
+  #last: Buffer = Buffer.alloc(0)
+
+  constructor(descriptor: number, capacity: number) {
+    this.#descriptor = descriptor
+    this.#capacity = capacity
+  }
+
+  block(number: number): Buffer {
+    if (number === this.#lastNumber) return this.#last
+    let block = this.#blocks.get(number)
+    if (block === undefined) {
+      let reuse: Buffer | undefined
+      if (this.#blocks.size >= this.#capacity) {
+        const [oldest, evicted] = this.#blocks.entries().next().value as [number, Buffer]
+        this.#blocks.delete(oldest)
+        reuse = evicted
+      }
+      block = reuse ?? Buffer.allocUnsafe(BLOCK_BYTES)
+      readFully(this.#descriptor, block, number * BLOCK_BYTES)
+      this.#blocks.set(number, block)
+    }
+    this.#lastNumber = number
+    this.#last = block
+    return block
+  }
+
+  /** Bytes [start, end) of the file as a byte string. */
+  text(start: number, end: number): string {
+    const first = Math.floor(start / BLOCK_BYTES)
+    if (end <= (first + 1) * BLOCK_BYTES) {
+      const offset = first * BLOCK_BYTES
+      return this.block(first).toString('latin1', start - offset, end - offset)
+    }
+    // A string across a block boundary is read on its own, so the cache holds only whole blocks.
+    const bytes = Buffer.allocUnsafe(end - start)
+    readFully(this.#descriptor, bytes, start)
+    return bytes.toString('latin1')
+  }
+}
+
+/** Fills `buffer` from `position`; past the file's end (its last block) the rest is left as it was. */
+const readFully = (descriptor: number, buffer: Buffer, position: number): void => {
+  for (let at = 0; at < buffer.length; ) {
+    const read = readSync(descriptor, buffer, at, buffer.length - at, position + at)
+    if (read === 0) return
+    at += read
+  }
+}
