@@ -28,7 +28,10 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
     return ExitCode.OK
   }
   if (command.exportDate === undefined) throw new UsageError('--date is required: which export date to rebuild')
-  const config = parseConfigWithoutSource(command.configInput, command.configOrigin)
+  // The flags always give a `source` object; without --base-url (or a --config with a source) it is empty.
+  const { source, ...withoutSource } = command.configInput
+  const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
+  const config = parseConfigWithoutSource(input, command.configOrigin)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
