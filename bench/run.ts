@@ -196,13 +196,11 @@ const main = async () => {
       }
 
       if (!values['skip-one-core'] && PIN_ONE_CORE) {
-        // One core and a 1,769 MB Lambda's memory: the parse stage then runs inline, as it does there.
+        // One core, as a 1,769 MB Lambda has: the parse stage then runs inline, as it does there.
         log(`run ${run}/${runs}: export path on one core (as a 1,769 MB Lambda)`)
         await rm(out, { recursive: true, force: true })
         const pinned = check(
-          await measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)], {
-            AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769',
-          }),
+          await measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)]),
           'export on one core',
         )
         oneCore.push({ seconds: pinned.seconds, peak: peakOf(pinned), output: await folderBytes(out) })

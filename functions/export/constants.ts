@@ -136,6 +136,8 @@ export const LambdaEnvironment = {
   /** Read by Powertools; also the `service` dimension of every metric. */
   SERVICE_NAME: 'POWERTOOLS_SERVICE_NAME',
   METRICS_NAMESPACE: 'POWERTOOLS_METRICS_NAMESPACE',
+  /** Set by Lambda: the function's memory in MB, which decides its vCPUs (how many threads parsing gets). */
+  FUNCTION_MEMORY_SIZE: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
 } as const
 
 /** POWERTOOLS_SERVICE_NAME unless a stack overrides it. */

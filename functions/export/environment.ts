@@ -18,6 +18,8 @@ export interface LambdaSettings {
   /** ARN (or name) of the secret that holds the API token. */
   readonly tokenSecretId: string
   readonly serviceName: string
+  /** The function's memory in MB (set by Lambda), which decides its vCPUs; absent outside Lambda. */
+  readonly memoryMb?: number | undefined
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -44,7 +46,8 @@ export const parseLambdaSettings = (
     throw new ConfigError('Lambda environment', problems)
   }
   const serviceName = env[LambdaEnvironment.SERVICE_NAME]?.trim() || DEFAULT_SERVICE_NAME
-  return { config, bucket, tokenSecretId, serviceName }
+  const memoryMb = Number(env[LambdaEnvironment.FUNCTION_MEMORY_SIZE]) || undefined
+  return { config, bucket, tokenSecretId, serviceName, memoryMb }
 }
 
 const readUtf8 = (path: string): string => readFileSync(path, 'utf8')

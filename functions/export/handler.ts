@@ -171,6 +171,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       store,
       telemetry,
       spoolDirectory: deps.spoolDirectory,
+      lambdaMemoryMb: settings.memoryMb,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,

@@ -32,6 +32,8 @@ export interface ReadContext {
   readonly spoolDirectory: string
   readonly batchLimits?: BatchLimits | undefined
   readonly parseThread?: ParseThread | undefined
+  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
+  readonly lambdaMemoryMb?: number | undefined
   /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
 }
@@ -52,7 +54,7 @@ export const openTableRead = async (
   const { delimiter, shortRows, encoding, invalidBytes } = table
   const { batchLimits, limits } = context
   const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
-  const parsed = await openParsedTable(body, options, context.parseThread)
+  const parsed = await openParsedTable(body, options, context.parseThread, context.lambdaMemoryMb)
   return {
     records: parsed,
     details: () => ({

@@ -44,6 +44,8 @@ export interface RunDependencies {
   readonly signal?: AbortSignal | undefined
   /** Catalog to tell about changed table schemas (Glue on AWS). */
   readonly catalog?: TableCatalog | undefined
+  /** The Lambda function's memory in MB, which decides its vCPUs (how many threads parsing gets). */
+  readonly lambdaMemoryMb?: number | undefined
 }
 
 export interface RunOptions {
@@ -220,6 +222,7 @@ const exportWithRetries = async (
       guards: config.export.guards,
       acceptChanges: context.acceptChanges,
       limits: config.limits,
+      lambdaMemoryMb: deps.lambdaMemoryMb,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       attempt,
     })

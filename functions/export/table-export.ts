@@ -4,9 +4,8 @@
  * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
-import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { rm } from 'node:fs/promises'
 import { readTableSchema, registerTableSchema, type TableSchema, type WritePlan } from './catalog/registry.ts'
 import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
@@ -25,6 +24,7 @@ import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
 import type { TableBytes, TableSource } from './source/table-source.ts'
+import { newSpoolFile, SpoolKind } from './spool-files.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity }
 
@@ -49,8 +49,10 @@ export interface TableExportContext {
   readonly limits?: RecordLimits | undefined
   /** @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits
-  /** @default 'auto': parsing gets a thread of its own when there is more than one core */
+  /** @default 'auto': parsing gets a thread of its own when there is more than one core, every core from two */
   readonly parseThread?: ParseThread
+  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
+  readonly lambdaMemoryMb?: number | undefined
   readonly onProgress?: (progress: TableProgress) => void
   /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined
@@ -127,7 +129,7 @@ export const landTable = async (
 ): Promise<TableExportResult> => {
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
-  const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
+  let spoolPath: string | undefined
   let read: TableRead | undefined
   let encoder: TableEncoder | undefined
   const raw = source.archive
@@ -150,7 +152,7 @@ export const landTable = async (
         named.map((c) => c.name),
         previous?.columns.map((c) => c.name) ?? [],
       )
-    await mkdir(context.spoolDirectory, { recursive: true })
+    spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -228,7 +230,7 @@ export const landTable = async (
   } finally {
     source.cancel()
     encoder?.close()
-    await rm(spoolPath, { force: true })
+    if (spoolPath !== undefined) await rm(spoolPath, { force: true })
     await read?.records.close()
     await upload.abort()
     await raw?.abort().catch(() => undefined)

@@ -8,7 +8,6 @@ import { ExitCode } from './exit-code.ts'
 import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
-import { queryWarehouse, renderResult } from './warehouse-sql.ts'
 
 export const runExportCommand = async (
   argv: readonly string[],
@@ -43,6 +42,8 @@ export const DEMO_QUERY =
   'SELECT operating_system, count(*) AS devices, round(avg(ram_gb), 1) AS avg_ram_gb FROM devices_latest GROUP BY 1 ORDER BY 2 DESC'
 
 const printExampleQuery = async (root: string, output: TerminalOutput) => {
+  // Loaded only here: DuckDB's native library is tens of MB of resident memory that an export does not need.
+  const { queryWarehouse, renderResult } = await import('./warehouse-sql.ts')
   output.out(`\nTry a query (the same SQL runs in Athena):\n  npm run query -- "${DEMO_QUERY}"\n`)
   output.out(renderResult(await queryWarehouse(root, DEMO_QUERY)))
 }

@@ -9,7 +9,6 @@ import { ExportError, QueryError, UsageError } from '../export/errors.ts'
 import { FolderWarehouseStore } from '../export/publish/fs.ts'
 import { ExitCode } from './exit-code.ts'
 import type { TerminalOutput } from './terminal.ts'
-import { queryWarehouse, renderResult, warehouseTables } from './warehouse-sql.ts'
 
 export const QUERY_USAGE = `Usage: npm run query -- [--out DIR] "SQL"
 
@@ -57,6 +56,8 @@ export const runQueryCommand = async (argv: readonly string[], output: TerminalO
   if (positionals.length !== 1) throw new UsageError('give exactly one SQL statement, in quotes')
   const root = values.out ?? 'warehouse'
   try {
+    // Loaded only here: DuckDB's native library is tens of MB of resident memory that the other commands do not need.
+    const { queryWarehouse, renderResult } = await import('./warehouse-sql.ts')
     output.out(renderResult(await queryWarehouse(root, positionals[0]!)))
     return ExitCode.OK
   } catch (error) {
@@ -79,6 +80,7 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
   const store = new FolderWarehouseStore(values.out ?? 'warehouse')
   const database = values.database ?? 'inventory'
   const locationRoot = (values['location-root'] ?? 's3://YOUR-BUCKET/inventory').replace(/\/+$/, '')
+  const { warehouseTables } = await import('./warehouse-sql.ts')
   const tables = await warehouseTables(store.root)
   if (tables.length === 0) throw new UsageError(`no table has been exported to ${store.root} yet; run npm start first`)
   const statements: string[] = []

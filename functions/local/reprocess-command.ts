@@ -7,6 +7,7 @@ import { archiveSource } from '../export/source/archive-source.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
+import { checkWarehouseFolder } from './warehouse-folder.ts'
 
 export const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR]
 
@@ -32,6 +33,7 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const { source, ...withoutSource } = command.configInput
   const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
   const config = parseConfigWithoutSource(input, command.configOrigin)
+  await checkWarehouseFolder(command.outDir)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,

@@ -7,7 +7,8 @@
  * The thread runs this very module: `new Worker(new URL(import.meta.url))` loads this .ts file when run from
  * source and the bundle's index.mjs in the Lambda, and the dispatch at the end starts the parse loop there. Bytes
  * and batches cross in transferred buffers (no copy), and go back for reuse once consumed. With one core, or a
- * body that ends within its first MiB, the same stage runs on this thread instead (`parseInline`).
+ * body that ends within its first MiB, the same stage runs on this thread instead (`parseInline`). With three vCPUs
+ * or more and a body past its first 4 MiB, chunks of it are parsed on every core instead (`parallel-parse.ts`).
  */
 import { availableParallelism } from 'node:os'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
@@ -17,6 +18,7 @@ import type { RecordBatch } from '../normalize/record-batch.ts'
 import { describeError, type ErrorDescription, reviveError } from '../thread-errors.ts'
 import { Channel } from './channel.ts'
 import type { DecodeReport } from './decode.ts'
+import { parseInParallel } from './parallel-parse.ts'
 import { type ParsedTable, parseInline, type TableParserOptions } from './table-parser.ts'
 
 const ROLE = 'inventory-export-csv-parser'
@@ -26,12 +28,17 @@ const BLOCK_BYTES = 1024 * 1024
 const PARSE_SLICE_BYTES = 64 * 1024
 /** A body that ends within this many bytes is parsed here: a thread would cost more than it saves. */
 const THREAD_THRESHOLD = BLOCK_BYTES
+/** A body that ends within this many bytes gets one parse thread: starting one per core would cost more than it saves. */
+const PARALLEL_THRESHOLD = 4 * 1024 * 1024
 /** Blocks, and batches, in flight between the threads: enough that parsing runs on while this thread encodes a row group. */
 const MAX_BLOCKS_IN_FLIGHT = 8
 const MAX_BATCHES_IN_FLIGHT = 8
 
-/** Where the parse stage runs: on its own thread when there is a core to spare ('auto'), or forced (tests). */
-export type ParseThread = 'auto' | 'inline' | 'worker'
+/**
+ * Where the parse stage runs: on its own thread when there is a core to spare and on every core when there are
+ * three or more ('auto'), or forced (tests): on this thread, on one thread, or on `ParallelParse`'s threads.
+ */
+export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelParse
 
 type ToParser =
   | { readonly type: 'block'; readonly block: Uint8Array }
@@ -47,31 +54,65 @@ type FromParser =
 /** Lambda gives a function CPU time in proportion to its memory, whatever number of cores it lets it see. */
 const LAMBDA_MB_PER_VCPU = 1769
 
+/** A forced parallel parse: this many worker threads, chunks of this size (small ones in tests). */
+export interface ParallelParse {
+  readonly workers: number
+  readonly chunkBytes?: number
+}
+
+/** vCPUs the function has: its cores, and in Lambda (`lambdaMemoryMb`) no more than its memory buys. */
+export const availableVcpus = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): number =>
+  Math.min(cores, lambdaMemoryMb === undefined ? cores : lambdaMemoryMb / LAMBDA_MB_PER_VCPU)
+
 /**
  * Whether a second thread has CPU to run on: a second core, and in Lambda (`lambdaMemoryMb`) at least one and a
  * half vCPUs' worth of memory. Below that both threads would share one vCPU's time, and the thread only costs.
  */
-export const hasCpuForThread = (
-  cores: number = availableParallelism(),
-  lambdaMemoryMb: number | undefined = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || undefined,
-): boolean => Math.min(cores, lambdaMemoryMb === undefined ? cores : lambdaMemoryMb / LAMBDA_MB_PER_VCPU) >= 1.5
+export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): boolean =>
+  availableVcpus(cores, lambdaMemoryMb) >= 1.5
 
-/** Opens the parse stage over `source`, on a thread of its own when that pays. */
+/**
+ * vCPUs from which parsing on every core pays. Chunking, verifying and one more thread cost about a quarter more
+ * CPU than the one parse thread (measured, see the README's Performance section), so on two vCPUs both cores are
+ * kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its own.
+ */
+const MIN_PARALLEL_VCPUS = 3
+
+/** Parse threads for a parallel parse: one per whole vCPU, when there are enough to pay; else none. */
+export const parallelWorkers = (
+  cores: number = availableParallelism(),
+  lambdaMemoryMb?: number | undefined,
+): number => {
+  const vcpus = Math.floor(availableVcpus(cores, lambdaMemoryMb))
+  return vcpus >= MIN_PARALLEL_VCPUS ? vcpus : 0
+}
+
+/**
+ * Opens the parse stage over `source`, on a thread of its own or on every core when that pays. `lambdaMemoryMb`
+ * is the function's memory size in Lambda (from environment.ts), which decides its vCPUs.
+ */
 export const openParsedTable = async (
   source: AsyncIterable<Buffer>,
   options: TableParserOptions,
   thread: ParseThread = 'auto',
+  lambdaMemoryMb?: number | undefined,
 ): Promise<ParsedTable> => {
-  if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread())) return parseInline(source, options)
+  if (typeof thread === 'object') return parseInParallel(source, options, thread)
+  if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread(undefined, lambdaMemoryMb))) {
+    return parseInline(source, options)
+  }
+  const workers = thread === 'auto' ? parallelWorkers(undefined, lambdaMemoryMb) : 0
   const iterator = source[Symbol.asyncIterator]()
   const head: Buffer[] = []
   let size = 0
-  while (thread === 'auto' && size < THREAD_THRESHOLD) {
+  while (thread === 'auto' && size < (workers > 0 ? PARALLEL_THRESHOLD : THREAD_THRESHOLD)) {
     const next = await iterator.next()
-    if (next.done) return parseInline(body(head), options)
+    if (next.done)
+      return size < THREAD_THRESHOLD ? parseInline(body(head), options) : parseOnThread(body(head), options)
     head.push(next.value)
     size += next.value.length
   }
+  if (workers > 0) return parseInParallel(body(head, iterator), options, { workers })
   return parseOnThread(body(head, iterator), options)
 }
 

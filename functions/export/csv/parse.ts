@@ -6,7 +6,7 @@
 import { CsvError, type Info, parse } from 'csv-parse'
 import type { Delimiter } from '../constants.ts'
 import { DataError } from '../errors.ts'
-import { scanHeaderLine } from './dialect.ts'
+import { type HeaderScan, scanHeaderLine } from './dialect.ts'
 import { DEFAULT_RECORD_LIMITS, guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
 
 export interface ParseOptions {
@@ -60,33 +60,20 @@ export const openCsvWith = async <T>(
   take: RecordTaker<T>,
 ): Promise<ParsedCsv<T>> => {
   const iterator = source[Symbol.asyncIterator]()
-  const buffered: Buffer[] = []
-  let size = 0
-  let scan = scanHeaderLine(Buffer.alloc(0), options.delimiter)
-  let ended = false
   const limits = options.limits ?? DEFAULT_RECORD_LIMITS
-  while (!scan.complete && size < MAX_HEADER_BYTES && scan.fieldCount <= limits.maxColumns) {
-    const next = await iterator.next()
-    if (next.done) {
-      ended = true
-      break
-    }
-    // A copy: the caller may reuse a chunk's memory once the chunks after it are parsed (see parse-worker.ts).
-    buffered.push(Buffer.from(next.value))
-    size += next.value.length
-    scan = scanHeaderLine(buffered.length === 1 ? next.value : Buffer.concat(buffered), options.delimiter)
-  }
-  // The count only grows past the part scanned: a header this wide fails before csv-parse makes a string of it.
-  if (scan.fieldCount > limits.maxColumns) {
-    throw limitExceeded(options.tableId, 'maxColumns', limits.maxColumns, 1, 'the header')
-  }
+  const { buffered, ended, scan } = await readHeaderLine(iterator, options.delimiter, limits, options.tableId)
   async function* replay() {
     yield* buffered
     if (!ended) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
   }
   let header: string[] | undefined
   const warnings: string[] = []
-  const parsing = { ...options, delimiter: scan.delimiter, headerFields: scan.fieldCount, warnings }
+  const parsing = {
+    ...options,
+    delimiter: scan.delimiter,
+    headerFields: scan.fieldCount,
+    onLooseQuote: (line: number) => warnings.push(looseQuoteWarning(line)),
+  }
   const guarded = guardRecords(replay(), scan.delimiter, limits, options.tableId)
   const batches = parseRecords(guarded, { ...parsing, limits }, (record) => {
     if (header !== undefined) return take(record, header)
@@ -104,15 +91,88 @@ export const openCsvWith = async <T>(
   return { delimiter: scan.delimiter, header, batches: rest(), warnings }
 }
 
-async function* parseRecords<T>(
+/** The start of the body up to the end of the header line (copied), and the header line's dialect. */
+export interface HeaderLine {
+  readonly buffered: readonly Buffer[]
+  /** Whether the body ended within `buffered`. */
+  readonly ended: boolean
+  readonly scan: HeaderScan
+}
+
+/** Reads the body until its header line is complete; fails on a header wider than the limits allow. */
+export const readHeaderLine = async (
+  iterator: AsyncIterator<Buffer>,
+  forced: Delimiter | undefined,
+  limits: RecordLimits,
+  tableId: string,
+): Promise<HeaderLine> => {
+  const buffered: Buffer[] = []
+  let size = 0
+  let scan = scanHeaderLine(Buffer.alloc(0), forced)
+  let ended = false
+  while (!scan.complete && size < MAX_HEADER_BYTES && scan.fieldCount <= limits.maxColumns) {
+    const next = await iterator.next()
+    if (next.done) {
+      ended = true
+      break
+    }
+    // A copy: the caller may reuse a chunk's memory once the chunks after it are parsed (see parse-worker.ts).
+    buffered.push(Buffer.from(next.value))
+    size += next.value.length
+    scan = scanHeaderLine(buffered.length === 1 ? next.value : Buffer.concat(buffered), forced)
+  }
+  // The count only grows past the part scanned: a header this wide fails before csv-parse makes a string of it.
+  if (scan.fieldCount > limits.maxColumns) {
+    throw limitExceeded(tableId, 'maxColumns', limits.maxColumns, 1, 'the header')
+  }
+  return { buffered, ended, scan }
+}
+
+/** Where csv-parse stands once a run of bytes is parsed. */
+export interface RecordsEnd {
+  /** csv-parse's line number after the last byte: where the bytes after these start. */
+  readonly nextLine: number
+  /**
+   * Only with `openEnd`: the bytes ended inside a quoted field, so their last record is unfinished; it starts at
+   * byte `start` of the bytes given (the stand-in header left out), on line `line`.
+   */
+  readonly open?: { readonly start: number; readonly line: number }
+}
+
+export interface RecordParseOptions extends ParseOptions {
+  readonly delimiter: Delimiter
+  readonly headerFields: number
+  readonly limits: RecordLimits
+  /** Called with the line of the first record that holds a stray quote kept as text. */
+  readonly onLooseQuote: (line: number) => void
+  /** csv-parse's line number of the first byte. @default 1 */
+  readonly firstLine?: number | undefined
+  /**
+   * The bytes start after the header (a chunk of a parallel parse): csv-parse first reads a stand-in header of
+   * `headerFields` empty fields, so that it holds the records to the header's length as in a whole file.
+   */
+  readonly afterHeader?: boolean | undefined
+  /** The bytes end at a line break that may be inside a quoted field: an unclosed quote there is returned, not thrown. */
+  readonly openEnd?: boolean | undefined
+}
+
+export async function* parseRecords<T>(
   source: AsyncIterable<Buffer>,
-  options: ParseOptions & { delimiter: Delimiter; headerFields: number; limits: RecordLimits; warnings: string[] },
+  options: RecordParseOptions,
   take: (record: string[]) => T | undefined,
-): AsyncGenerator<T[]> {
+): AsyncGenerator<T[], RecordsEnd> {
   let pending: T[] = []
   let failure: unknown
+  const firstLine = options.firstLine ?? 1
+  const standIn = options.afterHeader
+    ? Buffer.from(`${options.delimiter.repeat(options.headerFields - 1)}\n`)
+    : undefined
+  /** csv-parse counts lines from 1 at the stand-in header, if any, and from `firstLine` here. */
+  const lineOffset = firstLine - (standIn ? 2 : 1)
+  const standInBytes = standIn?.length ?? 0
+  let skip = standIn ? 1 : 0
   /** Line on which the last complete record ended: the next record starts after it (for error messages). */
-  const position = { lastRecordLine: 0 }
+  const position = { lastRecordLine: firstLine - 1, lastRecordEnd: 0 }
   const raw = new RecordBytes()
   let looseQuoteSeen = false
   const parser = parse({
@@ -131,11 +191,16 @@ async function* parseRecords<T>(
       if (!looseQuoteSeen && hasQuote(record)) {
         if (hasLooseQuote(raw.take(info.bytes), options.delimiter.charCodeAt(0))) {
           looseQuoteSeen = true
-          options.warnings.push(looseQuoteWarning(position.lastRecordLine + 1))
+          options.onLooseQuote(position.lastRecordLine + 1)
         }
       }
       if (!looseQuoteSeen) raw.recordEnded(info.bytes)
-      position.lastRecordLine = info.lines
+      position.lastRecordLine = info.lines + lineOffset
+      position.lastRecordEnd = info.bytes - standInBytes
+      if (skip > 0) {
+        skip--
+        return null
+      }
       const item = take(record)
       if (item !== undefined) pending.push(item)
       return null
@@ -148,6 +213,10 @@ async function* parseRecords<T>(
   const settle = (write: (done: (error?: Error | null) => void) => void) =>
     new Promise<void>((resolve, reject) => write((error) => (error || failure ? reject(error ?? failure) : resolve())))
   try {
+    if (standIn) {
+      raw.add(standIn)
+      await settle((done) => parser.write(standIn, done))
+    }
     for await (const chunk of source) {
       if (!looseQuoteSeen) raw.add(chunk)
       await settle((done) => parser.write(chunk, done))
@@ -157,11 +226,18 @@ async function* parseRecords<T>(
         yield batch
       }
     }
-    await settle((done) => parser.end(done))
-    if (failure) throw failure
+    let open: RecordsEnd['open']
+    try {
+      await settle((done) => parser.end(done))
+      if (failure) throw failure
+    } catch (error) {
+      if (!(options.openEnd && error instanceof CsvError && error.code === 'CSV_QUOTE_NOT_CLOSED')) throw error
+      open = { start: position.lastRecordEnd, line: position.lastRecordLine + 1 }
+    }
     if (pending.length > 0) yield pending
+    return { nextLine: parser.info.lines + lineOffset, ...(open ? { open } : {}) }
   } catch (error) {
-    throw toParseError(error, options, position.lastRecordLine)
+    throw toParseError(error, options, position.lastRecordLine, lineOffset)
   } finally {
     parser.destroy()
   }
@@ -175,9 +251,10 @@ const toParseError = (
   error: unknown,
   { tableId, limits }: { tableId: string; limits: RecordLimits },
   lastRecordLine: number,
+  lineOffset: number,
 ): unknown => {
   if (!(error instanceof CsvError)) return error
-  const line = typeof error.lines === 'number' ? error.lines : undefined
+  const line = typeof error.lines === 'number' ? error.lines + lineOffset : undefined
   switch (error.code) {
     case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH': {
       const expected = /expect (\d+)/.exec(error.message)?.[1]
@@ -234,7 +311,7 @@ const hasQuote = (record: readonly string[]): boolean => {
   return false
 }
 
-const looseQuoteWarning = (line: number): string =>
+export const looseQuoteWarning = (line: number): string =>
   `a quote inside an unquoted field (or after a closing quote) was kept as text, first in the record starting on line ${line}; the saved table's export does not quote such fields`
 
 /**

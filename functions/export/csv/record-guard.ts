@@ -49,8 +49,10 @@ export async function* guardRecords(
   delimiter: string,
   limits: RecordLimits,
   tableId: string,
+  /** The line the first byte is on (a chunk of a parallel parse starts further down). */
+  firstLine = 1,
 ): AsyncGenerator<Buffer> {
-  const scanner = new RecordScanner(delimiter.charCodeAt(0), limits, tableId)
+  const scanner = new RecordScanner(delimiter.charCodeAt(0), limits, tableId, firstLine)
   for await (const chunk of source) {
     scanner.scan(chunk)
     yield chunk
@@ -65,9 +67,9 @@ class RecordScanner {
   readonly #separator: number
   readonly #limits: RecordLimits
   readonly #tableId: string
-  #line = 1
-  #recordLine = 1
-  #quoteLine = 1
+  #line: number
+  #recordLine: number
+  #quoteLine: number
   #fields = 1
   /** Bytes of the current record and field before the current chunk. */
   #recordBytes = 0
@@ -77,10 +79,13 @@ class RecordScanner {
   #quoteSeen = false
   #lastByte = 0
 
-  constructor(separator: number, limits: RecordLimits, tableId: string) {
+  constructor(separator: number, limits: RecordLimits, tableId: string, firstLine: number) {
     this.#separator = separator
     this.#limits = limits
     this.#tableId = tableId
+    this.#line = firstLine
+    this.#recordLine = firstLine
+    this.#quoteLine = firstLine
   }
 
   scan(chunk: Uint8Array): void {
@@ -164,4 +169,16 @@ class RecordScanner {
   #fail(limit: keyof RecordLimits, line: number, what: string): never {
     throw limitExceeded(this.#tableId, limit, this.#limits[limit], line, what)
   }
+}
+
+/**
+ * Line breaks as the guard counts them (a CR, or an LF not right after a CR; quoted or not), in bytes that do not
+ * start with the LF of a CRLF: what the guard's line number advances by over them.
+ */
+export const countGuardLines = (bytes: Uint8Array): number => {
+  let lines = 0
+  for (let at = bytes.indexOf(CR); at !== -1; at = bytes.indexOf(CR, at + 1)) lines++
+  for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1))
+    if (at === 0 || bytes[at - 1] !== CR) lines++
+  return lines
 }

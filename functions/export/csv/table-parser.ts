@@ -29,17 +29,22 @@ export interface ParsedTable extends TableRecords {
 /** Parses `source` on this thread. */
 export const parseInline = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
   const report: DecodeReport = { encoding: options.encoding, bom: false }
+  return parseDecoded(decodeToUtf8(source, options, report), options, report)
+}
+
+/** Parses a body already decoded to UTF-8 on this thread; `report` is the decoder's. */
+export const parseDecoded = async (
+  decoded: AsyncIterable<Buffer>,
+  options: TableParserOptions,
+  report: DecodeReport,
+): Promise<ParsedTable> => {
   const limits = options.batchLimits ?? DEFAULT_BATCH_LIMITS
   let builder: RecordBatchBuilder | undefined
   // Each record is copied into the batch being filled as soon as it is parsed, so its strings die young.
-  const csv = await openCsvWith(
-    decodeToUtf8(source, options, report),
-    { ...options, fieldsAsBytes: true },
-    (record, header) => {
-      builder ??= new RecordBatchBuilder(header.length, limits)
-      return builder.add(record)
-    },
-  )
+  const csv = await openCsvWith(decoded, { ...options, fieldsAsBytes: true }, (record, header) => {
+    builder ??= new RecordBatchBuilder(header.length, limits)
+    return builder.add(record)
+  })
   // A table of a header only made no builder while parsing.
   const filled = builder ?? new RecordBatchBuilder(csv.header.length, limits)
   async function* batches(): AsyncGenerator<RecordBatch> {
