@@ -23,15 +23,19 @@ const drained = (res: ServerResponse): Promise<boolean> =>
     res.on('close', onClose)
   })
 
-/** Waits `ms`, or less if the client goes away (so close() never waits for a stall). */
-export const pause = (res: ServerResponse, ms: number): Promise<void> =>
+/** How the emulator waits for delay, stall and trickle faults: a timer, unless a test injects its own clock. */
+export type Wait = (ms: number) => Promise<void>
+
+/** Waits `ms` (with `wait` when given), or less if the client goes away (so close() never waits for a stall). */
+export const pause = (res: ServerResponse, ms: number, wait?: Wait): Promise<void> =>
   new Promise((resolve) => {
     const finish = (): void => {
       clearTimeout(timer)
       res.off('close', finish)
       resolve()
     }
-    const timer = setTimeout(finish, ms)
+    const timer = wait === undefined ? setTimeout(finish, ms) : undefined
+    if (wait !== undefined) void wait(ms).then(finish)
     res.on('close', finish)
   })
 
@@ -59,7 +63,7 @@ const cutOff = async (res: ServerResponse): Promise<void> => {
   res.destroy()
 }
 
-export const createBodyWriter = (res: ServerResponse, fault: BodyFault | undefined): BodyWriter => {
+export const createBodyWriter = (res: ServerResponse, fault: BodyFault | undefined, wait?: Wait): BodyWriter => {
   let sent = 0
   let faultPending = fault !== undefined
   let ended = false
@@ -81,7 +85,7 @@ export const createBodyWriter = (res: ServerResponse, fault: BodyFault | undefin
       return false
     }
     await flushed(res)
-    await pause(res, fault.ms)
+    await pause(res, fault.ms, wait)
     return send(res, chunk.subarray(head.byteLength))
   }
 
@@ -92,7 +96,7 @@ export const createBodyWriter = (res: ServerResponse, fault: BodyFault | undefin
       // The body was shorter than afterBytes: act the fault out at the end of the body.
       if (fault.kind !== 'stall') return cutOff(res)
       await flushed(res)
-      await pause(res, fault.ms)
+      await pause(res, fault.ms, wait)
     }
     if (!res.destroyed) res.end()
   }

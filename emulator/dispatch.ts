@@ -1,6 +1,7 @@
 /** Answers one request: record it, act out its fault, authenticate, then serve the route. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { authenticate, mayRead } from './auth.ts'
+import type { Wait } from './body-writer.ts'
 import { replyExport } from './export-reply.ts'
 import { actOutLeadingFault } from './fault-replies.ts'
 import type { FaultQueue } from './faults.ts'
@@ -20,6 +21,8 @@ export interface EmulatorState {
   readonly faults: FaultQueue
   readonly upstream: UpstreamChanges
   readonly requests: RecordedRequest[]
+  /** How delay, stall and trickle faults wait (EmulatorOptions.wait). */
+  readonly wait?: Wait | undefined
 }
 
 const DEFAULT_ROLES = ['api'] as const
@@ -67,7 +70,7 @@ export const handleRequest = async (state: EmulatorState, req: IncomingMessage, 
   }
   state.requests.push(record)
   const route = routeOf(target)
-  const exchange: Exchange = { req, res, record, fault: state.faults.take(faultTargetOf(route)) }
+  const exchange: Exchange = { req, res, record, fault: state.faults.take(faultTargetOf(route)), wait: state.wait }
   try {
     if (await actOutLeadingFault(exchange, exchange.fault)) return
     await serve(state, exchange, route)

@@ -50,7 +50,7 @@ export const actOutLeadingFault = async (exchange: Exchange, fault: Fault | unde
     case undefined:
       return false
     case 'delay':
-      await pause(exchange.res, fault.ms)
+      await pause(exchange.res, fault.ms, exchange.wait)
       return exchange.res.destroyed
     case 'reset':
       if (fault.afterBytes !== undefined) return false

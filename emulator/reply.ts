@@ -1,6 +1,6 @@
 /** Sending responses: every answer goes through `reply`, which applies the request's body fault. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { createBodyWriter, pause } from './body-writer.ts'
+import { createBodyWriter, pause, type Wait } from './body-writer.ts'
 import { type BodyFault, type Fault, isBodyFault } from './faults.ts'
 
 /** One request as the `requests` log keeps it. */
@@ -23,6 +23,8 @@ export interface Exchange {
   readonly record: RecordedRequest
   /** The fault chosen for this request, if any. */
   readonly fault: Fault | undefined
+  /** How delay, stall and trickle faults wait. @default a timer */
+  readonly wait?: Wait | undefined
 }
 
 export interface ReplyBody {
@@ -54,12 +56,12 @@ export const reply = async (
   const { res, record } = exchange
   const fault = exchange.fault !== undefined && isBodyFault(exchange.fault) ? exchange.fault : undefined
   if (exchange.fault?.kind === 'unframed') return replyUnframed(exchange, status, headers, body, exchange.fault)
-  if (exchange.fault?.kind === 'trickle') body = trickled(body, exchange.fault, res)
+  if (exchange.fault?.kind === 'trickle') body = trickled(body, exchange.fault, res, exchange.wait)
   const length = await contentLengthOf(body, fault)
   if (res.destroyed) return
   record.status = status
   res.writeHead(status, length === undefined ? headers : { ...headers, 'Content-Length': String(length) })
-  const writer = createBodyWriter(res, fault)
+  const writer = createBodyWriter(res, fault, exchange.wait)
   for await (const chunk of body.chunks()) {
     if (!(await writer.write(chunk))) return
   }
@@ -67,7 +69,12 @@ export const reply = async (
 }
 
 /** The body's first `afterBytes` bytes, then the rest one byte at a time, `everyMs` apart. */
-const trickled = (body: ReplyBody, fault: Extract<Fault, { kind: 'trickle' }>, res: Exchange['res']): ReplyBody => ({
+const trickled = (
+  body: ReplyBody,
+  fault: Extract<Fault, { kind: 'trickle' }>,
+  res: Exchange['res'],
+  wait: Wait | undefined,
+): ReplyBody => ({
   ...(body.length === undefined ? {} : { length: body.length }),
   chunks: async function* () {
     let sent = 0
@@ -76,7 +83,7 @@ const trickled = (body: ReplyBody, fault: Extract<Fault, { kind: 'trickle' }>, r
       sent += chunk.byteLength
       yield head
       for (let at = head.byteLength; at < chunk.byteLength && !res.destroyed; at++) {
-        await pause(res, fault.everyMs)
+        await pause(res, fault.everyMs, wait)
         yield chunk.subarray(at, at + 1)
       }
     }

@@ -2,6 +2,7 @@
 import { createServer } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import type { Wait } from './body-writer.ts'
 import { demoTables } from './demo-tables.ts'
 import { type EmulatorState, handleRequest } from './dispatch.ts'
 import { EmulatorError, EmulatorErrorCode } from './errors.ts'
@@ -26,6 +27,8 @@ export interface EmulatorOptions {
   readonly tls?: { readonly key: string; readonly cert: string }
   /** The day the emulator acts out, for upstream changes (YYYY-MM-DD). @default today (UTC) */
   readonly date?: string
+  /** How delay, stall and trickle faults wait; tests inject a clock to assert waits instead of timing them. @default a timer */
+  readonly wait?: Wait
 }
 
 export interface RunningEmulator {
@@ -82,6 +85,7 @@ export const startInventoryEmulator = async (options: EmulatorOptions = {}): Pro
     faults,
     upstream,
     requests: [],
+    wait: options.wait,
   }
   const listener = (req: Parameters<typeof handleRequest>[1], res: Parameters<typeof handleRequest>[2]) =>
     void handleRequest(state, req, res)

@@ -585,7 +585,7 @@ const ExportConfigObject = z
   })
 
 /** Fills the names left to the stack name, so every consumer (stack, Lambda, CLI) sees the same ones. */
-const withDerivedNames = <C extends z.output<typeof ExportConfigObject>>(config: C) => {
+const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObject>, 'source'>>(config: C) => {
   const names = stackResourceNames(config.deployment.stackName)
   return {
     ...config,
@@ -598,6 +598,14 @@ const withDerivedNames = <C extends z.output<typeof ExportConfigObject>>(config:
 }
 
 export const ExportConfigSchema = ExportConfigObject.transform(withDerivedNames)
+
+/**
+ * For a run whose table source is not the service (`npm run reprocess` reads the raw archive), `source` may be left
+ * out; every other section and check is the export's own (the object's checks are reused as they are).
+ */
+const SourcelessConfigObject = z
+  .strictObject({ ...ExportConfigObject.shape, source: SourceConfigSchema.optional() })
+  .check(...((ExportConfigObject._zod.def.checks ?? []) as z.core.$ZodCheck<unknown>[]))
 
 export type ExportConfigInput = z.input<typeof ExportConfigSchema>
 type ParsedExportConfig = z.output<typeof ExportConfigSchema>
@@ -623,6 +631,20 @@ export const parseExportConfig = (input: unknown, origin = 'configuration'): Exp
     throw new ConfigError(origin, configProblems(ExportConfigSchema, result.error.issues))
   }
   const parsed: ParsedExportConfig = result.data
+  return deepFreeze({
+    ...parsed,
+    tables: parsed.tables.map((table) => ({ ...table, name: table.name ?? defaultTableName(table.id) })),
+  })
+}
+
+/** The configuration of a run that reads no service (reprocess): as an export's, with `source` optional. */
+export type ConfigWithoutSource = Omit<ExportConfig, 'source'> & { readonly source?: SourceConfig | undefined }
+
+/** Validates a configuration that may leave out `source` (see SourcelessConfigObject), e.g. `npm run reprocess`'s. */
+export const parseConfigWithoutSource = (input: unknown, origin = 'configuration'): ConfigWithoutSource => {
+  const result = SourcelessConfigObject.safeParse(input)
+  if (!result.success) throw new ConfigError(origin, configProblems(SourcelessConfigObject, result.error.issues))
+  const parsed = withDerivedNames(result.data)
   return deepFreeze({
     ...parsed,
     tables: parsed.tables.map((table) => ({ ...table, name: table.name ?? defaultTableName(table.id) })),

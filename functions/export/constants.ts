@@ -143,6 +143,10 @@ export const LambdaEnvironment = {
 /** POWERTOOLS_SERVICE_NAME unless a stack overrides it. */
 export const DEFAULT_SERVICE_NAME = 'inventory-export'
 
+/** What a run did: export from the service, or rebuild a date from the raw archive (reprocess). */
+export const RunMode = { EXPORT: 'export', REPROCESS: 'reprocess' } as const
+export type RunMode = (typeof RunMode)[keyof typeof RunMode]
+
 /**
  * V8 flags the export runs with: in the Lambda's NODE_OPTIONS, in the npm scripts that move data, and in the
  * benchmark. The main thread allocates many short-lived strings per row; with V8's default young generation

@@ -1,6 +1,6 @@
 /**
- * The Lambda's settings, read from its environment once per container. This is the only module of the
- * function that reads `process.env` (Powertools and the AWS SDK read their own variables themselves).
+ * The Lambda's settings, read from its environment once per container. This is the only module that reads
+ * `process.env` (Powertools and the AWS SDK read their own variables themselves); the CLI gets it from here too.
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -99,11 +99,7 @@ const parseConfig = (
   }
 }
 
-/** The memory Lambda gives this function (its runtime sets AWS_LAMBDA_FUNCTION_MEMORY_SIZE); undefined elsewhere. */
-export const lambdaMemoryMb = (env: Environment = process.env): number | undefined =>
-  Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || undefined
-
-/** This process's variables, for the CLI (INVENTORY_TOKEN). */
+/** The process's environment as it is: for the local CLI (INVENTORY_TOKEN), so no other module reads `process.env`. */
 export const processEnvironment = (): Environment => process.env
 
 let cached: LambdaSettings | undefined

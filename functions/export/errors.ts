@@ -22,6 +22,7 @@ export const ErrorCode = {
   BODY_UNFRAMED: 'BODY_UNFRAMED',
   BODY_TOO_LARGE: 'BODY_TOO_LARGE',
   NOT_CSV: 'NOT_CSV',
+  UNEXPECTED_RESPONSE: 'UNEXPECTED_RESPONSE',
   EMPTY_BODY: 'EMPTY_BODY',
   INVALID_ENCODING: 'INVALID_ENCODING',
   CSV_MALFORMED: 'CSV_MALFORMED',
@@ -268,6 +269,8 @@ const PROTOCOL_HINTS = {
   BODY_TRUNCATED: 'the download ended early; the previous data is kept and the next run retries',
   NOT_CSV:
     'the service answered with a page instead of the file; check the base URL and any proxy or login in front of it',
+  UNEXPECTED_RESPONSE:
+    'the service answered something other than what was asked for (a redirect, a partial or empty answer, a record that is not JSON); check the base URL and any proxy or login in front of it',
   BODY_UNFRAMED:
     'a cut-off body could not be told from a complete one, so none of it was used and the previous data is kept; make the service or the proxy in front of it send Content-Length or chunked encoding',
   BODY_TOO_LARGE:

@@ -3,7 +3,6 @@
  * dependencies: the token from Secrets Manager, S3 for the warehouse, Powertools for logs and metrics.
  * Settings, clients and the cached secret live per container; everything else per invocation.
  */
-import { readFile } from 'node:fs/promises'
 import { Logger } from '@aws-lambda-powertools/logger'
 import { GlueClient } from '@aws-sdk/client-glue'
 import { S3Client } from '@aws-sdk/client-s3'
@@ -20,16 +19,26 @@ import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
 import { type RunRecord, runRecordKey } from './run-record.ts'
 import { applySecretBaseUrl, TokenSecretReader } from './secrets.ts'
+import { archiveSource } from './source/archive-source.ts'
+import { readCaCertificates } from './source/ca-certificates.ts'
+import { serviceSource } from './source/service-source.ts'
 import { startWatchdog } from './watchdog.ts'
 
-/** What a manual invocation or the schedule's input may say; both fields optional. */
+/** What a manual invocation or the schedule's input may say; every field optional (README: "The Lambda event"). */
 export interface ExportInvocation {
   /** Narrow the run to these table ids or names. */
   readonly tables?: readonly string[]
-  /** Export date (the dt= partition); UTC today when absent. */
+  /** Export date (the dt= partition); UTC today when absent. Required with `reprocess`. */
   readonly exportDate?: string
   /** Publish what the upstream change guards would hold, once an operator has checked the change. */
   readonly acceptChanges?: boolean
+  /** Rebuild `exportDate`'s Parquet from the raw archive in the bucket instead of calling the service. */
+  readonly reprocess?: boolean
+}
+
+/** The run an event asks for: its options, and whether it rebuilds from the raw archive. */
+export interface InvocationRequest extends RunOptions {
+  readonly reprocess: boolean
 }
 
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail`. */
@@ -73,7 +82,7 @@ export class RunFailedError extends ExportError {
 
 /** Replaceable parts, for tests; the deployed handler uses the defaults. */
 export interface HandlerDependencies {
-  /** @default process.env, read once per container */
+  /** @default the process's environment, read once per container by lambdaSettings() (environment.ts) */
   readonly environment?: Environment
   /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */
   readonly s3Client?: S3Client
@@ -98,12 +107,7 @@ interface Container {
 const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
   const settings = deps.environment === undefined ? lambdaSettings() : parseLambdaSettings(deps.environment)
   const caFile = settings.config.source.caCertificatesFile
-  const extraCaCertificates =
-    caFile === undefined
-      ? undefined
-      : await readFile(caFile, 'utf8').catch((error: Error) => {
-          throw new ConfigError('Lambda environment', [{ field: 'source.caCertificatesFile', message: error.message }])
-        })
+  const extraCaCertificates = caFile === undefined ? undefined : await readCaCertificates(caFile, 'Lambda environment')
   return {
     settings,
     s3: deps.s3Client ?? new S3Client({}),
@@ -125,25 +129,25 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     const { settings, s3, glue, tokens, extraCaCertificates, logger: root } = await container
     const logger = root.createChild()
     logger.addContext(context)
-    const options = parseEvent(event, settings.config)
+    const { reprocess, ...options } = parseEvent(event, settings.config)
 
-    let config: ExportConfig
-    let token: string
-    try {
-      const secret = await tokens.read()
-      config = applySecretBaseUrl(settings.config, secret)
-      token = secret.token
-    } catch (error) {
-      const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
-      telemetry.runNotStarted(toExportError(error))
-      throw error
+    // A rebuild from the raw archive calls no service, so it needs no token (and works while the secret is broken).
+    let config: ExportConfig = settings.config
+    let token: string | undefined
+    if (!reprocess) {
+      try {
+        const secret = await tokens.read()
+        config = applySecretBaseUrl(settings.config, secret)
+        token = secret.token
+      } catch (error) {
+        const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
+        telemetry.runNotStarted(toExportError(error))
+        throw error
+      }
     }
 
-    const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive: [token] })
-    const baseUrl = new URL(config.source.baseUrl)
-    if (baseUrl.protocol === 'http:' && config.source.allowInsecureHttp) {
-      telemetry.warn(`plain http to ${baseUrl.host}: the token crosses the network unencrypted`)
-    }
+    const sensitive = token === undefined ? [] : [token]
+    const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive })
     const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
       telemetry.warn('the time limit is near: stopping downloads and uploads in flight', {
         remainingMs: context.getRemainingTimeInMillis(),
@@ -160,10 +164,12 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     })
     // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
     const runDeps: RunDependencies = {
+      source:
+        token === undefined
+          ? archiveSource(store)
+          : serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates }),
       store,
-      token,
       telemetry,
-      extraCaCertificates,
       spoolDirectory: deps.spoolDirectory,
       lambdaMemoryMb: settings.memoryMb,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
@@ -206,18 +212,30 @@ const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => v
   return { signal: controller.signal, firesAt: Date.now() + fireInMs, dispose: () => clearTimeout(timer) }
 }
 
+/** Every field an event may carry (ExportInvocation), documented in the README's "The Lambda event". */
+const EVENT_FIELDS = [
+  'tables',
+  'exportDate',
+  'acceptChanges',
+  'reprocess',
+] as const satisfies readonly (keyof ExportInvocation)[]
+
 const isScheduledEvent = (event: object): event is ScheduledEvent<ExportInvocation> =>
   'detail-type' in event && 'detail' in event
 
-/** The run options an event asks for; every problem is reported in one ConfigError. */
-export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions => {
-  if (event === null || event === undefined) return {}
+/** The run an event asks for; every problem is reported in one ConfigError. */
+export const parseEvent = (event: ExportEvent, config: ExportConfig): InvocationRequest => {
+  if (event === null || event === undefined) return { reprocess: false }
   if (typeof event !== 'object' || Array.isArray(event)) {
     throw new ConfigError('invocation event', [{ field: '(event)', message: 'must be a JSON object' }])
   }
   const input: Readonly<Record<string, unknown>> = { ...(isScheduledEvent(event) ? event.detail : event) }
   const problems: ConfigProblem[] = []
-  const { tables, exportDate, acceptChanges } = input
+  const { tables, exportDate, acceptChanges, reprocess } = input
+  // A misspelt field would otherwise be ignored: `{"reprocesss": true}` would export from the service instead.
+  for (const field of Object.keys(input).filter((key) => !(EVENT_FIELDS as readonly string[]).includes(key))) {
+    problems.push({ field, message: `is not a field of the event (fields: ${EVENT_FIELDS.join(', ')})` })
+  }
   if (tables !== undefined) {
     const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
     if (!Array.isArray(tables) || tables.some((t) => typeof t !== 'string')) {
@@ -235,8 +253,15 @@ export const parseEvent = (event: ExportEvent, config: ExportConfig): RunOptions
   if (acceptChanges !== undefined && typeof acceptChanges !== 'boolean') {
     problems.push({ field: 'acceptChanges', message: 'must be true or false' })
   }
+  if (reprocess !== undefined && typeof reprocess !== 'boolean') {
+    problems.push({ field: 'reprocess', message: 'must be true or false' })
+  }
+  if (reprocess === true && exportDate === undefined) {
+    problems.push({ field: 'exportDate', message: 'is required with reprocess: which export date to rebuild' })
+  }
   if (problems.length > 0) throw new ConfigError('invocation event', problems)
   return {
+    reprocess: reprocess === true,
     ...(tables === undefined ? {} : { tables: tables as string[] }),
     ...(exportDate === undefined ? {} : { exportDate: exportDate as string }),
     ...(acceptChanges === true ? { acceptChanges: true } : {}),

@@ -25,6 +25,10 @@ export { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts
 // The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.
 export { readTableSchema } from './schema/registry.ts'
 export { checkTokenCharacters } from './secrets.ts'
+export { archiveSource } from './source/archive-source.ts'
+export { readCaCertificates } from './source/ca-certificates.ts'
+export { serviceSource } from './source/service-source.ts'
+export type { TableBytes, TableSource } from './source/table-source.ts'
 export { DEFAULT_STACK_NAME, stackResourceNames } from './stack-names.ts'
 export type { TableProgress } from './table-export.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './table-preview.ts'

@@ -1,7 +1,7 @@
 /**
  * The read stage, by the table's format: the CSV parser (on a thread of its own when that pays) or the workbook
  * reader. Both hand over the same header and record batches (TableRecords); what differs is what the run record
- * says about the body. This is the seam where a table source port would choose its reader.
+ * says about the body, whichever TableSource (source/table-source.ts) the bytes came from.
  */
 import type { TableConfig } from './config.ts'
 import type { TableFormatName } from './constants.ts'

@@ -1,5 +1,5 @@
 /** The machine-readable record of one run, written next to the data under `_runs/`. */
-import { type ColumnType, type FailureClass, RUNS_FOLDER, type TableFormatName } from './constants.ts'
+import { type ColumnType, type FailureClass, RUNS_FOLDER, type RunMode, type TableFormatName } from './constants.ts'
 
 /** Keys of a snapshot that cannot identify a row on their own. */
 export interface KeyReport {
@@ -56,9 +56,10 @@ export interface TableOutcome {
   readonly tableId: string
   readonly name: string
   readonly status: 'succeeded' | 'failed'
-  /** HTTP status of the download, when one was answered. */
+  /** HTTP status of the download, when one was answered (never in a reprocess run). */
   readonly httpStatus?: number
-  readonly attempts: number
+  /** Requests made for the table, retries included (never in a reprocess run: it makes none). */
+  readonly attempts?: number
   readonly bytesReceived: number
   /** SHA-256 (hex) of the body exactly as received. */
   readonly sha256?: string
@@ -86,6 +87,8 @@ export interface RunRecord {
   readonly startedAt: string
   readonly finishedAt: string
   readonly status: 'succeeded' | 'failed'
+  /** `export`: from the service; `reprocess`: rebuilt from the raw archive. */
+  readonly mode: RunMode
   /** Username of the token's owner, from `/rest/usermanager/me`. */
   readonly tokenOwner?: string
   readonly tables: readonly TableOutcome[]

@@ -1,5 +1,6 @@
 /**
- * The orchestrator: check the token once, export every table with bounded concurrency, write the run record.
+ * The orchestrator: check the source once (the token), export every table with bounded concurrency (each table
+ * retried as a whole by one retry loop), write the run record.
  * It wires the stages together and does nothing else; the Lambda handler and the local CLI differ only in
  * the dependencies they pass in.
  */
@@ -7,31 +8,33 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { ExportConfig, TableConfig } from './config.ts'
+import { RunMode } from './constants.ts'
 import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from './errors.ts'
-import { InventoryClient } from './inventory/client.ts'
-import { backoffDelay, systemClock } from './inventory/retry.ts'
+import { type RetryClock, systemClock, withRetries } from './inventory/retry.ts'
 import type { WarehouseStore } from './publish/store.ts'
-import { reprocessTable } from './reprocess.ts'
 import { writeLatestOutcomes } from './run-index.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
+import type { TableSource } from './source/table-source.ts'
 import {
   exportTable,
   type RunIdentity,
+  type TableAttempt,
   type TableCatalog,
-  type TableExportProbe,
+  type TableExportResult,
   type TableProgress,
 } from './table-export.ts'
-import type { RetryEvent, RunTelemetry } from './telemetry.ts'
+import type { RunTelemetry } from './telemetry.ts'
 
 export interface RunDependencies {
+  /** Where the tables' bytes come from: the service (serviceSource) or the raw archive (archiveSource). */
+  readonly source: TableSource
   readonly store: WarehouseStore
-  readonly token: string
   readonly telemetry: RunTelemetry
   /** Folder for the spool of record batches. @default DEFAULT_SPOOL_DIRECTORY */
   readonly spoolDirectory?: string | undefined
-  /** PEM text of extra CA certificates, already read from `source.caCertificatesFile`. */
-  readonly extraCaCertificates?: string | undefined
   readonly now?: () => Date
+  /** What the table retries wait on and draw their jitter from. @default systemClock */
+  readonly clock?: RetryClock | undefined
   /** Milliseconds left before the run must stop (Lambda); unlimited when absent. */
   readonly remainingTimeMs?: () => number
   /**
@@ -50,8 +53,6 @@ export interface RunOptions {
   readonly exportDate?: string | undefined
   /** Narrow the run to these table ids or names. */
   readonly tables?: readonly string[] | undefined
-  /** Rebuild the date's Parquet from the raw archive instead of calling the service. */
-  readonly fromRawArchive?: boolean | undefined
   /** Publish what the upstream change guards would hold: an operator checked the change. */
   readonly acceptChanges?: boolean | undefined
 }
@@ -65,8 +66,11 @@ export const newRunId = (at: Date): string =>
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`
 
+/** The sections a run reads; the source's own settings went into the TableSource. */
+export type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
+
 export const runExport = async (
-  config: ExportConfig,
+  config: RunConfig,
   deps: RunDependencies,
   options: RunOptions = {},
 ): Promise<RunRecord> => {
@@ -78,43 +82,34 @@ export const runExport = async (
     exportedAt: startedAt,
   }
   const tables = selectTables(config.tables, options.tables)
-  const retries = new RetryCounter(deps.telemetry, tables)
   const signal = deps.signal ?? new AbortController().signal
-  const client = options.fromRawArchive
-    ? undefined
-    : new InventoryClient({
-        baseUrl: config.source.baseUrl,
-        token: deps.token,
-        tuning: config.export,
-        extraCaCertificates: deps.extraCaCertificates,
-        onRetry: (notice) => retries.retried(notice),
-      })
-  const baseUrl = new URL(config.source.baseUrl)
-  if (config.source.allowInsecureHttp && baseUrl.protocol === 'http:') {
-    deps.telemetry.warn(
-      `plain http to ${baseUrl.host} (source.allowInsecureHttp): the token crosses the network unencrypted`,
-    )
-  }
-  deps.telemetry.info('export run started', {
+  const { source, telemetry } = deps
+  for (const warning of source.warnings) telemetry.warn(warning)
+  telemetry.info('export run started', {
     runId: run.runId,
     exportDate: run.exportDate,
+    mode: source.mode,
     tables: tables.map((t) => t.name),
   })
 
   let tokenOwner: string | undefined
   let outcomes: TableOutcome[]
   try {
-    const user = await client?.getCurrentUser(signal)
-    tokenOwner = typeof user?.username === 'string' ? user.username : undefined
+    const checked = await source.check({
+      signal,
+      onRetry: (notice) => telemetry.retried({ ...notice, tableId: undefined }),
+    })
+    tokenOwner = checked.tokenOwner
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, client, run, signal, retries, acceptChanges: options.acceptChanges }),
+      exportOneTable(table, { config, deps, run, signal, acceptChanges: options.acceptChanges }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
     const failure = signal.aborted ? stoppedByDeadline(undefined) : toExportError(error)
-    deps.telemetry.error('token check failed; no table was exported', { error: failure.toJSON() })
-    outcomes = tables.map((table) => failedOutcome(table, failure, { bytesReceived: 0, attempts: 0 }, 0))
-    for (const outcome of outcomes) deps.telemetry.tableFinished(outcome)
+    telemetry.error('token check failed; no table was exported', { error: failure.toJSON() })
+    const noRequest = { mode: source.mode, attempts: 0, bytesReceived: 0 }
+    outcomes = tables.map((table) => failedOutcome(table, failure, noRequest, 0))
+    for (const outcome of outcomes) telemetry.tableFinished(outcome)
   }
 
   const record: RunRecord = {
@@ -123,6 +118,7 @@ export const runExport = async (
     startedAt: startedAt.toISOString(),
     finishedAt: now().toISOString(),
     status: outcomes.every((o) => o.status === 'succeeded') ? 'succeeded' : 'failed',
+    mode: source.mode,
     ...(tokenOwner === undefined ? {} : { tokenOwner }),
     tables: outcomes,
   }
@@ -141,48 +137,29 @@ export const runExport = async (
 }
 
 interface TableRunContext {
-  readonly config: ExportConfig
+  readonly config: RunConfig
   readonly deps: RunDependencies
-  readonly client: InventoryClient | undefined
   readonly run: RunIdentity
   readonly signal: AbortSignal
-  readonly retries: RetryCounter
   readonly acceptChanges: boolean | undefined
 }
 
-/** Passes retries on to telemetry and counts them per table: a table's attempts are its retries plus one. */
-class RetryCounter {
-  readonly #telemetry: RunTelemetry
-  readonly #byTable = new Map<string, number>()
-  readonly #names: ReadonlyMap<string, string>
-  constructor(telemetry: RunTelemetry, tables: readonly TableConfig[]) {
-    this.#telemetry = telemetry
-    this.#names = new Map(tables.map((t) => [t.id, t.name]))
-  }
-  /** Counts the retry and passes it on with the table's name (the client knows only the id it requested). */
-  retried(event: RetryEvent): void {
-    if (event.tableId !== undefined) this.#byTable.set(event.tableId, (this.#byTable.get(event.tableId) ?? 0) + 1)
-    const table = event.tableId === undefined ? undefined : this.#names.get(event.tableId)
-    this.#telemetry.retried(table === undefined ? event : { ...event, table })
-  }
-  /** Requests made for the table so far, every retry included. */
-  attempts(tableId: string): number {
-    return 1 + (this.#byTable.get(tableId) ?? 0)
-  }
-}
-
-/**
- * Exports one table. The client retries a request until a 200's headers arrive; a body that fails after them
- * (cut off, reset, stalled) is retried here as a whole, while the table's requests stay within maxAttempts.
- */
+/** Exports one table within its own time budget; the outcome, succeeded or failed, goes to telemetry too. */
 const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
   const { config, deps } = context
-  const started = Date.now()
-  const probe: TableExportProbe = { bytesReceived: 0, attempts: 0 }
+  const clock = deps.clock ?? systemClock
+  const started = clock.now()
   deps.telemetry.tableStarted(table)
   const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
   try {
-    return await exportWithinBudget(table, context, probe, started, budget.signal)
+    const outcome = await exportWithRetries(table, context, budget.signal, clock)
+    const durationMs = clock.now() - started
+    const finished =
+      outcome.attempt.ok === true
+        ? succeededOutcome(table, outcome.attempt.result, outcome, durationMs)
+        : failedOutcome(table, outcome.attempt.error, { ...outcome, ...outcome.attempt }, durationMs)
+    deps.telemetry.tableFinished(finished)
+    return finished
   } finally {
     budget.dispose()
   }
@@ -208,79 +185,75 @@ const tableBudget = (table: TableConfig, seconds: number, runSignal: AbortSignal
   return { signal: AbortSignal.any([runSignal, controller.signal]), dispose: () => clearTimeout(timer) }
 }
 
-const exportWithinBudget = async (
+interface RetriedAttempt {
+  readonly mode: RunMode
+  /** Attempts made at the table (requests, for the service). */
+  readonly attempts: number
+  readonly attempt: TableAttempt
+}
+
+/**
+ * The table's one retry loop: a whole attempt (open the bytes, land them) is tried again while the error may heal,
+ * within export.retry's attempts and total budget, waiting on the injected clock. A failure before the bytes
+ * opened (5xx, 429, network) is retried when it is retryable; one after them only when the body broke off.
+ */
+const exportWithRetries = async (
   table: TableConfig,
   context: TableRunContext,
-  probe: TableExportProbe,
-  started: number,
   signal: AbortSignal,
-): Promise<TableOutcome> => {
-  const { config, deps, retries } = context
-  for (;;) {
+  clock: RetryClock,
+): Promise<RetriedAttempt> => {
+  const { config, deps } = context
+  const mode = deps.source.mode
+  let attempts = 0
+  let last: TableAttempt | undefined
+  const attemptOnce = async (attempt: number) => {
     const margin = config.export.deadlineMarginSeconds * 1000
     if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
-      const failure = new DeadlineError({
-        tableId: table.id,
-        reason: 'not started: the run is about to reach its time limit',
-      })
-      return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
+      throw new DeadlineError({ tableId: table.id, reason: 'not started: the run is about to reach its time limit' })
     }
-    probe.bytesReceived = 0
-    probe.httpStatus = undefined
-    try {
-      const tableContext = {
-        store: deps.store,
-        run: context.run,
-        spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
-        signal,
-        catalog: deps.catalog,
-        guards: config.export.guards,
-        acceptChanges: context.acceptChanges,
-        limits: config.limits,
-        lambdaMemoryMb: deps.lambdaMemoryMb,
-        onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
-      }
-      const result = context.client
-        ? await exportTable(table, { ...tableContext, client: context.client }, probe)
-        : await reprocessTable(table, tableContext, probe)
-      return finish(deps, {
-        tableId: table.id,
-        name: table.name,
-        status: 'succeeded',
-        httpStatus: result.httpStatus,
-        attempts: context.client ? retries.attempts(table.id) : result.attempts,
-        bytesReceived: result.bytesReceived,
-        sha256: result.sha256,
-        format: result.format,
-        encoding: result.encoding,
-        ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
-        ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
-        rows: result.rows,
-        columns: result.columns,
-        objects: result.objects,
-        durationMs: Date.now() - started,
-        ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
-        ...(result.keys ? { keys: result.keys } : {}),
-        ...(result.guards.length > 0 ? { guards: result.guards } : {}),
-      })
-    } catch (error) {
-      // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
-      const failure = context.signal.aborted
-        ? stoppedByDeadline(table.id)
-        : signal.aborted
-          ? toExportError(signal.reason, table.id)
-          : toExportError(error, table.id)
-      if (context.client) probe.attempts = retries.attempts(table.id)
-      // Only a failure after the headers is retried here; one before them was retried by the client already.
-      const afterHeaders = probe.httpStatus !== undefined
-      const retryBody = afterHeaders && isMidBodyFailure(failure) && probe.attempts < config.export.retry.maxAttempts
-      if (!retryBody) return finish(deps, failedOutcome(table, failure, probe, Date.now() - started))
-      const delayMs = backoffDelay(probe.attempts, config.export.retry, Math.random)
-      retries.retried({ tableId: table.id, attempt: probe.attempts, delayMs, error: failure })
-      await systemClock.sleep(delayMs, signal).catch(() => undefined)
-    }
+    attempts = attempt
+    last = await exportTable(table, deps.source, {
+      store: deps.store,
+      run: context.run,
+      spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
+      signal,
+      catalog: deps.catalog,
+      guards: config.export.guards,
+      acceptChanges: context.acceptChanges,
+      limits: config.limits,
+      lambdaMemoryMb: deps.lambdaMemoryMb,
+      onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
+      attempt,
+    })
+    if (last.ok) return last
+    throw stoppedBy(context.signal, signal, table.id) ?? last.error
+  }
+  try {
+    const attempt = await withRetries(attemptOnce, config.export.retry, {
+      clock,
+      signal,
+      shouldRetry: (error) =>
+        !(error instanceof DeadlineError) &&
+        (last?.ok === false && last.opened ? isMidBodyFailure(error) : error.retryable),
+      onRetry: (notice) => deps.telemetry.retried({ ...notice, tableId: table.id, table: table.name }),
+    })
+    return { mode, attempts, attempt }
+  } catch (error) {
+    // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
+    const failure = stoppedBy(context.signal, signal, table.id) ?? toExportError(error, table.id)
+    const received = last?.ok === false ? last : { opened: false, bytesReceived: 0 }
+    return { mode, attempts, attempt: { ...received, ok: false, error: failure } }
   }
 }
+
+/** The run's deadline, then the table's budget: what stopped the table, when either did. */
+const stoppedBy = (runSignal: AbortSignal, tableSignal: AbortSignal, tableId: string): ExportError | undefined =>
+  runSignal.aborted
+    ? stoppedByDeadline(tableId)
+    : tableSignal.aborted
+      ? toExportError(tableSignal.reason, tableId)
+      : undefined
 
 const stoppedByDeadline = (tableId: string | undefined): DeadlineError =>
   new DeadlineError({
@@ -295,26 +268,54 @@ const isMidBodyFailure = (error: ExportError): boolean =>
     error.code === ErrorCode.NETWORK_ERROR ||
     error.code === ErrorCode.TIMEOUT)
 
-const finish = (deps: RunDependencies, outcome: TableOutcome): TableOutcome => {
-  deps.telemetry.tableFinished(outcome)
-  return outcome
-}
+const succeededOutcome = (
+  table: TableConfig,
+  result: TableExportResult,
+  tries: Pick<RetriedAttempt, 'mode' | 'attempts'>,
+  durationMs: number,
+): TableOutcome => ({
+  tableId: table.id,
+  name: table.name,
+  status: 'succeeded',
+  ...(result.httpStatus === undefined ? {} : { httpStatus: result.httpStatus }),
+  ...attemptsOf(tries),
+  bytesReceived: result.bytesReceived,
+  sha256: result.sha256,
+  format: result.format,
+  encoding: result.encoding,
+  ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
+  ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
+  rows: result.rows,
+  columns: result.columns,
+  objects: result.objects,
+  durationMs,
+  ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+  ...(result.keys ? { keys: result.keys } : {}),
+  ...(result.guards.length > 0 ? { guards: result.guards } : {}),
+})
+
+/** Attempts are requests to the service; a rebuild from the archive makes none, so it records none. */
+const attemptsOf = ({ mode, attempts }: Pick<RetriedAttempt, 'mode' | 'attempts'>) =>
+  mode === RunMode.REPROCESS ? {} : { attempts }
 
 const failedOutcome = (
   table: TableConfig,
   error: ExportError,
-  probe: TableExportProbe,
+  received: Pick<RetriedAttempt, 'mode' | 'attempts'> & {
+    readonly httpStatus?: number | undefined
+    readonly bytesReceived: number
+  },
   durationMs: number,
 ): TableOutcome => ({
   tableId: table.id,
   name: table.name,
   status: 'failed',
   format: table.format,
-  ...(probe.httpStatus === undefined && error.status === undefined
+  ...(received.httpStatus === undefined && error.status === undefined
     ? {}
-    : { httpStatus: error.status ?? probe.httpStatus }),
-  attempts: probe.attempts,
-  bytesReceived: probe.bytesReceived,
+    : { httpStatus: error.status ?? received.httpStatus }),
+  ...attemptsOf(received),
+  bytesReceived: received.bytesReceived,
   objects: [],
   durationMs,
   ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),

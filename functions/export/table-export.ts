@@ -1,6 +1,6 @@
 /**
- * One table's path, top to bottom: download -> decode -> parse -> record batches (on a thread of its own when
- * there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
+ * One table's path, top to bottom: open the bytes at the table source (a download, or the raw archive) -> decode
+ * -> parse -> record batches (on a thread of its own when there is a second core) -> infer types, convert and encode Parquet -> guards (compare with the latest published
  * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
@@ -11,9 +11,8 @@ import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
 import type { ParseThread } from './csv/parse-worker.ts'
 import type { RecordLimits } from './csv/record-guard.ts'
-import { GuardHoldError } from './errors.ts'
+import { type ExportError, GuardHoldError, toExportError } from './errors.ts'
 import { checkGuards, guardSettings, nextBaseline } from './guards/guards.ts'
-import type { InventoryClient } from './inventory/client.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
@@ -21,12 +20,13 @@ import { type KeyReport, keyWarnings, openKeyCounter } from './normalize/row-key
 import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
-import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
 import type { WritePlan } from './schema/plan.ts'
 import { readTableSchema, registerTableSchema } from './schema/registry.ts'
 import type { TableSchema } from './schema/table-schema.ts'
+import { openRawArchive, type RawArchiveWriter } from './source/raw-archive.ts'
+import type { TableBytes, TableSource } from './source/table-source.ts'
 import { newSpoolFile, SpoolKind } from './spool-files.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity, type TableCatalog }
@@ -62,8 +62,8 @@ export interface TableExportContext {
 }
 
 export interface TableExportResult {
-  readonly httpStatus: number
-  readonly attempts: number
+  /** Absent when the bytes did not come over HTTP (the raw archive). */
+  readonly httpStatus?: number | undefined
   readonly bytesReceived: number
   readonly sha256: string
   readonly format: TableFormatName
@@ -82,36 +82,42 @@ export interface TableExportResult {
   readonly guards: readonly GuardFinding[]
 }
 
-/** The bytes of one table's export (CSV or workbook): a download from the service, or an archived body. */
-export interface TableBytes {
-  readonly httpStatus: number
-  readonly attempts: number
-  readonly body: AsyncIterable<Buffer>
-  /** Frees the source when the path stops early. */
-  readonly cancel: () => void
-  /** Whether to archive these bytes (never when they come from the archive). */
-  readonly archive: boolean
-}
-
-/** What the run record needs even when the export throws. */
-export interface TableExportProbe {
-  bytesReceived: number
-  httpStatus?: number
-  attempts: number
-}
+/** One attempt at a table: what it published, or the coded failure and what was received before it. */
+export type TableAttempt =
+  | { readonly ok: true; readonly result: TableExportResult }
+  | {
+      readonly ok: false
+      readonly error: ExportError
+      /** Whether the source opened the bytes (the headers arrived) before the failure. */
+      readonly opened: boolean
+      readonly httpStatus?: number | undefined
+      readonly bytesReceived: number
+    }
 
 /** Key of a table's one object for an export date. */
 export const dataObjectKey = (tableName: string, exportDate: string): string =>
   `${tableName}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
 
+/** Opens the table's bytes at the source and lands them; never throws. */
 export const exportTable = async (
   table: TableConfig,
-  context: TableExportContext & { readonly client: InventoryClient },
-  probe: TableExportProbe = { bytesReceived: 0, attempts: 0 },
-): Promise<TableExportResult> => {
-  const download = await context.client.downloadTable(table.id, table.format, context.signal)
-  const bytes = { ...download, httpStatus: download.status, archive: table.archiveRaw }
-  return landTable(table, bytes, context, probe)
+  source: TableSource,
+  context: TableExportContext & { readonly attempt: number },
+): Promise<TableAttempt> => {
+  let bytes: TableBytes | undefined
+  try {
+    const { signal, attempt } = context
+    bytes = await source.open(table, { exportDate: context.run.exportDate, attempt, signal })
+    return { ok: true, result: await landTable(table, bytes, context) }
+  } catch (error) {
+    return {
+      ok: false,
+      error: toExportError(error, table.id),
+      opened: bytes !== undefined,
+      httpStatus: bytes?.httpStatus,
+      bytesReceived: bytes?.received() ?? 0,
+    }
+  }
 }
 
 /** Everything after the download: from bytes to a published, registered object. */
@@ -119,10 +125,7 @@ export const landTable = async (
   table: TableConfig,
   source: TableBytes,
   context: TableExportContext,
-  probe: TableExportProbe = { bytesReceived: 0, attempts: 0 },
 ): Promise<TableExportResult> => {
-  probe.httpStatus = source.httpStatus
-  probe.attempts = source.attempts
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
   let spoolPath: string | undefined
@@ -134,7 +137,6 @@ export const landTable = async (
   try {
     const received = tapBytes(source.body, async (chunk) => {
       hash.update(chunk)
-      probe.bytesReceived += chunk.length
       await raw?.write(chunk)
     })
     read = await openTableRead(table, received, context)
@@ -171,7 +173,7 @@ export const landTable = async (
       parsed.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
       rowsSeen += batch.rowCount
       // Once per batch (about a MB of CSV): the telemetry decides how often to show it.
-      context.onProgress?.({ bytes: probe.bytesReceived, rows: rowsSeen })
+      context.onProgress?.({ bytes: source.received(), rows: rowsSeen })
       await upload.drained()
     }
     const encoded = await encoder.finish()
@@ -211,8 +213,7 @@ export const landTable = async (
     )
     return {
       httpStatus: source.httpStatus,
-      attempts: source.attempts,
-      bytesReceived: probe.bytesReceived,
+      bytesReceived: source.received(),
       sha256: hash.digest('hex'),
       format: details.format,
       encoding: details.encoding,

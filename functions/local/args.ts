@@ -1,6 +1,6 @@
 /**
  * Command-line flags of the local runner -> the shared configuration input plus run options.
- * Flags and a `--config` file may be combined; flags win. This is the one place that reads the environment.
+ * Flags and a `--config` file may be combined; flags win. The token's variable comes from environment.ts.
  */
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'

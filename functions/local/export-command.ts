@@ -1,5 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
-import { FolderWarehouseStore, runExport, UsageError } from '../export/index.ts'
+import { FolderWarehouseStore, runExport, serviceSource, UsageError } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { withServiceSession } from './session.ts'
@@ -22,9 +22,10 @@ export const runExportCommand = async (
     const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
     if (unknown.length > 0) throw new UsageError(`--only "${unknown[0]}" is not a configured table id or name`)
     const telemetry = terminalTelemetry(output)
+    const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
-      { store, token, telemetry, extraCaCertificates },
+      { source, store, telemetry },
       { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
     output.out(renderSummary(record, store.root))

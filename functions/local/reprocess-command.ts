@@ -1,5 +1,11 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import { FolderWarehouseStore, parseExportConfig, runExport, UsageError } from '../export/index.ts'
+import {
+  archiveSource,
+  FolderWarehouseStore,
+  parseConfigWithoutSource,
+  runExport,
+  UsageError,
+} from '../export/index.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
@@ -18,9 +24,6 @@ Flags:
   --out DIR            the warehouse folder (default ./warehouse)
   -h, --help           this text`
 
-/** Reprocessing never talks to the service, but the schema wants a base URL. */
-const UNUSED_BASE_URL = 'http://127.0.0.1'
-
 export const runReprocessCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
   const command = await parseExportArgs(argv, { demoAllowed: false })
   if (command.help) {
@@ -28,20 +31,16 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
     return ExitCode.OK
   }
   if (command.exportDate === undefined) throw new UsageError('--date is required: which export date to rebuild')
-  const input = { ...command.configInput }
-  const source = input.source as { baseUrl?: string }
-  if (source.baseUrl === undefined) input.source = { ...source, baseUrl: UNUSED_BASE_URL }
-  const config = parseExportConfig(input, command.configOrigin)
+  // The flags always give a `source` object; without --base-url (or a --config with a source) it is empty.
+  const { source, ...withoutSource } = command.configInput
+  const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
+  const config = parseConfigWithoutSource(input, command.configOrigin)
   await checkWarehouseFolder(command.outDir)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
-    {
-      store,
-      token: '',
-      telemetry: terminalTelemetry(output),
-    },
-    { exportDate: command.exportDate, fromRawArchive: true },
+    { source: archiveSource(store), store, telemetry: terminalTelemetry(output) },
+    { exportDate: command.exportDate },
   )
   output.out(renderSummary(record, store.root))
   return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED

@@ -2,8 +2,7 @@
  * What every command that talks to the service needs: the validated configuration, the token and the extra CA
  * certificates, or, when no service was named, the built-in stand-in with its demo tables and token.
  */
-import { readFile } from 'node:fs/promises'
-import { ConfigError, type ExportConfig, parseExportConfig } from '../export/index.ts'
+import { type ExportConfig, parseExportConfig, readCaCertificates } from '../export/index.ts'
 import { type ExportCommand, readToken } from './args.ts'
 import { type DemoService, startDemoService } from './demo.ts'
 
@@ -38,10 +37,3 @@ export const withServiceSession = async <T>(
     await demo?.close()
   }
 }
-
-const readCaCertificates = (file: string, origin: string): Promise<string> =>
-  readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ConfigError(origin, [
-      { field: 'source.caCertificatesFile', message: `cannot be read (${error.code ?? error.message}: ${file})` },
-    ])
-  })

@@ -4,7 +4,13 @@
  * come from the configuration (`deployment.athena.namedQueries`).
  */
 import { createHash } from 'node:crypto'
-import { CHANGES_VIEW_SUFFIX, LATEST_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../../functions/export/index.ts'
+import {
+  CHANGES_VIEW_SUFFIX,
+  ConfigError,
+  LATEST_VIEW_SUFFIX,
+  LineageColumn,
+  PARTITION_KEY,
+} from '../../functions/export/index.ts'
 
 /** One saved query: its name in the Athena console, what it answers, and the SQL. */
 export interface AnalystQuery {
@@ -15,9 +21,13 @@ export interface AnalystQuery {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
+/** The SQL is built from names as they are, so one that is not a plain identifier is refused, not quoted. */
+const notAnIdentifier = (field: string, what: string): ConfigError =>
+  new ConfigError('named queries', [{ field, message: `${what} is not a plain Athena identifier` }])
+
 /** The questions every table answers: rows per export date, a sample of the newest export, the days exported. */
 export const tableQueries = (table: string): readonly AnalystQuery[] => {
-  if (!IDENTIFIER.test(table)) throw new Error(`named queries: table "${table}" is not a plain Athena identifier`)
+  if (!IDENTIFIER.test(table)) throw notAnIdentifier('tables[].name', `table "${table}"`)
   const latest = `${table}${LATEST_VIEW_SUFFIX}`
   const { RUN_ID, EXPORTED_AT, ROW_NUMBER } = LineageColumn
   return [
@@ -65,7 +75,7 @@ export interface KeyedTable {
 /** "What changed since the previous export" for one keyed table, through its `<table>_changes` view. */
 export const changesQuery = ({ name, key }: KeyedTable): AnalystQuery => {
   for (const identifier of [name, ...key]) {
-    if (!IDENTIFIER.test(identifier)) throw new Error(`named queries: "${identifier}" is not a plain Athena identifier`)
+    if (!IDENTIFIER.test(identifier)) throw notAnIdentifier(`tables[].key`, `"${identifier}"`)
   }
   return {
     name: `${name}: what changed since the previous export`,

@@ -22,5 +22,13 @@ describe('analyst queries', () => {
 
   it('refuses a key that is not a plain Athena identifier', () => {
     expect(() => namedQueries([], [], [{ name: 'devices', key: ['device id'] }])).toThrow(/"device id" is not a plain/)
+    const error = (() => {
+      try {
+        namedQueries([], [], [{ name: 'devices', key: ['device id'] }])
+      } catch (thrown) {
+        return thrown
+      }
+    })()
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', problems: [{ field: 'tables[].key' }] })
   })
 })

@@ -1,32 +1,33 @@
 import os from 'node:os'
 import { GetTableCommand, type TableInput } from '@aws-sdk/client-glue'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
-import { parseExportConfig } from '../../functions/export/config.ts'
+import { parseConfigWithoutSource } from '../../functions/export/config.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { runExport } from '../../functions/export/run.ts'
 import { silentTelemetry } from '../../functions/export/telemetry.ts'
 import { queryWarehouse, warehouseTableInputs } from '../../functions/local/warehouse-sql.ts'
 import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
+import { MemorySource } from '../support/memory-source.ts'
 
 const LONG_HEADER = `Notes ${'x'.repeat(300)}`
 
-let emulator: RunningEmulator
+/** The saved table's bytes, as the service would send them: the catalog is what is tested, not HTTP. */
+const source = new MemorySource()
 const { client, mock, tables, reset } = glueCatalogStandIn()
 const catalog = glueTableCatalog(client, 'inventory', 's3://bucket/inventory')
 
 /** Exports table 3001 (`assets`) for `date` into `out`, with `rows` as the saved table, and returns Glue's requests. */
 const exportDay = async (out: string, date: string, rows: string[][] = [['1', 'alpha']]) => {
-  emulator.setTable({ id: '3001', title: 'Assets', columns: ['Asset ID', 'Hostname'], rows: () => rows })
+  source.set('3001', { id: '3001', title: 'Assets', columns: ['Asset ID', 'Hostname'], rows: () => rows })
   mock.resetHistory()
-  const config = parseExportConfig({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '3001', name: 'assets' }] })
+  const config = parseConfigWithoutSource({ tables: [{ id: '3001', name: 'assets' }] })
   const record = await runExport(
     config,
     {
+      source,
       store: new FolderWarehouseStore(out),
-      token: DEMO_TOKEN,
       telemetry: silentTelemetry,
       spoolDirectory: os.tmpdir(),
       catalog,
@@ -46,10 +47,6 @@ const latestSql = () => {
   return JSON.parse(Buffer.from(/Presto View: (\S+)/.exec(text)![1]!, 'base64').toString()).originalSql as string
 }
 
-beforeAll(async () => {
-  emulator = await startInventoryEmulator({ tables: [] })
-})
-afterAll(() => emulator.close())
 beforeEach(() => reset())
 
 describe('catalog reconciliation', () => {
@@ -114,22 +111,19 @@ describe('catalog reconciliation', () => {
   it('updates the table before the view when a column arrives with a newer date', async () => {
     const out = await tempDir()
     await exportDay(out, '2026-04-05')
-    emulator.setTable({
+    source.set('3001', {
       id: '3001',
       title: 'Assets',
       columns: ['Asset ID', 'Hostname', 'Owner'],
       rows: () => [['1', 'a', 'Ana']],
     })
     mock.resetHistory()
-    const config = parseExportConfig({
-      source: { baseUrl: emulator.baseUrl },
-      tables: [{ id: '3001', name: 'assets' }],
-    })
+    const config = parseConfigWithoutSource({ tables: [{ id: '3001', name: 'assets' }] })
     await runExport(
       config,
       {
+        source,
         store: new FolderWarehouseStore(out),
-        token: DEMO_TOKEN,
         telemetry: silentTelemetry,
         spoolDirectory: os.tmpdir(),
         catalog,
@@ -151,21 +145,18 @@ describe('catalog reconciliation', () => {
 
   it('lands headers DT, dt, a quoted line break and a 300-character header in a table Glue accepts', async () => {
     const out = await tempDir()
-    emulator.setTable({
+    source.set('3001', {
       id: '3001',
       title: 'Assets',
       columns: ['DT', 'dt', 'Purchase\nDate', LONG_HEADER],
       rows: () => [['a', 'b', '2024-01-01', 'n']],
     })
-    const config = parseExportConfig({
-      source: { baseUrl: emulator.baseUrl },
-      tables: [{ id: '3001', name: 'assets' }],
-    })
+    const config = parseConfigWithoutSource({ tables: [{ id: '3001', name: 'assets' }] })
     const record = await runExport(
       config,
       {
+        source,
         store: new FolderWarehouseStore(out),
-        token: DEMO_TOKEN,
         telemetry: silentTelemetry,
         spoolDirectory: os.tmpdir(),
         catalog,

@@ -1,10 +1,14 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEMO_TOKEN, type Row, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Row } from '../../emulator/index.ts'
+import { parseConfigWithoutSource } from '../../functions/export/config.ts'
+import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
+import { runExport } from '../../functions/export/run.ts'
+import { silentTelemetry } from '../../functions/export/telemetry.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
-import { runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
+import { runExportInProcess, tempDir } from '../support/cli.ts'
+import { MemorySource } from '../support/memory-source.ts'
 
 const DATES = ['2026-11-21', '2026-11-22', '2026-11-23'] as const
 
@@ -204,42 +208,23 @@ describe('the changes view over three dates of the demo, through npm run query',
 })
 
 describe('a key that breaks', () => {
-  let emulator: RunningEmulator
+  // The saved table's bytes as the service would send them: the key and the view are tested, not HTTP.
+  const source = new MemorySource()
   let out: string
-  let configFile: string
-  let token: string
 
   const serve = (rows: Row[]) =>
-    emulator.setTable({ id: 'assets', title: 'Assets', columns: ['Asset', 'Status'], rows: () => rows })
+    source.set('assets', { id: 'assets', title: 'Assets', columns: ['Asset', 'Status'], rows: () => rows })
 
   const exportOn = async (date: string, key: string[] = ['asset']) => {
-    await writeFile(
-      configFile,
-      JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: 'assets', name: 'assets', key }] }),
-    )
-    const result = await runExportInProcess([
-      '--config',
-      configFile,
-      '--token-file',
-      token,
-      '--out',
-      out,
-      '--date',
-      date,
-    ])
-    const folder = path.join(out, '_runs', `dt=${date}`)
-    const [file] = await readdir(folder)
-    const record = JSON.parse(await readFile(path.join(folder, file!), 'utf8')) as RunRecord
-    return { result, outcome: record.tables[0] as TableOutcome }
+    const config = parseConfigWithoutSource({ tables: [{ id: 'assets', name: 'assets', key }] })
+    const store = new FolderWarehouseStore(out)
+    const record = await runExport(config, { source, store, telemetry: silentTelemetry }, { exportDate: date })
+    return record.tables[0]!
   }
 
   beforeAll(async () => {
-    emulator = await startInventoryEmulator()
     out = await tempDir()
-    configFile = path.join(out, '..', `config-${path.basename(out)}.json`)
-    token = await tokenFile(DEMO_TOKEN)
   })
-  afterAll(() => emulator.close())
 
   it('never fails the export, counts empty and repeated keys, and compares such rows by fingerprint', async () => {
     serve([
@@ -250,8 +235,8 @@ describe('a key that breaks', () => {
       ['C', 'old'],
     ])
     const first = await exportOn('2026-05-01')
-    expect(first.result.exitCode, first.result.stderr).toBe(0)
-    expect(first.outcome.keys).toEqual({ columns: ['asset'], emptyKeys: 1, duplicateKeys: 1 })
+    expect(first.error).toBeUndefined()
+    expect(first.keys).toEqual({ columns: ['asset'], emptyKeys: 1, duplicateKeys: 1 })
     serve([
       ['A', 'ok'],
       [null, 'x'],
@@ -261,9 +246,9 @@ describe('a key that breaks', () => {
       ['C', 'new'],
     ])
     const second = await exportOn('2026-05-02')
-    expect(second.result.exitCode, second.result.stderr).toBe(0)
-    expect(second.outcome.keys).toEqual({ columns: ['asset'], emptyKeys: 2, duplicateKeys: 1 })
-    expect(second.outcome.warnings).toContain(
+    expect(second.error).toBeUndefined()
+    expect(second.keys).toEqual({ columns: ['asset'], emptyKeys: 2, duplicateKeys: 1 })
+    expect(second.warnings).toContain(
       '2 rows have an empty key (asset); the export went ahead, and the changes view compares such rows by fingerprint',
     )
 
@@ -282,8 +267,8 @@ describe('a key that breaks', () => {
 
   it('fails the table before publishing anything when the key names a column it does not have', async () => {
     serve([['D', 'ok']])
-    const { result, outcome } = await exportOn('2026-05-03', ['asset_id'])
-    expect(result.exitCode).not.toBe(0)
+    const outcome = await exportOn('2026-05-03', ['asset_id'])
+    expect(outcome.status).toBe('failed')
     expect(outcome.error).toMatchObject({
       code: 'KEY_COLUMN_MISSING',
       message:

@@ -12,6 +12,7 @@ import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
 import type { WarehouseStore } from '../../functions/export/publish/store.ts'
 import { runExport } from '../../functions/export/run.ts'
 import { readTableSchema } from '../../functions/export/schema/registry.ts'
+import { serviceSource as createServiceSource } from '../../functions/export/source/service-source.ts'
 import { silentTelemetry } from '../../functions/export/telemetry.ts'
 import { tempDir } from '../support/cli.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
@@ -49,14 +50,21 @@ const STORES: Record<string, () => Promise<WarehouseStore>> = {
     new S3WarehouseStore(s3.client, s3.bucket, `concurrent-${Date.now()}`),
 }
 
+const config = () =>
+  parseExportConfig({
+    source: { baseUrl: emulator.baseUrl },
+    tables: [{ id: TABLE_ID, name: 'assets' }],
+    export: { timeouts: { idleSeconds: 30 } },
+  })
+const serviceSource = () => {
+  const { source, export: tuning } = config()
+  return createServiceSource({ source, token: DEMO_TOKEN, tuning })
+}
+
 const exportDate = (store: WarehouseStore, date: string) =>
   runExport(
-    parseExportConfig({
-      source: { baseUrl: emulator.baseUrl },
-      tables: [{ id: TABLE_ID, name: 'assets' }],
-      export: { timeouts: { idleSeconds: 30 } },
-    }),
-    { store, token: DEMO_TOKEN, telemetry: silentTelemetry, spoolDirectory: os.tmpdir() },
+    config(),
+    { source: serviceSource(), store, telemetry: silentTelemetry, spoolDirectory: os.tmpdir() },
     { exportDate: date },
   )
 

@@ -13,6 +13,7 @@ import { createLambdaTelemetry } from '../../functions/export/lambda-telemetry.t
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { runExport } from '../../functions/export/run.ts'
 import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import { serviceSource } from '../../functions/export/source/service-source.ts'
 import type { RetryEvent, RunTelemetry } from '../../functions/export/telemetry.ts'
 import { CANARY_TOKEN, canaryUser, expectNoCanary } from '../support/canary.ts'
 import { tempDir } from '../support/cli.ts'
@@ -102,8 +103,8 @@ const exportWithMetrics = async () => {
     const record = await runExport(
       config,
       {
+        source: serviceSource({ source: config.source, token: CANARY_TOKEN, tuning: config.export }),
         store: new FolderWarehouseStore(out),
-        token: CANARY_TOKEN,
         telemetry,
         spoolDirectory: path.join(os.tmpdir(), 'fault-matrix-spool'),
       },

@@ -300,7 +300,13 @@ const failing: readonly (FaultCase & { readonly expected: FailureExpectation })[
   {
     name: '302 redirect to a login page',
     arrange: always(ASSETS.id, { kind: 'status', status: 302, headers: { Location: '/login' } }),
-    expected: { code: 'NOT_CSV', failureClass: 'protocol', status: 302, requests: 1, message: /redirected/ },
+    expected: {
+      code: 'UNEXPECTED_RESPONSE',
+      failureClass: 'protocol',
+      status: 302,
+      requests: 1,
+      message: /redirected/,
+    },
   },
   {
     name: '500 that never heals',
@@ -421,12 +427,24 @@ const failing: readonly (FaultCase & { readonly expected: FailureExpectation })[
   {
     name: '202 Accepted (an export still being prepared)',
     arrange: always(ASSETS.id, { kind: 'status', status: 202 }),
-    expected: { code: 'NOT_CSV', failureClass: 'protocol', status: 202, requests: 1, message: /instead of 200/ },
+    expected: {
+      code: 'UNEXPECTED_RESPONSE',
+      failureClass: 'protocol',
+      status: 202,
+      requests: 1,
+      message: /instead of 200/,
+    },
   },
   {
     name: '204 No Content',
     arrange: always(ASSETS.id, { kind: 'status', status: 204 }),
-    expected: { code: 'NOT_CSV', failureClass: 'protocol', status: 204, requests: 1, message: /instead of 200/ },
+    expected: {
+      code: 'UNEXPECTED_RESPONSE',
+      failureClass: 'protocol',
+      status: 204,
+      requests: 1,
+      message: /instead of 200/,
+    },
   },
   {
     name: 'an empty 200',
@@ -462,7 +480,7 @@ const failing: readonly (FaultCase & { readonly expected: FailureExpectation })[
   {
     name: 'an HTML page with 200 on the token check',
     arrange: always('me', { kind: 'html200' }),
-    expected: { code: 'NOT_CSV', failureClass: 'protocol', status: 200, requests: 0, runLevel: true },
+    expected: { code: 'UNEXPECTED_RESPONSE', failureClass: 'protocol', status: 200, requests: 0, runLevel: true },
   },
 ]
 

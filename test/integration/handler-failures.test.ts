@@ -1,31 +1,23 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3'
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { mockClient } from 'aws-sdk-client-mock'
+import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_USERS, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { ErrorCode } from '../../functions/export/errors.ts'
 import { createHandler, RunFailedError } from '../../functions/export/handler.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
+import { lambdaEnvironment, SECRET_ARN, SERVICE_NAME as SERVICE, tokenSecretStandIn } from '../support/lambda.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
 
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-token-AbCdEf'
-const SERVICE = 'inventory-export-test'
 const SERVICE_ONLY = { service: SERVICE }
 const DATE = '2026-04-01'
-const TABLES = [
-  { id: '1001', name: 'devices' },
-  { id: '1002', name: 'installed_software' },
-  { id: '1003', name: 'users' },
-]
 /** A token only the tests know: if it shows up in anything captured, it leaked. */
 const CANARY = 'canary-token-7d1f0b5e9a2c4e68'
 
 let emulator: RunningEmulator
 let s3: RunningS3
 let output: CapturedOutput
-const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
-const secrets = mockClient(secretsClient)
+const { client: secretsClient, mock: secrets, answer: answerSecret } = tokenSecretStandIn(CANARY)
 const { client: glueClient } = emptyGlueCatalog()
 
 /** The stand-in with one user whose token is the canary. */
@@ -45,7 +37,7 @@ afterAll(async () => {
 })
 beforeEach(() => {
   secrets.reset()
-  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: CANARY })
+  answerSecret()
   emulator.faults.clear()
   output = captureOutput()
 })
@@ -59,17 +51,7 @@ afterEach(async () => {
 
 const newHandler = (exportTuning: Record<string, unknown> = {}) =>
   createHandler({
-    environment: {
-      EXPORT_CONFIG: JSON.stringify({
-        source: { baseUrl: emulator.baseUrl },
-        tables: TABLES,
-        export: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, ...exportTuning },
-        warehouse: { prefix: 'inventory' },
-      }),
-      WAREHOUSE_BUCKET: 'warehouse',
-      TOKEN_SECRET_ARN: SECRET_ARN,
-      POWERTOOLS_SERVICE_NAME: SERVICE,
-    },
+    environment: lambdaEnvironment({ source: { baseUrl: emulator.baseUrl }, exportTuning }),
     s3Client: s3.client,
     secretsClient,
     glueClient,

@@ -2,8 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { CreateTableCommand } from '@aws-sdk/client-glue'
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { mockClient } from 'aws-sdk-client-mock'
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
@@ -11,23 +10,22 @@ import { createHandler } from '../../functions/export/handler.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { query } from '../support/duckdb.ts'
 import { type CapturedOutput, captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
+import {
+  lambdaEnvironment,
+  SECRET_ARN,
+  SERVICE_NAME as SERVICE,
+  DEMO_TABLE_CONFIG as TABLES,
+  tokenSecretStandIn,
+} from '../support/lambda.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
 
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-token-AbCdEf'
-const SERVICE = 'inventory-export-test'
 const DATE = '2026-03-01'
 const ROWS = { devices: 300, software: 500, users: 80 }
-const TABLES = [
-  { id: '1001', name: 'devices' },
-  { id: '1002', name: 'installed_software' },
-  { id: '1003', name: 'users' },
-]
 
 let emulator: RunningEmulator
 let s3: RunningS3
 let output: CapturedOutput
-const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
-const secrets = mockClient(secretsClient)
+const { client: secretsClient, mock: secrets, answer: answerSecret } = tokenSecretStandIn(DEMO_TOKEN)
 const { client: glueClient, mock: glue, reset: resetGlue } = emptyGlueCatalog()
 
 beforeAll(async () => {
@@ -40,24 +38,17 @@ afterAll(async () => {
 })
 beforeEach(() => {
   secrets.reset()
-  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({ SecretString: DEMO_TOKEN })
+  answerSecret()
   resetGlue()
   emulator.faults.clear()
   output = captureOutput()
 })
 afterEach(() => output.restore())
 
-const environment = (source: Record<string, unknown> = { baseUrl: emulator.baseUrl }) => ({
-  EXPORT_CONFIG: JSON.stringify({
-    source,
-    tables: TABLES,
-    export: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
-    warehouse: { prefix: 'inventory' },
-  }),
-  WAREHOUSE_BUCKET: 'warehouse',
-  TOKEN_SECRET_ARN: SECRET_ARN,
-  POWERTOOLS_SERVICE_NAME: SERVICE,
-})
+const environment = (
+  source: Record<string, unknown> = { baseUrl: emulator.baseUrl },
+  tables: readonly Record<string, unknown>[] = TABLES,
+) => lambdaEnvironment({ source, tables })
 
 const newHandler = (source?: Record<string, unknown>) =>
   createHandler({ environment: environment(source), s3Client: s3.client, secretsClient, glueClient })
@@ -161,6 +152,17 @@ describe('the Lambda handler', () => {
     expect(summary.tables).toEqual([{ name: 'users', status: 'succeeded', rows: ROWS.users }])
   })
 
+  it('warns once per run that plain http carries the token, when source.allowInsecureHttp allows it', async () => {
+    await newHandler({ baseUrl: emulator.baseUrl, allowInsecureHttp: true })(
+      { tables: ['users'], exportDate: DATE },
+      lambdaContext(),
+    )
+    const warnings = output.logs().filter((log) => /plain http/.test(String(log.message)))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ level: 'WARN' })
+    expect(warnings[0]!.message).toContain('the token crosses the network unencrypted')
+  })
+
   it('narrows the run to the tables named in the detail of an EventBridge Scheduled Event', async () => {
     const event = {
       version: '0',
@@ -184,10 +186,92 @@ describe('the Lambda handler', () => {
     [{ exportDate: 20261124 }, 'exportDate: must be a date as YYYY-MM-DD'],
     [{ exportDate: '1999-12-31' }, 'exportDate: must be between 2000-01-01 and '],
     [{ exportDate: '2206-11-24' }, 'exportDate: must be between 2000-01-01 and '],
+    [{ reprocess: true }, 'exportDate: is required with reprocess'],
+    [{ reprocess: 'yes', exportDate: DATE }, 'reprocess: must be true or false'],
+    [{ reprocesss: true, exportDate: DATE }, 'reprocesss: is not a field of the event (fields: tables, exportDate'],
   ])('rejects the event %j with a ConfigError naming the field', async (event, message) => {
     const error = await newHandler()(event as never, lambdaContext()).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
     expect((error as Error).message).toContain(message)
+  })
+})
+
+describe('the Lambda handler given a reprocess event', () => {
+  const REPROCESS_DATE = '2026-03-02'
+  const archiving = () =>
+    createHandler({
+      environment: environment(undefined, [{ id: '1001', name: 'devices', archiveRaw: true }, TABLES[2]!]),
+      s3Client: s3.client,
+      secretsClient,
+      glueClient,
+    })
+  /** Every data column and the lineage that does not name the run: equal for equal rows of equal types. */
+  const devicesOn = (date: string) =>
+    sql(
+      `inventory/devices/dt=${date}/data.parquet`,
+      'SELECT * EXCLUDE (_export_run_id, _exported_at) FROM t ORDER BY _source_row_number',
+    )
+  const runRecord = async (runId: string, date: string) =>
+    JSON.parse((await s3.read(`inventory/_runs/dt=${date}/${runId}.json`))!.toString())
+
+  it('rebuilds the date from the raw archive in S3 without the service or the token, as npm run reprocess does', async () => {
+    const handler = archiving()
+    const exported = await handler({ exportDate: REPROCESS_DATE }, lambdaContext())
+    expect(await s3.read(`inventory/_raw/devices/dt=${REPROCESS_DATE}/body.csv.gz`)).toBeDefined()
+    const before = await devicesOn(REPROCESS_DATE)
+    const requests = emulator.requests.length
+    secrets.reset()
+
+    const summary = await handler({ reprocess: true, exportDate: REPROCESS_DATE, tables: ['devices'] }, lambdaContext())
+
+    expect(summary).toMatchObject({
+      exportDate: REPROCESS_DATE,
+      status: 'succeeded',
+      tables: [{ name: 'devices', status: 'succeeded', rows: ROWS.devices }],
+    })
+    expect(emulator.requests.length).toBe(requests)
+    expect(secrets.commandCalls(GetSecretValueCommand)).toEqual([])
+    expect(await devicesOn(REPROCESS_DATE)).toEqual(before)
+    const runIds = await sql(
+      `inventory/devices/dt=${REPROCESS_DATE}/data.parquet`,
+      'SELECT DISTINCT _export_run_id AS run FROM t',
+    )
+    expect(runIds).toEqual([{ run: summary.runId }])
+    expect(await s3.pendingUploads()).toEqual([])
+
+    const record = await runRecord(summary.runId, REPROCESS_DATE)
+    expect(record).toMatchObject({
+      mode: 'reprocess',
+      status: 'succeeded',
+      tables: [{ name: 'devices', rows: ROWS.devices }],
+    })
+    expect(record.tokenOwner).toBeUndefined()
+    expect(record.tables[0]).not.toHaveProperty('httpStatus')
+    expect(record.tables[0]).not.toHaveProperty('attempts')
+    expect(await runRecord(exported.runId, REPROCESS_DATE)).toMatchObject({
+      mode: 'export',
+      tables: [
+        { name: 'devices', httpStatus: 200, attempts: 1 },
+        { name: 'users', httpStatus: 200, attempts: 1 },
+      ],
+    })
+  })
+
+  it('fails a table without an archive for the date with RAW_ARCHIVE_MISSING, keeping its data', async () => {
+    const handler = archiving()
+    await handler({ exportDate: REPROCESS_DATE, tables: ['users'] }, lambdaContext())
+    const before = await s3.read(`inventory/users/dt=${REPROCESS_DATE}/data.parquet`)
+
+    const error = await handler(
+      { reprocess: true, exportDate: REPROCESS_DATE, tables: ['users'] },
+      lambdaContext(),
+    ).catch((e: unknown) => e)
+
+    expect(error).toMatchObject({
+      code: 'RUN_FAILED',
+      summary: { tables: [{ name: 'users', error: { code: 'RAW_ARCHIVE_MISSING' } }] },
+    })
+    expect(await s3.read(`inventory/users/dt=${REPROCESS_DATE}/data.parquet`)).toEqual(before)
   })
 })
 
@@ -206,6 +290,16 @@ describe('the Lambda environment', () => {
       '  - WAREHOUSE_BUCKET: "Not_A_Bucket" is not an S3 bucket name',
     ],
     ['TOKEN_SECRET_ARN is empty', { TOKEN_SECRET_ARN: ' ' }, '  - TOKEN_SECRET_ARN: is not set'],
+    [
+      'source.caCertificatesFile cannot be read',
+      {
+        EXPORT_CONFIG: JSON.stringify({
+          source: { baseUrl: 'https://inventory.example.com', caCertificatesFile: 'no/such/ca.pem' },
+          tables: TABLES,
+        }),
+      },
+      '  - source.caCertificatesFile: cannot be read (ENOENT: no/such/ca.pem)',
+    ],
   ])('fails with a ConfigError naming the variable when %s', async (_, change, line) => {
     const handler = createHandler({
       environment: { ...environment(), ...change },

@@ -1,5 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { mockClient } from 'aws-sdk-client-mock'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { ErrorCode } from '../../functions/export/errors.ts'
@@ -8,19 +6,12 @@ import { type LatestOutcome, latestOutcomeKey } from '../../functions/export/run
 import { scheduleInput } from '../../infra/constructs/table-schedules.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { captureOutput, lambdaContext } from '../support/emf.ts'
+import { lambdaEnvironment, DEMO_TABLE_CONFIG as TABLES, tokenSecretStandIn } from '../support/lambda.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
-
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-token-AbCdEf'
-const TABLES = [
-  { id: '1001', name: 'devices' },
-  { id: '1002', name: 'installed_software' },
-  { id: '1003', name: 'users' },
-]
 
 let emulator: RunningEmulator
 let s3: RunningS3
-const secretsClient = new SecretsManagerClient({ region: 'us-east-1' })
-mockClient(secretsClient).on(GetSecretValueCommand).resolves({ SecretString: DEMO_TOKEN })
+const { client: secretsClient } = tokenSecretStandIn(DEMO_TOKEN)
 const { client: glueClient } = emptyGlueCatalog()
 
 beforeAll(async () => {
@@ -35,17 +26,10 @@ afterAll(async () => {
 /** A handler in a container of its own, as each concurrent invocation gets. */
 const newHandler = () =>
   createHandler({
-    environment: {
-      EXPORT_CONFIG: JSON.stringify({
-        source: { baseUrl: emulator.baseUrl },
-        tables: TABLES,
-        export: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, deadlineMarginSeconds: 5 },
-        warehouse: { prefix: 'inventory' },
-      }),
-      WAREHOUSE_BUCKET: 'warehouse',
-      TOKEN_SECRET_ARN: SECRET_ARN,
-      POWERTOOLS_SERVICE_NAME: 'inventory-export-test',
-    },
+    environment: lambdaEnvironment({
+      source: { baseUrl: emulator.baseUrl },
+      exportTuning: { deadlineMarginSeconds: 5 },
+    }),
     s3Client: s3.client,
     secretsClient,
     glueClient,

@@ -79,6 +79,25 @@ describe('the raw archive', () => {
     expect(before).toHaveLength(800)
   })
 
+  it('rebuilds from --table flags alone, with no service named, and records the run as a reprocess', async () => {
+    const before = await usersRows()
+    const result = await runCommandInProcess('reprocess', [
+      '--table',
+      '1003=users',
+      '--out',
+      out,
+      '--date',
+      '2026-04-01',
+    ])
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(await usersRows()).toEqual(before)
+    const record = (await runRecords()).find((r) => r.mode === 'reprocess' && r.tables[0]?.rows === 800)
+    expect(record).toBeDefined()
+    expect(record?.tokenOwner).toBeUndefined()
+    expect(record?.tables[0]).not.toHaveProperty('httpStatus')
+    expect(record?.tables[0]).not.toHaveProperty('attempts')
+  })
+
   it('fails a corrupt archive as the table, keeping the data it would have replaced', async () => {
     const before = await usersRows()
     const archive = path.join(out, '_raw/users/dt=2026-04-01/body.csv.gz')

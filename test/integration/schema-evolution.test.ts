@@ -1,8 +1,8 @@
 import os from 'node:os'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEMO_TOKEN, type RunningEmulator, type SavedTable, startInventoryEmulator } from '../../emulator/index.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { GeneratedTable } from '../../emulator/index.ts'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
-import { parseExportConfig } from '../../functions/export/config.ts'
+import { parseConfigWithoutSource } from '../../functions/export/config.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { runExport } from '../../functions/export/run.ts'
 import { readTableSchema } from '../../functions/export/schema/registry.ts'
@@ -10,8 +10,9 @@ import { silentTelemetry } from '../../functions/export/telemetry.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
 import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
+import { MemorySource } from '../support/memory-source.ts'
 
-const assets = (columns: string[], rows: (string | null)[][]): SavedTable => ({
+const assets = (columns: string[], rows: (string | null)[][]): GeneratedTable => ({
   id: '2001',
   title: 'Assets',
   columns,
@@ -19,7 +20,7 @@ const assets = (columns: string[], rows: (string | null)[][]): SavedTable => ({
 })
 
 /** The saved table as an administrator changes it, day by day. */
-const DAYS: { date: string; table: SavedTable }[] = [
+const DAYS: { date: string; table: GeneratedTable }[] = [
   {
     date: '2026-03-01',
     table: assets(
@@ -65,23 +66,23 @@ const DAYS: { date: string; table: SavedTable }[] = [
   },
 ]
 
-let emulator: RunningEmulator
 let out: string
 const { client: glueClient, mock: glue } = glueCatalogStandIn()
 const glueCallsPerDay: { date: string; inputs: unknown[] }[] = []
 
 beforeAll(async () => {
-  emulator = await startInventoryEmulator({ tables: [] })
   out = await tempDir()
-  const config = parseExportConfig({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '2001', name: 'assets' }] })
+  // The saved table's bytes as the service would send them, day by day: no HTTP is under test here.
+  const source = new MemorySource()
+  const config = parseConfigWithoutSource({ tables: [{ id: '2001', name: 'assets' }] })
   const store = new FolderWarehouseStore(out)
   const catalog = glueTableCatalog(glueClient, 'inventory', 's3://bucket/inventory')
   for (const day of DAYS) {
-    emulator.setTable(day.table)
+    source.set('2001', day.table)
     glue.resetHistory()
     const record = await runExport(
       config,
-      { store, token: DEMO_TOKEN, telemetry: silentTelemetry, spoolDirectory: os.tmpdir(), catalog },
+      { source, store, telemetry: silentTelemetry, spoolDirectory: os.tmpdir(), catalog },
       { exportDate: day.date },
     )
     expect(record.tables.map((t) => t.error)).toEqual([undefined])
@@ -91,7 +92,6 @@ beforeAll(async () => {
     })
   }
 })
-afterAll(() => emulator.close())
 
 const sql = async (query: string) => (await queryWarehouse(out, query)).rows
 

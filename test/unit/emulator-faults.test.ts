@@ -1,5 +1,4 @@
 /** Fault injection, acted out by a real emulator on loopback and observed with fetch. */
-import { performance } from 'node:perf_hooks'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 
@@ -18,26 +17,20 @@ interface Fetched {
   body: Buffer
   /** Why reading the body failed, if it did. */
   bodyError: unknown
-  /** performance.now() and the byte total after each chunk. */
-  arrivals: { at: number; total: number }[]
 }
 
 async function fetchAll(path: string): Promise<Fetched> {
   const response = await fetch(`${emulator.baseUrl}${path}`, { headers: { token: DEMO_TOKEN } })
   const chunks: Uint8Array[] = []
-  const arrivals: Fetched['arrivals'] = []
-  let total = 0
   let bodyError: unknown
   try {
     for await (const chunk of response.body ?? []) {
       chunks.push(chunk)
-      total += chunk.byteLength
-      arrivals.push({ at: performance.now(), total })
     }
   } catch (error) {
     bodyError = error
   }
-  return { status: response.status, headers: response.headers, body: Buffer.concat(chunks), bodyError, arrivals }
+  return { status: response.status, headers: response.headers, body: Buffer.concat(chunks), bodyError }
 }
 
 describe('status faults', () => {
@@ -63,23 +56,67 @@ describe('status faults', () => {
   })
 })
 
+/** The emulator's clock for timing faults: each wait is recorded and lasts until the test releases it. */
+const gatedClock = () => {
+  const waits: { ms: number; release: () => void }[] = []
+  let requested: (() => void) | undefined
+  const wait = (ms: number) =>
+    new Promise<void>((release) => {
+      waits.push({ ms, release })
+      requested?.()
+    })
+  /** Resolves once the emulator has asked to wait `count` times in all. */
+  const waitsRequested = (count: number) =>
+    new Promise<void>((resolve) => {
+      requested = () => waits.length >= count && resolve()
+      requested()
+    })
+  return { wait, waits, waitsRequested }
+}
+
 describe('timing faults', () => {
+  const clock = gatedClock()
+  let timed: RunningEmulator
+  beforeAll(async () => {
+    timed = await startInventoryEmulator({ wait: clock.wait })
+  })
+  afterAll(() => timed.close())
+
   it('delays the response headers, then answers normally', async () => {
-    emulator.faults.script('1003', [{ kind: 'delay', ms: 200 }])
-    const started = performance.now()
-    const delayed = await fetchAll('/rest/tables/1003/csv')
-    expect(delayed.arrivals[0]!.at - started).toBeGreaterThanOrEqual(195)
-    expect(delayed.body).toEqual(normalCsv)
+    timed.faults.script('1003', [{ kind: 'delay', ms: 200 }])
+    let headersArrived = false
+    const pending = fetch(`${timed.baseUrl}/rest/tables/1003/csv`, { headers: { token: DEMO_TOKEN } }).then(
+      async (response) => {
+        headersArrived = true
+        return Buffer.from(await response.arrayBuffer())
+      },
+    )
+    await clock.waitsRequested(1)
+    expect(clock.waits.map((w) => w.ms)).toEqual([200])
+    expect(headersArrived).toBe(false)
+    clock.waits[0]!.release()
+    expect(await pending).toEqual(normalCsv)
   })
 
   it('stalls after N bytes for the given time, then finishes the body normally', async () => {
-    emulator.faults.script('1003', [{ kind: 'stall', afterBytes: 1000, ms: 250 }])
-    const stalled = await fetchAll('/rest/tables/1003/csv')
-    expect(stalled.bodyError).toBeUndefined()
-    expect(stalled.body).toEqual(normalCsv)
-    const beforeGap = stalled.arrivals.findIndex((arrival) => arrival.total >= 1000)
-    expect(stalled.arrivals[beforeGap]!.total).toBe(1000)
-    expect(stalled.arrivals[beforeGap + 1]!.at - stalled.arrivals[beforeGap]!.at).toBeGreaterThanOrEqual(245)
+    timed.faults.script('1003', [{ kind: 'stall', afterBytes: 1000, ms: 250 }])
+    const response = await fetch(`${timed.baseUrl}/rest/tables/1003/csv`, { headers: { token: DEMO_TOKEN } })
+    const reader = response.body!.getReader()
+    const head: Uint8Array[] = []
+    let received = 0
+    while (received < 1000) {
+      const { value } = await reader.read()
+      head.push(value!)
+      received += value!.byteLength
+    }
+    await clock.waitsRequested(2)
+    // The emulator is waiting out the stall: exactly the first 1000 bytes have been sent.
+    expect(clock.waits[1]!.ms).toBe(250)
+    expect(received).toBe(1000)
+    clock.waits[1]!.release()
+    const rest: Uint8Array[] = []
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest.push(chunk.value)
+    expect(Buffer.concat([...head, ...rest])).toEqual(normalCsv)
   })
 })
 

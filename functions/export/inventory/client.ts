@@ -64,11 +64,12 @@ export class InventoryClient {
   }
 
   /** `GET /rest/usermanager/me`: proves the token works and tells whose it is. */
-  async getCurrentUser(signal?: AbortSignal): Promise<InventoryUser> {
+  async getCurrentUser(signal?: AbortSignal, onRetry?: (notice: RetryNotice) => void): Promise<InventoryUser> {
     const path = 'rest/usermanager/me'
     const what = `the token check (GET ${this.#url(path).href})`
     // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
-    return this.#getWithRetries(path, what, undefined, signal, async (response) => {
+    const readUser = async (attempt: number) => {
+      const response = await this.#getOk(path, what, undefined, signal, attempt)
       const text = (await readSmallBody(response, what)).toString('utf8')
       try {
         const parsed: unknown = JSON.parse(text)
@@ -76,10 +77,15 @@ export class InventoryClient {
       } catch {
         // fall through: not JSON
       }
-      throw new ProtocolError('NOT_CSV', {
+      throw new ProtocolError('UNEXPECTED_RESPONSE', {
         status: response.status,
         reason: `${what} answered HTTP ${response.status} with something other than a JSON user record`,
       })
+    }
+    return withRetries(readUser, this.#options.tuning.retry, {
+      clock: this.#clock,
+      signal,
+      onRetry: (notice) => (onRetry ? onRetry(notice) : this.#options.onRetry?.({ ...notice, tableId: undefined })),
     })
   }
 
@@ -89,14 +95,27 @@ export class InventoryClient {
     format: TableFormat = TableFormat.CSV,
     signal?: AbortSignal,
   ): Promise<TableDownload> {
+    return withRetries(
+      (attempt) => this.requestTable(tableId, format, { signal, attempt }),
+      this.#options.tuning.retry,
+      {
+        clock: this.#clock,
+        signal,
+        onRetry: (notice) => this.#options.onRetry?.({ ...notice, tableId }),
+      },
+    )
+  }
+
+  /** One `GET /rest/tables/{tableId}/{format}`, not retried: resolves once the headers of a 200 answer arrive. */
+  async requestTable(
+    tableId: string,
+    format: TableFormat,
+    { signal, attempt = 1 }: { readonly signal?: AbortSignal | undefined; readonly attempt?: number },
+  ): Promise<TableDownload> {
     const path = `rest/tables/${encodeURIComponent(tableId)}/${format}`
     // The whole URL, so a base URL with a path (or a wrong one) shows in every message about this request.
     const what = `GET ${this.#url(path).href}`
-    let attempts = 0
-    const response = await this.#getWithRetries(path, what, tableId, signal, async (answer, attempt) => {
-      attempts = attempt
-      return answer
-    })
+    const response = await this.#getOk(path, what, tableId, signal, attempt)
     const contentLength = parseContentLength(response.headers)
     const progress: BodyProgress = { bytes: 0 }
     try {
@@ -115,39 +134,31 @@ export class InventoryClient {
       status: response.status,
       contentType: response.headers['content-type'],
       contentLength,
-      attempts,
+      attempts: attempt,
       body,
       progress,
       cancel: () => response.body.destroy(),
     }
   }
 
-  /** GETs `path` until `accept` takes a 200 answer, retrying what may heal (5xx, 408, 429, network, timeouts). */
-  async #getWithRetries<T>(
+  get #clock(): RetryClock {
+    return this.#options.clock ?? systemClock
+  }
+
+  /** One GET of `path`; anything but 200 is a coded error (retryable when it may heal: 5xx, 408, 429). */
+  async #getOk(
     path: string,
     what: string,
     tableId: string | undefined,
     signal: AbortSignal | undefined,
-    accept: (response: HttpResponse, attempt: number) => Promise<T>,
-  ): Promise<T> {
-    const { retry } = this.#options.tuning
-    const clock = this.#options.clock ?? systemClock
-    return withRetries(
-      async (attempt) => {
-        const response = await this.#get(path, what, tableId, signal)
-        if (response.status !== 200) {
-          response.body.resume()
-          throw statusError(response, { tableId, what, attempt, now: clock.now() })
-        }
-        return accept(response, attempt)
-      },
-      retry,
-      {
-        clock,
-        signal,
-        onRetry: (notice) => this.#options.onRetry?.({ ...notice, tableId }),
-      },
-    )
+    attempt: number,
+  ): Promise<HttpResponse> {
+    const response = await this.#get(path, what, tableId, signal)
+    if (response.status !== 200) {
+      response.body.resume()
+      throw statusError(response, { tableId, what, attempt, now: this.#clock.now() })
+    }
+    return response
   }
 
   /** Relative to the base URL, whose path is kept: `https://host/inventory` + `rest/...` -> `/inventory/rest/...`. */
@@ -228,7 +239,7 @@ const statusError = (
     })
   }
   if (status >= 300 && status < 400) {
-    return new ProtocolError('NOT_CSV', {
+    return new ProtocolError('UNEXPECTED_RESPONSE', {
       tableId: context.tableId,
       status,
       reason: `${context.what} was redirected (HTTP ${status}), probably to a login page; redirects are not followed`,
@@ -236,7 +247,7 @@ const statusError = (
   }
   if (status >= 200 && status < 300) {
     // 202 (being prepared), 204 (no content), 206 (a part): none of them is the whole file.
-    return new ProtocolError('NOT_CSV', {
+    return new ProtocolError('UNEXPECTED_RESPONSE', {
       tableId: context.tableId,
       status,
       reason: `${context.what} answered HTTP ${status} instead of 200 with the whole file`,

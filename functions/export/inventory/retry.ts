@@ -74,15 +74,22 @@ export const backoffDelay = (attempt: number, policy: RetryPolicy, random: () =>
 export const withRetries = async <T>(
   operation: (attempt: number) => Promise<T>,
   policy: RetryPolicy,
-  options: { clock?: RetryClock; signal?: AbortSignal | undefined; onRetry?: (notice: RetryNotice) => void } = {},
+  options: {
+    clock?: RetryClock
+    signal?: AbortSignal | undefined
+    onRetry?: (notice: RetryNotice) => void
+    /** Whether this failure is worth another attempt. @default the error's own `retryable` */
+    shouldRetry?: (error: ExportError) => boolean
+  } = {},
 ): Promise<T> => {
   const clock = options.clock ?? systemClock
+  const shouldRetry = options.shouldRetry ?? ((error: ExportError) => error.retryable)
   const startedAt = clock.now()
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation(attempt)
     } catch (error) {
-      if (!(error instanceof ExportError) || !error.retryable || attempt >= policy.maxAttempts) throw error
+      if (!(error instanceof ExportError) || !shouldRetry(error) || attempt >= policy.maxAttempts) throw error
       const retryAfterMs = (error as ExportError & RetryAfterHint).retryAfterMs
       if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterSeconds * 1000) throw error
       const delayMs = retryAfterMs ?? backoffDelay(attempt, policy, clock.random)

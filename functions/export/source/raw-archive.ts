@@ -4,8 +4,8 @@
  */
 import { pipeline, Readable } from 'node:stream'
 import { createGunzip, createGzip } from 'node:zlib'
-import { PARTITION_KEY, RAW_FOLDER, type TableFormatName } from './constants.ts'
-import type { ObjectUpload, WarehouseStore } from './publish/store.ts'
+import { PARTITION_KEY, RAW_FOLDER, type TableFormatName } from '../constants.ts'
+import type { ObjectUpload, WarehouseStore } from '../publish/store.ts'
 
 /** The body's format is in the name, so a table that switches format keeps each date's archive readable. */
 export const rawArchiveKey = (table: string, exportDate: string, format: TableFormatName = 'csv'): string =>

@@ -1,0 +1,52 @@
+/**
+ * The table source port: where a table's bytes (its CSV or workbook) come from. The service source downloads them
+ * (it owns the inventory client and the token); the archive source reads what an earlier export kept under `_raw/`
+ * (reprocess). Everything after `open` is the same path whichever source the run was given.
+ */
+import type { TableConfig } from '../config.ts'
+import type { RunMode } from '../constants.ts'
+import type { RetryNotice } from '../inventory/retry.ts'
+
+/** The bytes of one table's export, as they arrive. */
+export interface TableBytes {
+  /** HTTP status of the answer; absent when the bytes did not come over HTTP (the archive). */
+  readonly httpStatus?: number | undefined
+  readonly body: AsyncIterable<Buffer>
+  /** Bytes of `body` delivered so far, also once reading it failed. */
+  readonly received: () => number
+  /** Frees the source (a socket, a file) when the path stops early. */
+  readonly cancel: () => void
+  /** Whether to keep these bytes in the raw archive (never when they come from it). */
+  readonly archive: boolean
+}
+
+export interface OpenRequest {
+  /** The export date (the `dt=` partition) being written. */
+  readonly exportDate: string
+  /** Which attempt at this table this is (1-based); named in errors such as "after 3 attempts". */
+  readonly attempt: number
+  readonly signal?: AbortSignal | undefined
+}
+
+export interface CheckRequest {
+  readonly signal?: AbortSignal | undefined
+  /** Called before the source retries its own check (the token check). */
+  readonly onRetry?: ((notice: RetryNotice) => void) | undefined
+}
+
+/** What the source's one check before any table found. */
+export interface SourceCheck {
+  /** Username of the token's owner, when the source has a token. */
+  readonly tokenOwner?: string | undefined
+}
+
+export interface TableSource {
+  /** What the run record calls a run that reads this source. */
+  readonly mode: RunMode
+  /** Lines to log once at the start of a run (e.g. plain http carrying the token). */
+  readonly warnings: readonly string[]
+  /** Checked once before any table: a failure here fails every table the same way. */
+  check(request: CheckRequest): Promise<SourceCheck>
+  /** One attempt at the table's bytes; the run retries what is worth retrying. */
+  open(table: TableConfig, request: OpenRequest): Promise<TableBytes>
+}
