@@ -969,7 +969,7 @@ const testedElsewhere: readonly {
   {
     scenario: 'a data error followed by 50 MiB, the parse thread forced on (the hang)',
     outcome: 'ROW_FIELD_COUNT / INVALID_ENCODING within the child kill timer, no hang',
-    file: 'test/unit/encoder-threads.test.ts',
+    file: 'test/unit/csv/parse-worker.test.ts',
     test: 'fails on %s followed by 50 MiB of rows, and does not hang',
   },
   {
@@ -987,7 +987,7 @@ const testedElsewhere: readonly {
   {
     scenario: '100,000 identical headers',
     outcome: 'unique names in linear time',
-    file: 'test/unit/normalize-columns.test.ts',
+    file: 'test/unit/normalize/columns.test.ts',
     test: 'names 100,000 identical headers uniquely, in order, the same way every time',
   },
   {
@@ -999,7 +999,7 @@ const testedElsewhere: readonly {
   {
     scenario: 'a warehouse folder that cannot be created, for the store itself',
     outcome: 'PUBLISH_FAILED from openUpload and putObject, no spinning mkdir under /proc',
-    file: 'test/unit/folder-store.test.ts',
+    file: 'test/unit/publish/fs.test.ts',
     test: '%s: openUpload and putObject fail as PUBLISH_FAILED naming the target',
   },
   {

@@ -58,7 +58,7 @@ describe('a table that cannot be exported faithfully fails', () => {
   })
 })
 
-/** The fingerprint is checked by test/unit/row-fingerprint.test.ts; here only that every row has one. */
+/** The fingerprint is checked by test/unit/normalize/fingerprint.test.ts; here only that every row has one. */
 const lineageNames = LINEAGE_COLUMNS.map((c) => c.name).filter((name) => name !== '_row_fingerprint')
 
 describe('a table is exported with every value intact', () => {

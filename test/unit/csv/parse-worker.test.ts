@@ -5,9 +5,9 @@
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { hasCpuForThread, openParsedTable, type ParseThread } from '../../functions/export/csv/parse-worker.ts'
-import type { ParsedTable, TableParserOptions } from '../../functions/export/csv/table-parser.ts'
-import { DataError, ProtocolError } from '../../functions/export/errors.ts'
+import { hasCpuForThread, openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
+import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
+import { DataError, ProtocolError } from '../../../functions/export/errors.ts'
 
 const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
 
@@ -149,7 +149,7 @@ describe('a data error with much of the body still to come, on the parse thread'
   // In a child process: the hang this guards against starved the event loop, so no timer in this process could end it.
   const parseInChild = (head: string, filler: string, mib: number) =>
     new Promise<{ killed: boolean; outcome: unknown }>((resolve) => {
-      const script = path.resolve(import.meta.dirname, '../support/parse-on-thread.ts')
+      const script = path.resolve(import.meta.dirname, '../../support/parse-on-thread.ts')
       const args = [script, JSON.stringify(head), JSON.stringify(filler), String(mib)]
       execFile(process.execPath, args, { timeout: 60_000 }, (error, stdout) =>
         resolve({ killed: error?.killed ?? false, outcome: stdout.trim() ? JSON.parse(stdout) : undefined }),

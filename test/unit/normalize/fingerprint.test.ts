@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { RowFingerprinter } from '../../functions/export/normalize/fingerprint.ts'
-import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { RowFingerprinter } from '../../../functions/export/normalize/fingerprint.ts'
+import { type RecordBatch, RecordBatchBuilder } from '../../../functions/export/normalize/record-batch.ts'
 
 /** One batch of the records (strings as the service sent them; '' is an empty cell). */
 const batchOf = (records: string[][]): RecordBatch => {

@@ -1,12 +1,12 @@
 import type { TableInput } from '@aws-sdk/client-glue'
 import { describe, expect, it } from 'vitest'
-import { athenaTableDefinition, catalogComment } from '../../functions/export/catalog/athena.ts'
-import { glueTableInputs } from '../../functions/export/catalog/glue.ts'
-import { glueTableInputProblems, selectedNames } from '../../functions/export/catalog/glue-rules.ts'
-import { encodePrestoView } from '../../functions/export/catalog/presto-view.ts'
-import { parseExportConfig } from '../../functions/export/config.ts'
-import { ConfigError } from '../../functions/export/errors.ts'
-import { companionName, type TableSchema } from '../../functions/export/schema/table-schema.ts'
+import { athenaTableDefinition, catalogComment } from '../../../functions/export/catalog/athena.ts'
+import { glueTableInputs } from '../../../functions/export/catalog/glue.ts'
+import { glueTableInputProblems, selectedNames } from '../../../functions/export/catalog/glue-rules.ts'
+import { encodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
+import { parseExportConfig } from '../../../functions/export/config.ts'
+import { ConfigError } from '../../../functions/export/errors.ts'
+import { companionName, type TableSchema } from '../../../functions/export/schema/table-schema.ts'
 
 const SCHEMA: TableSchema = {
   version: 1,

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
-import { tempDir } from '../support/cli.ts'
+import { FolderWarehouseStore } from '../../../functions/export/publish/fs.ts'
+import { tempDir } from '../../support/cli.ts'
 
 describe('the folder store refuses a warehouse folder it cannot create', () => {
   // Node's recursive mkdir would spin forever under /proc; the store's own walk stops at the first refusal.

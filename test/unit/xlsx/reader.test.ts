@@ -7,14 +7,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { describe, expect, it } from 'vitest'
-import type { RecordBatch } from '../../functions/export/normalize/record-batch.ts'
-import { numberText, serialText } from '../../functions/export/xlsx/cells.ts'
-import { builtInFormat, customFormat, NumberKind } from '../../functions/export/xlsx/number-format.ts'
-import { openWorkbookTable } from '../../functions/export/xlsx/reader.ts'
-import { unescapeText } from '../../functions/export/xlsx/shared-strings.ts'
-import { columnOfReference } from '../../functions/export/xlsx/sheet.ts'
+import type { RecordBatch } from '../../../functions/export/normalize/record-batch.ts'
+import { numberText, serialText } from '../../../functions/export/xlsx/cells.ts'
+import { builtInFormat, customFormat, NumberKind } from '../../../functions/export/xlsx/number-format.ts'
+import { openWorkbookTable } from '../../../functions/export/xlsx/reader.ts'
+import { unescapeText } from '../../../functions/export/xlsx/shared-strings.ts'
+import { columnOfReference } from '../../../functions/export/xlsx/sheet.ts'
 
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/xlsx')
+const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/xlsx')
 const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURES, name))
 
 async function* chunks(bytes: Uint8Array, size = 1000): AsyncGenerator<Buffer> {

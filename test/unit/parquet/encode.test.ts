@@ -5,12 +5,12 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { stringValues, typedValues } from '../../functions/export/parquet/chunk-values.ts'
-import { ParquetFileEncoder } from '../../functions/export/parquet/encode.ts'
-import type { TableSchema } from '../../functions/export/schema/table-schema.ts'
-import { tempDir } from '../support/cli.ts'
-import { query } from '../support/duckdb.ts'
-import { batchesOf, encode, metadataOf } from '../support/encoder.ts'
+import { stringValues, typedValues } from '../../../functions/export/parquet/chunk-values.ts'
+import { ParquetFileEncoder } from '../../../functions/export/parquet/encode.ts'
+import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'
+import { tempDir } from '../../support/cli.ts'
+import { query } from '../../support/duckdb.ts'
+import { batchesOf, encode, metadataOf } from '../../support/encoder.ts'
 
 describe('the Parquet encoder', () => {
   it('writes every type and NULL so that DuckDB reads the same values back, across row groups', async () => {

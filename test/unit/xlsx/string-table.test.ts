@@ -7,9 +7,9 @@ import os from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openWorkbookTable } from '../../functions/export/xlsx/reader.ts'
-import { byteString } from '../../functions/export/xlsx/shared-strings.ts'
-import { SharedStringTable } from '../../functions/export/xlsx/string-table.ts'
+import { openWorkbookTable } from '../../../functions/export/xlsx/reader.ts'
+import { byteString } from '../../../functions/export/xlsx/shared-strings.ts'
+import { SharedStringTable } from '../../../functions/export/xlsx/string-table.ts'
 
 const folders: string[] = []
 const tempFolder = (): string => {
@@ -96,7 +96,7 @@ describe('the shared-string table spills to disk past its memory budget', () => 
 
 describe('a workbook read with its shared strings on disk', () => {
   it('gives the same rows as one read in memory and removes the spill files on close', async () => {
-    const bytes = readFileSync(path.resolve(import.meta.dirname, '../fixtures/xlsx/devices-xlsxwriter.xlsx'))
+    const bytes = readFileSync(path.resolve(import.meta.dirname, '../../fixtures/xlsx/devices-xlsxwriter.xlsx'))
     const readAll = async (sharedStringMemoryBytes: number | undefined) => {
       const spoolDirectory = tempFolder()
       async function* body() {

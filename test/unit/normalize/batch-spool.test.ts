@@ -1,8 +1,8 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { BatchSpool } from '../../functions/export/normalize/batch-spool.ts'
-import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
-import { tempDir } from '../support/cli.ts'
+import { BatchSpool } from '../../../functions/export/normalize/batch-spool.ts'
+import { type RecordBatch, RecordBatchBuilder } from '../../../functions/export/normalize/record-batch.ts'
+import { tempDir } from '../../support/cli.ts'
 
 /** The batch's cells as text, row by row (NULL for an empty cell). */
 const cellsOf = (batch: RecordBatch): (string | null)[][] =>

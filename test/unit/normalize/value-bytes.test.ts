@@ -10,7 +10,7 @@ import {
   parseDate,
   parseDouble,
   parseTimestamp,
-} from '../../functions/export/normalize/values.ts'
+} from '../../../functions/export/normalize/values.ts'
 
 const oracle = {
   bigint: (text: string): bigint | undefined => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_COLUMN_NAME_LENGTH } from '../../functions/export/constants.ts'
-import { nameColumns, snakeCase } from '../../functions/export/normalize/columns.ts'
+import { MAX_COLUMN_NAME_LENGTH } from '../../../functions/export/constants.ts'
+import { nameColumns, snakeCase } from '../../../functions/export/normalize/columns.ts'
 
 describe('snakeCase', () => {
   it.each([

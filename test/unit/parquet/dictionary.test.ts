@@ -7,9 +7,9 @@ import type { ColumnChunk, FileMetaData, PageHeader } from 'hyparquet'
 import { parquetReadObjects } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { describe, expect, it } from 'vitest'
-import { MAX_DICTIONARY_BYTES } from '../../functions/export/parquet/dictionary.ts'
-import { query } from '../support/duckdb.ts'
-import { encode, metadataOf } from '../support/encoder.ts'
+import { MAX_DICTIONARY_BYTES } from '../../../functions/export/parquet/dictionary.ts'
+import { query } from '../../support/duckdb.ts'
+import { encode, metadataOf } from '../../support/encoder.ts'
 
 /** Every page header of a column chunk, walked from its first page to its end. */
 const pagesOf = (bytes: Buffer, chunk: ColumnChunk): PageHeader[] => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
-import { terminalTelemetry } from '../../functions/local/terminal.ts'
+import { parseExportConfig } from '../../../functions/export/config.ts'
+import { terminalTelemetry } from '../../../functions/local/terminal.ts'
 
 const [devices, users] = parseExportConfig({
   source: { baseUrl: 'http://127.0.0.1' },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
-import type { ConfigError } from '../../functions/export/errors.ts'
-import { checkGuards, guardSettings, nextBaseline } from '../../functions/export/guards/guards.ts'
+import { parseExportConfig } from '../../../functions/export/config.ts'
+import type { ConfigError } from '../../../functions/export/errors.ts'
+import { checkGuards, guardSettings, nextBaseline } from '../../../functions/export/guards/guards.ts'
 
 const config = (extra: { export?: object; guards?: unknown } = {}) => ({
   source: { baseUrl: 'https://inventory.example.com' },

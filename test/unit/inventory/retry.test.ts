@@ -6,7 +6,7 @@ import {
   PermissionError,
   ServerError,
   TableNotFoundError,
-} from '../../functions/export/errors.ts'
+} from '../../../functions/export/errors.ts'
 import {
   backoffDelay,
   parseRetryAfter,
@@ -14,7 +14,7 @@ import {
   type RetryNotice,
   type RetryPolicy,
   withRetries,
-} from '../../functions/export/inventory/retry.ts'
+} from '../../../functions/export/inventory/retry.ts'
 
 const POLICY: RetryPolicy = {
   maxAttempts: 4,

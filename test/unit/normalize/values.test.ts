@@ -5,7 +5,7 @@ import {
   parseDate,
   parseDouble,
   parseTimestamp,
-} from '../../functions/export/normalize/values.ts'
+} from '../../../functions/export/normalize/values.ts'
 
 const DAY_MS = 86_400_000
 
