@@ -18,11 +18,12 @@ export interface BundleFigures {
   readonly coldImportMs: number
 }
 
-export const measureBundle = async (repositoryRoot: string, imports = 5): Promise<BundleFigures> => {
+/** Builds the handler as the stack does; returns the bundle's path and the input files esbuild read. */
+export const buildBundle = async (repositoryRoot: string): Promise<{ outfile: string; inputs: string[] }> => {
   const options = bundlingOptions({ runtimeConfigJson: '{}' })
   const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
   const outfile = path.join(outdir, 'index.mjs')
-  await build({
+  const { metafile } = await build({
     entryPoints: [path.join(repositoryRoot, 'functions/export/handler.ts')],
     outfile,
     bundle: true,
@@ -31,8 +32,31 @@ export const measureBundle = async (repositoryRoot: string, imports = 5): Promis
     format: 'esm',
     minify: options.minify ?? true,
     banner: { js: options.banner ?? '' },
+    metafile: true,
     logLevel: 'silent',
   })
+  return { outfile, inputs: Object.keys(metafile.inputs) }
+}
+
+/**
+ * Packages bundled from more than one folder, each with its folders: two `node_modules/<name>/` roots for one
+ * name are two copies (two versions that npm could not dedupe), each loaded and initialised on a cold start.
+ */
+export const duplicatePackages = (inputs: readonly string[]): Map<string, string[]> => {
+  const roots = new Map<string, Set<string>>()
+  for (const input of inputs) {
+    const at = input.lastIndexOf('node_modules/')
+    if (at < 0) continue
+    const segments = input.slice(at + 'node_modules/'.length).split('/')
+    const name = segments[0]!.startsWith('@') ? segments.slice(0, 2).join('/') : segments[0]!
+    const root = `${input.slice(0, at)}node_modules/${name}`
+    roots.set(name, (roots.get(name) ?? new Set()).add(root))
+  }
+  return new Map([...roots].filter(([, found]) => found.size > 1).map(([name, found]) => [name, [...found].sort()]))
+}
+
+export const measureBundle = async (repositoryRoot: string, imports = 5): Promise<BundleFigures> => {
+  const { outfile } = await buildBundle(repositoryRoot)
   const { size } = await stat(outfile)
   const timings: number[] = []
   for (let i = 0; i < imports; i++) {

@@ -8,9 +8,14 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { App, Validations } from 'aws-cdk-lib'
 import { AwsSolutionsChecks } from 'cdk-nag'
-import { type ExportConfig, parseExportConfig } from '../functions/export/config.ts'
-import { FailureClass } from '../functions/export/constants.ts'
-import { ConfigError, oneLineMessage, toExportError } from '../functions/export/errors.ts'
+import {
+  ConfigError,
+  type ExportConfig,
+  FailureClass,
+  oneLineMessage,
+  parseExportConfig,
+  toExportError,
+} from '../functions/export/index.ts'
 import { ExportStack } from './export-stack.ts'
 
 /** Context keys read by the app (`-c key=value`). */

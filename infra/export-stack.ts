@@ -2,20 +2,19 @@
 import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
 import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
-import type { ExportConfig } from '../functions/export/config.ts'
-import { DEFAULT_SERVICE_NAME } from '../functions/export/constants.ts'
-import { ConfigError } from '../functions/export/errors.ts'
+import { ConfigError, DEFAULT_SERVICE_NAME, type ExportConfig, stackResourceNames } from '../functions/export/index.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { analystPolicy } from './constructs/analyst-policy.ts'
 import { namedQueries } from './constructs/analyst-queries.ts'
 import { ExportDashboard } from './constructs/dashboard.ts'
-import { Exporter } from './constructs/exporter.ts'
+import { caCertificatesPath, Exporter, PROJECT_ROOT } from './constructs/exporter.ts'
+import { validateDeployment } from './constructs/exporter-validation.ts'
 import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { tablePlans } from './constructs/table-plan.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 
-export { DEFAULT_STACK_NAME } from '../functions/export/stack-names.ts'
+export { DEFAULT_STACK_NAME } from '../functions/export/index.ts'
 
 export interface ExportStackProps extends StackProps {
   /** The parsed, validated configuration (parseExportConfig). */
@@ -60,9 +59,19 @@ export class ExportStack extends Stack {
       ),
     })
 
+    validateDeployment(config, caCertificatesPath(config, props.projectRoot ?? PROJECT_ROOT))
+    const { source, tables, export: tuning, warehouse } = config
     this.exporter = new Exporter(this, 'Exporter', {
-      config,
+      runtime: { source, tables, export: tuning, warehouse },
+      tables: tablePlans(config),
+      lambda: deployment.lambda,
+      flexibleWindowMinutes: deployment.schedule.flexibleWindowMinutes,
+      defaultPeriodHours: deployment.schedule.periodHours,
+      secret: deployment.secret,
+      createdSecretName: stackResourceNames(deployment.stackName).tokenSecret,
+      ...(deployment.vpc === undefined ? {} : { vpc: deployment.vpc }),
       bucket: this.warehouse.bucket,
+      bucketKeyArn: deployment.bucket.kmsKeyArn,
       serviceName: props.serviceName ?? DEFAULT_SERVICE_NAME,
       ...(props.projectRoot === undefined ? {} : { projectRoot: props.projectRoot }),
     })

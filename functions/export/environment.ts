@@ -99,6 +99,13 @@ const parseConfig = (
   }
 }
 
+/** The memory Lambda gives this function (its runtime sets AWS_LAMBDA_FUNCTION_MEMORY_SIZE); undefined elsewhere. */
+export const lambdaMemoryMb = (env: Environment = process.env): number | undefined =>
+  Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || undefined
+
+/** This process's variables, for the CLI (INVENTORY_TOKEN). */
+export const processEnvironment = (): Environment => process.env
+
 let cached: LambdaSettings | undefined
 
 /** The settings of this container: parsed from `process.env` on first use, then kept. */

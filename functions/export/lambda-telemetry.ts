@@ -37,9 +37,9 @@ export interface LambdaRunTelemetry extends RunTelemetry {
 export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRunTelemetry => {
   const { logger, serviceName } = options
   const scrub = scrubber(options.sensitive ?? [])
-  const metrics = (dimensions: Record<string, string> = {}) =>
-    new Metrics({ namespace: METRICS_NAMESPACE, serviceName, defaultDimensions: dimensions })
-  const run = metrics()
+  // One instance for the invocation: a table's metrics are one document under the table dimension, which
+  // publishing clears again; a one-off metric under another dimension goes through singleMetric().
+  const run = new Metrics({ namespace: METRICS_NAMESPACE, serviceName })
   const lastProgress = new Map<string, number>()
   let retries = 0
 
@@ -86,7 +86,7 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
     },
     tableFinished: (outcome: TableOutcome) => {
       const bytesWritten = outcome.objects.reduce((sum, object) => sum + object.bytes, 0)
-      const perTable = metrics({ [MetricDimension.TABLE]: outcome.name })
+      const perTable = run.addDimension(MetricDimension.TABLE, outcome.name)
       if (outcome.rows !== undefined) perTable.addMetric(MetricName.ROWS, MetricUnit.Count, outcome.rows)
       perTable.addMetric(MetricName.BYTES_RECEIVED, MetricUnit.Bytes, outcome.bytesReceived)
       perTable.addMetric(MetricName.BYTES_WRITTEN, MetricUnit.Bytes, bytesWritten)
@@ -116,9 +116,9 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
         return
       }
       const failureClass = outcome.error?.failureClass ?? FailureClass.INTERNAL
-      const failures = metrics({ [MetricDimension.FAILURE_CLASS]: failureClass })
+      const failures = run.singleMetric()
+      failures.addDimension(MetricDimension.FAILURE_CLASS, failureClass)
       failures.addMetric(MetricName.TABLE_FAILURES, MetricUnit.Count, 1)
-      failures.publishStoredMetrics()
       log('error', 'table export failed', { ...fields, error: outcome.error })
     },
     retried: (event: RetryEvent) => {

@@ -1,6 +1,8 @@
-/** Lineage columns: appended after the data columns of every table, so every row says where it came from. */
+/**
+ * Lineage columns: appended after the data columns of every table, so every row says where it came from. Their
+ * values are made by the encoder (`parquet/lineage-values.ts`).
+ */
 import { ColumnType, LineageColumn, PARTITION_KEY } from './constants.ts'
-import { type ChunkValues, constantValues, int64Values, sequenceValues } from './parquet/chunk-values.ts'
 import type { ColumnRecord } from './run-record.ts'
 
 export interface RunIdentity {
@@ -21,21 +23,3 @@ export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) =
 
 /** Names no data column may take: the lineage columns and the partition column (`DT` becomes `dt_2`). */
 export const RESERVED_COLUMN_NAMES: readonly string[] = [...LINEAGE_COLUMN_NAMES, PARTITION_KEY]
-
-/**
- * The lineage of the rows `firstRow` to `firstRow + rowCount - 1`, as builders of each lineage column's values in
- * LINEAGE_COLUMNS order.
- */
-export const lineageValues = (
-  firstRow: number,
-  rowCount: number,
-  sourceTableId: string,
-  run: RunIdentity,
-  fingerprints: () => BigInt64Array,
-): (() => ChunkValues)[] => [
-  () => constantValues(run.runId, rowCount),
-  () => constantValues(run.exportedAt.getTime(), rowCount),
-  () => constantValues(sourceTableId, rowCount),
-  () => sequenceValues(firstRow, rowCount),
-  () => int64Values(fingerprints()),
-]

@@ -1,6 +1,14 @@
 /** The machine-readable record of one run, written next to the data under `_runs/`. */
 import { type ColumnType, type FailureClass, RUNS_FOLDER, type TableFormatName } from './constants.ts'
-import type { KeyReport } from './normalize/row-key.ts'
+
+/** Keys of a snapshot that cannot identify a row on their own. */
+export interface KeyReport {
+  readonly columns: readonly string[]
+  /** Rows with at least one empty key cell. */
+  readonly emptyKeys: number
+  /** Rows whose (non-empty) key an earlier row of the snapshot already had. */
+  readonly duplicateKeys: number
+}
 
 export interface ColumnRecord {
   readonly name: string

@@ -4,10 +4,9 @@
  * export; a hold publishes nothing) -> one object that commits at the end -> catalog and registry. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
-import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
-import path from 'node:path'
-import { readTableSchema, registerTableSchema, type TableSchema, type WritePlan } from './catalog/registry.ts'
+import { createHash } from 'node:crypto'
+import { rm } from 'node:fs/promises'
+import type { TableCatalog } from './catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from './config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from './constants.ts'
 import type { ParseThread } from './csv/parse-worker.ts'
@@ -25,16 +24,16 @@ import type { WarehouseStore } from './publish/store.ts'
 import { openRawArchive, type RawArchiveWriter } from './raw-archive.ts'
 import { openTableRead, type TableRead } from './read-table.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from './run-record.ts'
+import type { WritePlan } from './schema/plan.ts'
+import { readTableSchema, registerTableSchema } from './schema/registry.ts'
+import type { TableSchema } from './schema/table-schema.ts'
+import { newSpoolFile, SpoolKind } from './spool-files.ts'
 
-export { LINEAGE_COLUMNS, type RunIdentity }
+export { LINEAGE_COLUMNS, type RunIdentity, type TableCatalog }
 
 export interface TableProgress {
   readonly bytes: number
   readonly rows: number
-}
-
-export interface TableCatalog {
-  publish(schema: TableSchema): Promise<void>
 }
 
 export interface TableExportContext {
@@ -126,7 +125,7 @@ export const landTable = async (
   probe.attempts = source.attempts
   const hash = createHash('sha256')
   const upload = new ParquetUpload(context.store, dataObjectKey(table.name, context.run.exportDate))
-  const spoolPath = path.join(context.spoolDirectory, `spool-${randomUUID()}.bin`)
+  let spoolPath: string | undefined
   let read: TableRead | undefined
   let encoder: TableEncoder | undefined
   const raw = source.archive
@@ -150,7 +149,7 @@ export const landTable = async (
         named.map((c) => c.name),
         previous?.columns.map((c) => c.name) ?? [],
       )
-    await mkdir(context.spoolDirectory, { recursive: true })
+    spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -229,7 +228,7 @@ export const landTable = async (
   } finally {
     source.cancel()
     encoder?.close()
-    await rm(spoolPath, { force: true })
+    if (spoolPath !== undefined) await rm(spoolPath, { force: true })
     await read?.records.close()
     await upload.abort()
     await raw?.abort().catch(() => undefined)

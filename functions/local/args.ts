@@ -4,11 +4,17 @@
  */
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import type { ExportConfigInput } from '../export/config.ts'
-import { TABLE_FORMATS, type TableFormatName } from '../export/constants.ts'
-import { TokenUnavailableError, UsageError } from '../export/errors.ts'
-import { exportDateProblem } from '../export/export-date.ts'
-import { checkTokenCharacters } from '../export/secrets.ts'
+import {
+  checkTokenCharacters,
+  type Environment,
+  type ExportConfigInput,
+  exportDateProblem,
+  processEnvironment,
+  TABLE_FORMATS,
+  type TableFormatName,
+  TokenUnavailableError,
+  UsageError,
+} from '../export/index.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 
@@ -185,7 +191,10 @@ const readConfigFile = async (file: string): Promise<Record<string, unknown>> =>
 }
 
 /** The token from --token-file, else INVENTORY_TOKEN; surrounding white space is dropped. */
-export const readToken = async (tokenFile: string | undefined, environment = process.env): Promise<string> => {
+export const readToken = async (
+  tokenFile: string | undefined,
+  environment: Environment = processEnvironment(),
+): Promise<string> => {
   if (tokenFile !== undefined) {
     let text: string
     try {

@@ -3,16 +3,14 @@
  * readable, with its columns as they would be named and typed, reading only the start of each export.
  */
 import os from 'node:os'
-import type { TableConfig } from '../export/config.ts'
-import { decodeToUtf8 } from '../export/csv/decode.ts'
-import { openCsv } from '../export/csv/parse.ts'
-import { toExportError } from '../export/errors.ts'
-import { InventoryClient, type TableDownload } from '../export/inventory/client.ts'
-import { RESERVED_COLUMN_NAMES } from '../export/lineage.ts'
-import { nameColumns } from '../export/normalize/columns.ts'
-import { keyColumnIndices, suggestKey } from '../export/normalize/row-key.ts'
-import { ColumnTypeInferrer } from '../export/normalize/types.ts'
-import { openWorkbookTable } from '../export/xlsx/reader.ts'
+import {
+  InventoryClient,
+  type LimitsConfig,
+  previewTable,
+  type TableConfig,
+  type TablePreview,
+  toExportError,
+} from '../export/index.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type ServiceSession, withServiceSession } from './session.ts'
@@ -31,74 +29,11 @@ Exit status: 0 everything is ready; 1 something is not (each problem is shown wi
 /** Rows read per table: enough to show plausible types without downloading the table. */
 export const PREVIEW_ROWS = 1000
 
-interface TablePreview {
-  readonly columns: { name: string; header: string; type: string }[]
-  readonly rowsRead: number
-  /** A column unique and never empty in the rows read, offered as `tables[].key` when none is set. */
-  readonly suggestedKey?: string
-}
-
-export const previewTable = async (client: InventoryClient, table: TableConfig): Promise<TablePreview> => {
+const previewDownload = async (client: InventoryClient, table: TableConfig, limits: LimitsConfig) => {
   const download = await client.downloadTable(table.id, table.format)
-  if (table.format === 'xlsx') return previewWorkbook(download, table)
   try {
-    const csv = await openCsv(decodeToUtf8(download.body, { tableId: table.id, ...table }), {
-      tableId: table.id,
-      delimiter: table.delimiter,
-      shortRows: table.shortRows,
-    })
-    const named = nameColumns(csv.header, RESERVED_COLUMN_NAMES)
-    const inferrer = new ColumnTypeInferrer({
-      tableId: table.id,
-      columnNames: named.map((c) => c.name),
-      forced: table.columnTypes,
-    })
-    const sample: string[][] = []
-    for await (const batch of csv.batches) {
-      sample.push(...batch.slice(0, PREVIEW_ROWS - sample.length))
-      if (sample.length >= PREVIEW_ROWS) break
-    }
-    named.forEach((_, index) => {
-      inferrer.observe(
-        index,
-        sample.map((record) => (record[index] ? record[index] : null)),
-        1,
-      )
-    })
-    const types = inferrer.types()
-    const names = named.map((c) => c.name)
-    if (table.key) keyColumnIndices(table.id, table.key, names, [])
-    const suggestedKey = table.key ? undefined : suggestKey(names, sample)
-    return {
-      columns: named.map((c, i) => ({ ...c, type: types[i]! })),
-      rowsRead: sample.length,
-      ...(suggestedKey ? { suggestedKey } : {}),
-    }
+    return await previewTable(table, download.body, { rowLimit: PREVIEW_ROWS, spoolDirectory: os.tmpdir(), limits })
   } finally {
-    download.cancel()
-  }
-}
-
-/** A workbook is read whole from the spool (its directory is at the end); the types come from its first rows. */
-const previewWorkbook = async (download: TableDownload, table: TableConfig): Promise<TablePreview> => {
-  const workbook = await openWorkbookTable(download.body, { tableId: table.id, spoolDirectory: os.tmpdir() })
-  try {
-    const named = nameColumns(workbook.header, RESERVED_COLUMN_NAMES)
-    const inferrer = new ColumnTypeInferrer({
-      tableId: table.id,
-      columnNames: named.map((c) => c.name),
-      forced: table.columnTypes,
-    })
-    let rowsRead = 0
-    for await (const batch of workbook.batches) {
-      for (let index = 0; index < named.length; index++) inferrer.observeBatch(index, batch)
-      rowsRead += batch.rowCount
-      if (rowsRead >= PREVIEW_ROWS) break
-    }
-    const types = inferrer.types()
-    return { columns: named.map((c, i) => ({ ...c, type: types[i]! })), rowsRead }
-  } finally {
-    await workbook.close()
     download.cancel()
   }
 }
@@ -133,7 +68,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   for (const table of config.tables) {
     const subject = `table ${table.id} -> ${table.name}`
     try {
-      const preview = await previewTable(client, table)
+      const preview = await previewDownload(client, table, config.limits)
       output.out(
         `${subject}: OK, ${preview.columns.length} columns (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
       )

@@ -3,8 +3,7 @@
  * `npm run reprocess`.
  * Exit status 0 = success, 1 = some table failed or is not ready, 2 = bad usage or configuration.
  */
-import { FailureClass } from '../export/constants.ts'
-import { oneLineMessage, toExportError, UsageError } from '../export/errors.ts'
+import { FailureClass, oneLineMessage, toExportError, UsageError } from '../export/index.ts'
 import { runCheckCommand } from './check-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'

@@ -9,8 +9,7 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { TableInput } from '@aws-sdk/client-glue'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { decodePrestoView } from '../export/catalog/presto-view.ts'
-import { UsageError } from '../export/errors.ts'
+import { decodePrestoView, UsageError } from '../export/index.ts'
 
 /** DuckDB types of the Hive type names the exporter writes. */
 const DUCKDB_TYPES: Readonly<Record<string, string>> = {

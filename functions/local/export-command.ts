@@ -1,7 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
-import { UsageError } from '../export/errors.ts'
-import { FolderWarehouseStore } from '../export/publish/fs.ts'
-import { runExport } from '../export/run.ts'
+import { FolderWarehouseStore, runExport, UsageError } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { withServiceSession } from './session.ts'

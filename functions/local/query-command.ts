@@ -3,10 +3,17 @@
  * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from '../export/catalog/athena.ts'
-import { readTableSchema } from '../export/catalog/registry.ts'
-import { ExportError, QueryError, UsageError } from '../export/errors.ts'
-import { FolderWarehouseStore } from '../export/publish/fs.ts'
+import {
+  athenaTableDefinition,
+  createTableDdl,
+  createViewDdl,
+  ExportError,
+  FolderWarehouseStore,
+  QueryError,
+  readTableSchema,
+  tableViews,
+  UsageError,
+} from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
 import type { TerminalOutput } from './terminal.ts'
 

@@ -1,11 +1,9 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import { parseExportConfig } from '../export/config.ts'
-import { UsageError } from '../export/errors.ts'
-import { FolderWarehouseStore } from '../export/publish/fs.ts'
-import { runExport } from '../export/run.ts'
+import { FolderWarehouseStore, parseExportConfig, runExport, UsageError } from '../export/index.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
+import { checkWarehouseFolder } from './warehouse-folder.ts'
 
 export const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR]
 
@@ -34,6 +32,7 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const source = input.source as { baseUrl?: string }
   if (source.baseUrl === undefined) input.source = { ...source, baseUrl: UNUSED_BASE_URL }
   const config = parseExportConfig(input, command.configOrigin)
+  await checkWarehouseFolder(command.outDir)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,

@@ -3,8 +3,7 @@
  * certificates, or, when no service was named, the built-in stand-in with its demo tables and token.
  */
 import { readFile } from 'node:fs/promises'
-import { type ExportConfig, parseExportConfig } from '../export/config.ts'
-import { ConfigError } from '../export/errors.ts'
+import { ConfigError, type ExportConfig, parseExportConfig } from '../export/index.ts'
 import { type ExportCommand, readToken } from './args.ts'
 import { type DemoService, startDemoService } from './demo.ts'
 

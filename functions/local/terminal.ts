@@ -1,10 +1,14 @@
 /** Terminal output of the local runner: progress lines while it works, a summary table at the end. */
 import path from 'node:path'
-import type { TableConfig } from '../export/config.ts'
-import { describeGuards } from '../export/guards/guards.ts'
-import type { RunRecord, TableOutcome } from '../export/run-record.ts'
-import type { TableProgress } from '../export/table-export.ts'
-import type { RetryEvent, RunTelemetry } from '../export/telemetry.ts'
+import {
+  describeGuards,
+  type RetryEvent,
+  type RunRecord,
+  type RunTelemetry,
+  type TableConfig,
+  type TableOutcome,
+  type TableProgress,
+} from '../export/index.ts'
 
 export interface TerminalOutput {
   readonly out: (line: string) => void

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { open, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { UsageError } from '../export/errors.ts'
+import { UsageError } from '../export/index.ts'
 
 export const checkWarehouseFolder = async (outDir: string): Promise<void> => {
   let folder = path.resolve(outDir)

@@ -6,11 +6,14 @@
 import path from 'node:path'
 import type { TableInput } from '@aws-sdk/client-glue'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { athenaTableDefinition } from '../export/catalog/athena.ts'
-import { assertGlueAccepts, glueTableInputs } from '../export/catalog/glue.ts'
-import { readTableSchema } from '../export/catalog/registry.ts'
-import { SCHEMAS_FOLDER } from '../export/constants.ts'
-import { FolderWarehouseStore } from '../export/publish/fs.ts'
+import {
+  assertGlueAccepts,
+  athenaTableDefinition,
+  FolderWarehouseStore,
+  glueTableInputs,
+  readTableSchema,
+  SCHEMAS_FOLDER,
+} from '../export/index.ts'
 import { registerCatalog } from './duckdb-catalog.ts'
 
 export interface QueryResult {

@@ -20,9 +20,13 @@ import { Topic } from 'aws-cdk-lib/aws-sns'
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions'
 import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import type { DeploymentConfig } from '../../functions/export/config.ts'
-import { LATEST_OUTCOMES_FOLDER, MetricDimension, MetricName } from '../../functions/export/constants.ts'
-import { ConfigError } from '../../functions/export/errors.ts'
+import {
+  ConfigError,
+  type DeploymentConfig,
+  LATEST_OUTCOMES_FOLDER,
+  MetricDimension,
+  MetricName,
+} from '../../functions/export/index.ts'
 import { alarmDescriptions, tableStaleDescription } from './alarm-texts.ts'
 import * as windows from './alarm-windows.ts'
 import type { TablePlan } from './table-plan.ts'

@@ -4,12 +4,7 @@
  * come from the configuration (`deployment.athena.namedQueries`).
  */
 import { createHash } from 'node:crypto'
-import {
-  CHANGES_VIEW_SUFFIX,
-  LATEST_VIEW_SUFFIX,
-  LineageColumn,
-  PARTITION_KEY,
-} from '../../functions/export/constants.ts'
+import { CHANGES_VIEW_SUFFIX, LATEST_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../../functions/export/index.ts'
 
 /** One saved query: its name in the Athena console, what it answers, and the SQL. */
 export interface AnalystQuery {

@@ -15,7 +15,7 @@ import {
   type Metric,
 } from 'aws-cdk-lib/aws-cloudwatch'
 import { Construct } from 'constructs'
-import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName } from '../../functions/export/constants.ts'
+import { FailureClass, METRICS_NAMESPACE, MetricDimension, MetricName } from '../../functions/export/index.ts'
 import { exportMetric } from './telemetry.ts'
 
 export interface ExportDashboardProps {

@@ -5,8 +5,12 @@
 import { ArnFormat, type Stack } from 'aws-cdk-lib'
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
-import type { ExportConfig } from '../../functions/export/config.ts'
-import { LambdaEnvironment, METRICS_NAMESPACE, NODE_RUNTIME_FLAGS } from '../../functions/export/constants.ts'
+import {
+  type ExportConfig,
+  LambdaEnvironment,
+  METRICS_NAMESPACE,
+  NODE_RUNTIME_FLAGS,
+} from '../../functions/export/index.ts'
 
 /** Where Lambda unpacks the bundle. */
 export const LAMBDA_TASK_ROOT = '/var/task'
@@ -15,8 +19,11 @@ export const BUNDLED_CA_CERTIFICATES = 'ca-certificates.pem'
 /** File name of the runtime configuration inside the bundle: a file has no 4 KB limit, an environment variable does. */
 export const BUNDLED_EXPORT_CONFIG = 'export-config.json'
 
-/** The sections of the configuration the function reads at run time (the bundled export-config.json). */
-export const runtimeConfig = (config: ExportConfig, bundledCaCertificates: string | undefined) => ({
+/** The sections of the parsed configuration the function reads at run time. */
+export type RuntimeSections = Pick<ExportConfig, 'source' | 'tables' | 'export' | 'warehouse'>
+
+/** What the function reads at run time (the bundled export-config.json). */
+export const runtimeConfig = (config: RuntimeSections, bundledCaCertificates: string | undefined) => ({
   source:
     bundledCaCertificates === undefined
       ? config.source
@@ -28,7 +35,6 @@ export const runtimeConfig = (config: ExportConfig, bundledCaCertificates: strin
 })
 
 export interface FunctionEnvironmentInput {
-  readonly config: ExportConfig
   readonly bucketName: string
   readonly secretArn: string
   readonly serviceName: string

@@ -1,14 +1,14 @@
-/** Checks the exporter's inputs up front and reports every problem at once, naming the configuration field. */
+/**
+ * Checks the deployment's inputs up front and reports every problem at once, naming the configuration field (or
+ * the exporter's prop).
+ */
 import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
-import type { ExportConfig } from '../../functions/export/config.ts'
-import { ConfigError, type ConfigProblem } from '../../functions/export/errors.ts'
+import { ConfigError, type ConfigProblem, type ExportConfig } from '../../functions/export/index.ts'
 import { tablePlanProblems } from './table-plan.ts'
 
+/** The exporter's own settings, beside what the configuration decides. */
 export interface ExporterValidationInput {
-  readonly config: ExportConfig
-  /** Absolute path of the CA bundle to copy into the function, if any. */
-  readonly caPath: string | undefined
   readonly scheduleMaxEventAge: Duration
   readonly scheduleRetryAttempts: number
 }
@@ -31,20 +31,30 @@ const isFile = (path: string): boolean => {
   }
 }
 
-/** The problems with these inputs, each naming its field; empty when there are none. */
-export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[] => {
-  const problems: ConfigProblem[] = [...tablePlanProblems(input.config)]
+/**
+ * The problems of a configuration that only deploying shows: the tables' schedules and memory, the schedule's
+ * time zone, and the CA file to bundle (`caPath`, resolved against the project root).
+ */
+export const deploymentProblems = (config: ExportConfig, caPath: string | undefined): ConfigProblem[] => {
+  const problems: ConfigProblem[] = [...tablePlanProblems(config)]
   const problem = (field: string, message: string) => problems.push({ field, message })
-  const { schedule } = input.config.deployment
+  const { schedule } = config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {
     problem(
       'deployment.schedule.timeZone',
       `"${schedule.timeZone}" is not an IANA time zone such as "Europe/Berlin" or "UTC"`,
     )
   }
-  if (input.caPath !== undefined && !isFile(input.caPath)) {
-    problem('source.caCertificatesFile', `no file at ${input.caPath} (relative paths start at the project root)`)
+  if (caPath !== undefined && !isFile(caPath)) {
+    problem('source.caCertificatesFile', `no file at ${caPath} (relative paths start at the project root)`)
   }
+  return problems
+}
+
+/** The problems with the exporter's own settings, each naming its prop; empty when there are none. */
+export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[] => {
+  const problems: ConfigProblem[] = []
+  const problem = (field: string, message: string) => problems.push({ field, message })
   const maxAge = input.scheduleMaxEventAge.toSeconds()
   if (maxAge < 60 || maxAge > 86_400)
     problem('scheduleMaxEventAge', `must be between 60 seconds and 24 hours, got ${maxAge} s`)
@@ -56,6 +66,12 @@ export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[
     problem('scheduleRetryAttempts', `must be a whole number from 0 to 185, got ${input.scheduleRetryAttempts}`)
   }
   return problems
+}
+
+/** Throws one ConfigError listing every problem of the configuration, so `cdk synth` names each field. */
+export const validateDeployment = (config: ExportConfig, caPath: string | undefined): void => {
+  const problems = deploymentProblems(config, caPath)
+  if (problems.length > 0) throw new ConfigError('stack settings', problems)
 }
 
 /** Throws one ConfigError listing every problem, so `cdk synth` reports it like any bad configuration. */

@@ -15,23 +15,41 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3'
 import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import type { ExportConfig } from '../../functions/export/config.ts'
-import { DEFAULT_SERVICE_NAME } from '../../functions/export/constants.ts'
-import { stackResourceNames } from '../../functions/export/stack-names.ts'
+import { DEFAULT_SERVICE_NAME, type DeploymentConfig } from '../../functions/export/index.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
-import { memorySizes, reservedConcurrency, tablePlans } from './table-plan.ts'
+import { memorySizes, reservedConcurrency, type TablePlan } from './table-plan.ts'
 import { TableSchedules } from './table-schedules.ts'
 
 /** The repository root, which holds package-lock.json and functions/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 export interface ExporterProps {
-  /** The parsed configuration: runtime sections go to the function, deployment settings shape the resources. */
-  readonly config: ExportConfig
+  /**
+   * What the function reads at run time: the runtime sections of the parsed configuration (source, tables,
+   * export, warehouse), bundled as export-config.json. `export.concurrency` bounds the functions' concurrency
+   * together; `warehouse` scopes their rights; `source.caCertificatesFile` is bundled when set.
+   */
+  readonly runtime: settings.RuntimeSections
+  /** Each table's schedule and memory size (`tablePlans`), in configuration order: one schedule each. */
+  readonly tables: readonly TablePlan[]
+  /** The functions' settings (`deployment.lambda`); `memoryMb` is the default function's. */
+  readonly lambda: DeploymentConfig['lambda']
+  /** Scheduler's flexible window for every schedule (`deployment.schedule.flexibleWindowMinutes`). */
+  readonly flexibleWindowMinutes: number
+  /** The default schedule's period (`deployment.schedule.periodHours`), for a function no table's schedule runs. */
+  readonly defaultPeriodHours: number
+  /** The token secret (`deployment.secret`): imported by name or ARN, else created empty as `createdSecretName`. */
+  readonly secret: DeploymentConfig['secret']
+  /** Name of the secret the stack creates when `secret.nameOrArn` is not set. */
+  readonly createdSecretName: string
+  /** The subnets and security groups the functions run in (`deployment.vpc`). @default no VPC */
+  readonly vpc?: DeploymentConfig['vpc']
   /** The warehouse bucket; the function may only touch `<prefix>/*` in it. */
   readonly bucket: IBucket
+  /** The bucket's customer managed key (`deployment.bucket.kmsKeyArn`). @default none: S3 managed keys */
+  readonly bucketKeyArn?: string | undefined
   /** POWERTOOLS_SERVICE_NAME, the `service` dimension of every metric. @default 'inventory-export' */
   readonly serviceName?: string
   /** Root of the npm project; relative `source.caCertificatesFile` paths resolve against it. @default the repository root */
@@ -47,6 +65,10 @@ export interface ExporterProps {
   /** How long Scheduler keeps trying to deliver one invocation (1 minute to 24 hours). @default 1 hour */
   readonly scheduleMaxEventAge?: Duration
 }
+
+/** The CA bundle to copy into the function: `source.caCertificatesFile`, resolved against the project root. */
+export const caCertificatesPath = (runtime: settings.RuntimeSections, projectRoot: string): string | undefined =>
+  runtime.source.caCertificatesFile && resolve(projectRoot, runtime.source.caCertificatesFile)
 
 /** Lambda keeps an asynchronous event at most 6 hours. */
 export const MAX_ASYNC_EVENT_AGE_SECONDS = 6 * 3600
@@ -84,22 +106,18 @@ export class Exporter extends Construct {
   constructor(scope: Construct, id: string, props: ExporterProps) {
     super(scope, id)
     const projectRoot = props.projectRoot ?? PROJECT_ROOT
-    const { config } = props
-    const { schedule, vpc } = config.deployment
-    const caPath = config.source.caCertificatesFile && resolve(projectRoot, config.source.caCertificatesFile)
+    const { runtime, vpc } = props
+    const caPath = caCertificatesPath(runtime, projectRoot)
     const bundledCa =
       caPath === undefined ? undefined : `${settings.LAMBDA_TASK_ROOT}/${settings.BUNDLED_CA_CERTIFICATES}`
     const scheduleMaxEventAge = props.scheduleMaxEventAge ?? Duration.hours(1)
     const scheduleRetryAttempts = props.scheduleRetryAttempts ?? 3
-    validateExporterProps({ config, caPath, scheduleMaxEventAge, scheduleRetryAttempts })
+    validateExporterProps({ scheduleMaxEventAge, scheduleRetryAttempts })
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME
-    this.runtimeConfig = settings.runtimeConfig(config, bundledCa)
+    this.runtimeConfig = settings.runtimeConfig(runtime, bundledCa)
 
-    this.secret = this.tokenSecret(
-      config.deployment.secret,
-      stackResourceNames(config.deployment.stackName).tokenSecret,
-    )
-    this.secretCreated = settings.secretReference(config.deployment.secret.nameOrArn).kind === 'create'
+    this.secret = this.tokenSecret(props.secret, props.createdSecretName)
+    this.secretCreated = settings.secretReference(props.secret.nameOrArn).kind === 'create'
     this.failureQueue = this.queue(
       'FailureQueue',
       'it is the on-failure destination of the function: failed invocations end here',
@@ -112,19 +130,19 @@ export class Exporter extends Construct {
     })
     const network = vpc === undefined ? undefined : this.network(vpc)
 
-    const plans = tablePlans(config)
-    const reserved = reservedConcurrency(config)
+    const plans = props.tables
+    const sizes = memorySizes(props.lambda.memoryMb, plans)
+    const reserved = reservedConcurrency(sizes, runtime.export.concurrency)
     const functions = new Map<number, NodejsFunction>()
-    for (const memoryMb of memorySizes(config)) {
+    for (const memoryMb of sizes) {
       const periods = plans.filter((plan) => plan.memoryMb === memoryMb).map((plan) => plan.periodHours)
       const id = functions.size === 0 ? 'Function' : `Function${memoryMb}MB`
       const fn = this.exportFunction(id, {
-        config,
         projectRoot,
         props,
         memoryMb,
         reservedConcurrency: reserved.get(memoryMb) ?? 1,
-        maxEventAgeSeconds: asyncEventAgeSeconds(periods.length > 0 ? periods : [schedule.periodHours]),
+        maxEventAgeSeconds: asyncEventAgeSeconds(periods.length > 0 ? periods : [props.defaultPeriodHours]),
         bundledCa,
         caPath,
         network,
@@ -132,9 +150,9 @@ export class Exporter extends Construct {
       functions.set(memoryMb, fn)
     }
     this.functions = functions
-    this.function = functions.get(config.deployment.lambda.memoryMb)!
+    this.function = functions.get(props.lambda.memoryMb)!
 
-    this.grantRuntimeAccess(props.bucket, config, network !== undefined)
+    this.grantRuntimeAccess(props, network !== undefined)
     this.scheduleRole = new Role(this, 'ScheduleRole', {
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
@@ -146,7 +164,7 @@ export class Exporter extends Construct {
       functionFor: (memoryMb) => functions.get(memoryMb) ?? this.function,
       role: this.scheduleRole,
       deadLetterQueue: this.scheduleDeadLetterQueue,
-      flexibleWindowMinutes: schedule.flexibleWindowMinutes,
+      flexibleWindowMinutes: props.flexibleWindowMinutes,
       retryAttempts: scheduleRetryAttempts,
       maxEventAge: scheduleMaxEventAge,
     })
@@ -162,7 +180,6 @@ export class Exporter extends Construct {
   private exportFunction(
     id: string,
     spec: {
-      config: ExportConfig
       projectRoot: string
       props: ExporterProps
       memoryMb: number
@@ -173,8 +190,8 @@ export class Exporter extends Construct {
       network: ReturnType<Exporter['network']> | undefined
     },
   ): NodejsFunction {
-    const { config, projectRoot, props } = spec
-    const { lambda } = config.deployment
+    const { projectRoot, props } = spec
+    const { lambda } = props
     return new NodejsFunction(this, id, {
       description: `Exports saved tables of the inventory service to S3 as Parquet for Athena (${spec.memoryMb} MB)`,
       entry: props.entry ?? join(projectRoot, 'functions/export/handler.ts'),
@@ -196,7 +213,6 @@ export class Exporter extends Construct {
       maxEventAge: Duration.seconds(spec.maxEventAgeSeconds),
       onFailure: new SqsDestination(this.failureQueue),
       environment: settings.functionEnvironment({
-        config,
         bucketName: props.bucket.bucketName,
         secretArn: this.secret.secretArn,
         serviceName: this.serviceName,
@@ -212,7 +228,7 @@ export class Exporter extends Construct {
     })
   }
 
-  private tokenSecret(secret: ExportConfig['deployment']['secret'], createdName: string): ISecret {
+  private tokenSecret(secret: DeploymentConfig['secret'], createdName: string): ISecret {
     const reference = settings.secretReference(secret.nameOrArn)
     switch (reference.kind) {
       case 'name':
@@ -255,7 +271,7 @@ export class Exporter extends Construct {
     return queue
   }
 
-  private network(vpc: NonNullable<ExportConfig['deployment']['vpc']>): {
+  private network(vpc: NonNullable<DeploymentConfig['vpc']>): {
     vpc: IVpc
     vpcSubnets: { subnets: ISubnet[] }
     securityGroups: ISecurityGroup[]
@@ -279,13 +295,13 @@ export class Exporter extends Construct {
     return subnet
   }
 
-  private grantRuntimeAccess(bucket: IBucket, config: ExportConfig, inVpc: boolean): void {
-    const { prefix, glueDatabase } = config.warehouse
+  private grantRuntimeAccess(props: ExporterProps, inVpc: boolean): void {
+    const { bucket } = props
+    const { prefix, glueDatabase } = props.runtime.warehouse
     this.secret.grantRead(this.role)
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
-    const { secret, bucket: bucketSettings } = config.deployment
-    const keys = { secretKeyArn: secret.kmsKeyArn, bucketKeyArn: bucketSettings.kmsKeyArn }
+    const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }
     for (const statement of settings.kmsStatements(keys)) this.role.addToPolicy(statement)
     for (const statement of settings.glueStatements(Stack.of(this), glueDatabase)) this.role.addToPolicy(statement)
     acknowledgeWildcardResource(

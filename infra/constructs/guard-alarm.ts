@@ -8,7 +8,7 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions'
 import type { ITopic } from 'aws-cdk-lib/aws-sns'
 import { Construct } from 'constructs'
-import { MetricName } from '../../functions/export/constants.ts'
+import { MetricName } from '../../functions/export/index.ts'
 import { DEFAULT_RUNBOOK } from './alarm-texts.ts'
 import { singlePeriodWindow } from './alarm-windows.ts'
 import { exportMetric } from './telemetry.ts'

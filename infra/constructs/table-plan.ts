@@ -3,9 +3,12 @@
  * is counted in, and the memory of the function that runs it. Pure, and every problem is reported at once
  * naming the configuration field, so `cdk synth` fails before CloudFormation would.
  */
-import type { ExportConfig } from '../../functions/export/config.ts'
-import type { ConfigProblem } from '../../functions/export/errors.ts'
-import { scheduleExpressionProblems, scheduleIntervalHours } from '../../functions/export/schedule.ts'
+import {
+  type ConfigProblem,
+  type ExportConfig,
+  scheduleExpressionProblems,
+  scheduleIntervalHours,
+} from '../../functions/export/index.ts'
 
 /** The first reason Scheduler would refuse the expression (the config schema reports them all). */
 const scheduleExpressionProblem = (expression: string): string | undefined => scheduleExpressionProblems(expression)[0]
@@ -42,9 +45,9 @@ export const tablePlans = (config: ExportConfig): TablePlan[] => {
   })
 }
 
-/** The distinct memory sizes, the default first: one function each. */
-export const memorySizes = (config: ExportConfig): number[] => [
-  ...new Set([config.deployment.lambda.memoryMb, ...tablePlans(config).map((plan) => plan.memoryMb)]),
+/** The distinct memory sizes, the default (`deployment.lambda.memoryMb`) first: one function each. */
+export const memorySizes = (defaultMemoryMb: number, plans: readonly TablePlan[]): number[] => [
+  ...new Set([defaultMemoryMb, ...plans.map((plan) => plan.memoryMb)]),
 ]
 
 /** Every problem with the tables' schedules and memory, one line each naming the field; empty when none. */
@@ -83,7 +86,7 @@ export const tablePlanProblems = (config: ExportConfig): ConfigProblem[] => {
       })
     }
   })
-  const sizes = memorySizes(config)
+  const sizes = memorySizes(config.deployment.lambda.memoryMb, tablePlans(config))
   if (sizes.length > config.export.concurrency) {
     problems.push({
       field: 'export.concurrency',
@@ -94,11 +97,10 @@ export const tablePlanProblems = (config: ExportConfig): ConfigProblem[] => {
 }
 
 /**
- * Reserved concurrency per memory size, summing to `export.concurrency` so the service never sees more
- * invocations at once: one for each extra size, the rest for the default function.
+ * Reserved concurrency per memory size (`memorySizes`), summing to `total` (`export.concurrency`) so the service
+ * never sees more invocations at once: one for each extra size, the rest for the default function.
  */
-export const reservedConcurrency = (config: ExportConfig): Map<number, number> => {
-  const [first, ...others] = memorySizes(config)
-  const total = config.export.concurrency
+export const reservedConcurrency = (sizes: readonly number[], total: number): Map<number, number> => {
+  const [first, ...others] = sizes
   return new Map([[first!, Math.max(1, total - others.length)], ...others.map((size): [number, number] => [size, 1])])
 }

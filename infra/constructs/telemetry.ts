@@ -1,7 +1,7 @@
 /** The metrics the function emits (EMF), as CloudWatch metric objects for alarms and the dashboard. */
 import { Duration } from 'aws-cdk-lib'
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch'
-import { METRICS_NAMESPACE, MetricDimension, type MetricName } from '../../functions/export/constants.ts'
+import { METRICS_NAMESPACE, MetricDimension, type MetricName } from '../../functions/export/index.ts'
 
 export interface ExportMetricOptions {
   readonly statistic: 'Sum' | 'Maximum' | 'Minimum' | 'Average'

@@ -12,8 +12,7 @@ import {
   StorageClass,
 } from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
-import { RAW_FOLDER, RUNS_FOLDER } from '../../functions/export/constants.ts'
-import { ConfigError } from '../../functions/export/errors.ts'
+import { ConfigError, RAW_FOLDER, RUNS_FOLDER } from '../../functions/export/index.ts'
 import { acknowledgeFinding } from '../nag.ts'
 import { type AnalystQuery, namedQueryId } from './analyst-queries.ts'
 

@@ -285,6 +285,27 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'reprocess: --out is a file',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out .*plain-file is not a folder/,
+      run: async () =>
+        cli(['reprocess', '--table', '1001=devices', '--date', '2026-01-01', '--out', await file('plain-file', 'x')]),
+    },
+  ],
+  [
+    'reprocess: --out cannot be written',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /--out \/proc\/warehouse cannot be written/,
+      run: () => cli(['reprocess', '--table', '1001=devices', '--date', '2026-01-01', '--out', '/proc/warehouse']),
+    },
+  ],
+  [
     'reprocess: --demo',
     {
       command: 'reprocess',

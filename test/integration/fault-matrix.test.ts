@@ -2,11 +2,14 @@
  * The fault matrix: scripted faults of the stand-in service against the real local runner. Every case first
  * exports the same date successfully, then runs again under the fault and checks the exit status, the run
  * record, what the operator reads on stderr, that nothing partial is visible, that the previous good data is
- * byte for byte intact, and that the token (a canary) appears in nothing the run printed or wrote.
+ * byte for byte intact, and that the token (a canary) appears in nothing the run printed or wrote. Besides the
+ * service's faults: runs refused at the start (bad flags, a bad --out, a bad token), a warehouse folder that
+ * breaks, a race with another run, a killed run's leftovers, and a list of the scenarios tested in other files.
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -20,7 +23,9 @@ import {
 import type { ExportConfigInput } from '../../functions/export/config.ts'
 import type { FailureClass } from '../../functions/export/constants.ts'
 import type { ErrorCode } from '../../functions/export/errors.ts'
+import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import { readTableSchema } from '../../functions/export/schema/registry.ts'
 import { CANARY_TOKEN, type CanaryEvidence, canaryUser, expectNoCanary, scanForCanary } from '../support/canary.ts'
 import { type CliResult, runCliProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { query } from '../support/duckdb.ts'
@@ -717,6 +722,28 @@ describe('the runner killed in the middle of a download', () => {
     expect((await exportDate(ws, 'run after the kill')).exitCode).toBe(0)
     expect(await readdir(path.join(ws.out, '_tmp'))).toEqual([])
   })
+
+  it('sweeps the spool files a killed run left, and leaves those of a live run alone', async () => {
+    const { ws } = await exportedWorkspace()
+    // The child's os.tmpdir(), so that its spool folder is this test's own.
+    const tmp = await tempDir('fault-matrix-tmp-')
+    const spool = path.join(tmp, 'inventory-export-spool')
+    await mkdir(spool)
+    const killed = spawnSync(process.execPath, ['-e', '']).pid!
+    const left = [`spool-${killed}-${randomUUID()}.bin`, `workbook-${killed}-${randomUUID()}.xlsx`]
+    // This test process is alive throughout: it stands for a run exporting at the same time.
+    const live = `workbook-${process.pid}-${randomUUID()}.xlsx`
+    for (const name of [...left, live]) await writeFile(path.join(spool, name), 'spooled bytes')
+
+    const result = await runCliProcess(['export', ...exportArgs(ws), '--date', DATE], { TMPDIR: tmp })
+    evidence.texts['run after the kill stdout'] = result.stdout
+    evidence.texts['run after the kill stderr'] = result.stderr
+
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(await readdir(spool)).toEqual([live])
+    expect(await visibleObjects(ws.out)).toEqual(PUBLISHED)
+    expect(await rowsIn(ws, ASSETS.name)).toEqual({ rows: ASSET_ROWS, runs: 1 })
+  })
 })
 
 describe('the runner publishing the same date again', () => {
@@ -763,6 +790,224 @@ describe('the runner publishing the same date again', () => {
     expect(written!.rows).toBe(ASSET_ROWS)
     expect(written!.runs).toHaveLength(1)
     expect(runIds).toContain((written!.runs as string[])[0])
+  })
+})
+
+/** Refused before any request: a usage or configuration error (exit 2) that names the flag, the data untouched. */
+const refusedAtStart: readonly {
+  readonly name: string
+  readonly code: ErrorCode
+  readonly message: RegExp
+  /** The flags of the run, given the workspace. */
+  readonly argv: (ws: Workspace) => Promise<string[]>
+}[] = [
+  {
+    name: '--out is a file',
+    code: 'USAGE_INVALID',
+    message: /--out .*warehouse-file is not a folder/,
+    argv: async (ws) => {
+      const file = path.join(path.dirname(ws.config), 'warehouse-file')
+      await writeFile(file, 'x')
+      return ['--config', ws.config, '--token-file', tokenPath, '--out', file, '--date', DATE]
+    },
+  },
+  {
+    name: '--out under /proc, where a recursive mkdir would spin forever',
+    code: 'USAGE_INVALID',
+    message: /--out \/proc\/warehouse cannot be written/,
+    argv: async (ws) => ['--config', ws.config, '--token-file', tokenPath, '--out', '/proc/warehouse', '--date', DATE],
+  },
+  {
+    name: '--table with a second "="',
+    code: 'USAGE_INVALID',
+    message: /--table must be ID or ID=NAME with one "=", got "1=a=b"/,
+    argv: async (ws) => [
+      '--base-url',
+      emulator.baseUrl,
+      '--table',
+      '1=a=b',
+      '--token-file',
+      tokenPath,
+      '--out',
+      ws.out,
+    ],
+  },
+  ...['1999-12-31', '9999-12-31'].map((date) => ({
+    name: `--date ${date}, outside the export-date window`,
+    code: 'USAGE_INVALID' as const,
+    message: new RegExp(`--date must be between 2000-01-01 and .*, got "${date}"`),
+    argv: async (ws: Workspace) => [...exportArgs(ws), '--date', date],
+  })),
+  {
+    name: 'a token with a character an HTTP header cannot carry',
+    code: 'TOKEN_UNAVAILABLE',
+    message: /character \d+ of the token cannot be sent in an HTTP header/,
+    argv: async (ws) => {
+      const bad = await tokenFile(`${CANARY_TOKEN.slice(0, 8)}\u0007${CANARY_TOKEN.slice(8)}`)
+      return ['--config', ws.config, '--token-file', bad, '--out', ws.out, '--date', DATE]
+    },
+  },
+]
+
+describe('the runner refusing to start', () => {
+  it.each(refusedAtStart)('$name: exits 2 naming it, requests nothing, keeps the previous data', async (refusal) => {
+    const { ws, good } = await exportedWorkspace()
+    const since = emulator.requests.length
+
+    const result = await runExportInProcess(await refusal.argv(ws))
+    evidence.texts['refused run stdout'] = result.stdout
+    evidence.texts['refused run stderr'] = result.stderr
+
+    expect(result.exitCode, result.stderr).toBe(2)
+    expect(result.stderr).toMatch(new RegExp(`^error \\[${refusal.code}\\]: `, 'm'))
+    expect(result.stderr).toMatch(refusal.message)
+    expect(result.stderr).not.toMatch(/^\s+at /m)
+    expect(emulator.requests.slice(since)).toEqual([])
+    for (const [key, bytes] of good) expect((await readObject(ws, key)).equals(bytes), key).toBe(true)
+  })
+})
+
+describe('the runner whose warehouse folder breaks after the start', () => {
+  it('fails every table as PUBLISH_FAILED when _tmp/ cannot be made, coded, keeping the previous data', async () => {
+    const { ws, good } = await exportedWorkspace()
+    await rm(path.join(ws.out, '_tmp'), { recursive: true })
+    await writeFile(path.join(ws.out, '_tmp'), 'a file where the upload folder belongs')
+
+    const result = await exportDate(ws, 'broken folder run')
+
+    expect(result.exitCode).toBe(1)
+    for (const name of [ASSETS.name, LOCATIONS.name]) {
+      expect(result.stderr).toMatch(new RegExp(`^${name}: FAILED \\[PUBLISH_FAILED\\] .*_tmp`, 'm'))
+    }
+    // The run record cannot be written either; that, too, is one coded line and no stack trace.
+    expect(result.stderr).toMatch(/^error \[PUBLISH_FAILED\]: writing .*_runs.* failed/m)
+    expect(result.stderr).not.toMatch(/^\s+at /m)
+    for (const [key, bytes] of good) expect((await readObject(ws, key)).equals(bytes), key).toBe(true)
+  })
+})
+
+describe('the runner racing another run for a different date', () => {
+  it('keeps the column the faster run registered while the slower one was downloading', async () => {
+    const wide = (withOwner: boolean): SavedTable => ({
+      id: ASSETS.id,
+      title: 'Assets',
+      columns: withOwner ? ['Asset Tag', 'Model', 'Owner'] : ['Asset Tag', 'Model'],
+      rows: function* () {
+        // Over a MiB, so that the slow run has read the registry (after the header) before its body stalls.
+        for (let i = 1; i <= 40_000; i++) {
+          const tag = `A-${String(i).padStart(6, '0')}`
+          yield withOwner ? [tag, `Model ${i % 7}`, `Owner ${i % 5}`] : [tag, `Model ${i % 7}`]
+        }
+      },
+    })
+    emulator.setTable(wide(false))
+    const ws = await workspace({ timeouts: { idleSeconds: 30 } })
+    const args = (date: string) => [
+      '--config',
+      ws.config,
+      '--token-file',
+      tokenPath,
+      '--out',
+      ws.out,
+      '--only',
+      ASSETS.name,
+      '--date',
+      date,
+      '--accept-changes',
+    ]
+    expect((await runExportInProcess(args('2026-03-01'))).exitCode).toBe(0)
+
+    emulator.faults.script(ASSETS.id, [{ kind: 'stall', afterBytes: 1_200_000, ms: 4000 }])
+    const since = emulator.requests.length
+    const slow = runCliProcess(['export', ...args('2026-03-02')])
+    await until(() => emulator.requests.slice(since).some((r) => r.path === `/rest/tables/${ASSETS.id}/csv`))
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    emulator.setTable(wide(true))
+    const fast = await runExportInProcess(args('2026-03-03'))
+    const slowResult = await slow
+    evidence.texts['fast run'] = fast.stdout + fast.stderr
+    evidence.texts['slow run'] = slowResult.stdout + slowResult.stderr
+
+    expect([fast.exitCode, slowResult.exitCode], fast.stderr + slowResult.stderr).toEqual([0, 0])
+    const schema = await readTableSchema(new FolderWarehouseStore(ws.out), ASSETS.name)
+    expect(schema?.columns.map((c) => c.name)).toEqual(['asset_tag', 'model', 'owner'])
+    expect(schema).toMatchObject({ firstExportDate: '2026-03-01', lastExportDate: '2026-03-03' })
+  }, 120_000)
+})
+
+/**
+ * Scenarios of the hostile-input review (issue 18) that need a process of their own, a thread forced on, or a
+ * synthesized stack, and so live in their own files; the rows above cover the rest (unframed bodies, trickle past
+ * the table budget, the 2 MiB token check, bad --out, --table 1=a=b, the date window, a header-illegal token, the
+ * concurrent registry, the spool sweep). Listed here so this file shows every scenario; the test below keeps each
+ * reference pointing at a test that exists.
+ */
+const testedElsewhere: readonly {
+  readonly scenario: string
+  readonly outcome: string
+  readonly file: string
+  readonly test: string
+}[] = [
+  {
+    scenario: 'a data error followed by 50 MiB, the parse thread forced on (the hang)',
+    outcome: 'ROW_FIELD_COUNT / INVALID_ENCODING within the child kill timer, no hang',
+    file: 'test/unit/encoder-threads.test.ts',
+    test: 'fails on %s followed by 50 MiB of rows, and does not hang',
+  },
+  {
+    scenario: 'an event loop starved past the deadline',
+    outcome: 'DEADLINE_EXCEEDED in one coded line from the watchdog',
+    file: 'test/unit/watchdog.test.ts',
+    test: 'stops a run whose event loop is starved past the deadline, saying why in a coded line',
+  },
+  {
+    scenario: 'headers of 1 MB and 10 MB of commas, a row of 100 MB of commas, a field of 300 MB',
+    outcome: 'LIMIT_EXCEEDED naming limits.maxColumns / limits.maxFieldBytes, peak RSS under 400 MB',
+    file: 'test/integration/record-limits-memory.test.ts',
+    test: 'a hostile table fails on a limit in bounded memory',
+  },
+  {
+    scenario: '100,000 identical headers',
+    outcome: 'unique names in linear time',
+    file: 'test/unit/normalize-columns.test.ts',
+    test: 'names 100,000 identical headers uniquely, in order, the same way every time',
+  },
+  {
+    scenario: 'two runs for different dates at once on S3',
+    outcome: 'both succeed, the added column stays registered (If-Match refused by the stand-in as S3 does)',
+    file: 'test/integration/concurrent-registry.test.ts',
+    test: 'keep the column the faster run added, in %s',
+  },
+  {
+    scenario: 'a warehouse folder that cannot be created, for the store itself',
+    outcome: 'PUBLISH_FAILED from openUpload and putObject, no spinning mkdir under /proc',
+    file: 'test/unit/folder-store.test.ts',
+    test: '%s: openUpload and putObject fail as PUBLISH_FAILED naming the target',
+  },
+  {
+    scenario: 'reprocess with a bad --out',
+    outcome: 'USAGE_INVALID, exit 2, before anything is read',
+    file: 'test/integration/cli-failures.test.ts',
+    test: 'reprocess: --out cannot be written',
+  },
+  {
+    scenario: 'the function role without s3:DeleteObject',
+    outcome: 'the object statement lists exactly Get, Put and the multipart actions',
+    file: 'test/infra/iam.test.ts',
+    test: 'scope object access to the warehouse prefix and listing to that prefix',
+  },
+  {
+    scenario: "the alarm key's CloudWatch grant",
+    outcome: 'conditioned on aws:SourceAccount',
+    file: 'test/infra/alarms.test.ts',
+    test: "lets CloudWatch use the topic's key only on behalf of this account's alarms",
+  },
+]
+
+describe('scenarios tested in their own files', () => {
+  it.each(testedElsewhere)('$scenario: $file still has the test', async ({ file, test }) => {
+    const text = await readFile(path.resolve(import.meta.dirname, '../..', file), 'utf8')
+    expect(text).toContain(test)
   })
 })
 

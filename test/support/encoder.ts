@@ -2,11 +2,11 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parquetMetadata } from 'hyparquet'
-import type { TableSchema } from '../../functions/export/catalog/registry.ts'
 import type { ColumnType } from '../../functions/export/constants.ts'
 import { nameColumns } from '../../functions/export/normalize/columns.ts'
 import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
 import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
+import type { TableSchema } from '../../functions/export/schema/table-schema.ts'
 import { tempDir } from './cli.ts'
 
 export const RUN = {

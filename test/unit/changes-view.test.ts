@@ -4,7 +4,7 @@ import { changesView } from '../../functions/export/catalog/changes-view.ts'
 import { glueTableInputs } from '../../functions/export/catalog/glue.ts'
 import { glueTableInputProblems } from '../../functions/export/catalog/glue-rules.ts'
 import { decodePrestoView } from '../../functions/export/catalog/presto-view.ts'
-import type { TableSchema } from '../../functions/export/catalog/registry.ts'
+import type { TableSchema } from '../../functions/export/schema/table-schema.ts'
 
 const column = (name: string, type: 'string' | 'bigint' = 'string') =>
   ({ name, header: name, type, firstSeen: '2026-03-01', lastSeen: '2026-03-04' }) as const

@@ -4,9 +4,9 @@ import { athenaTableDefinition, catalogComment } from '../../functions/export/ca
 import { glueTableInputs } from '../../functions/export/catalog/glue.ts'
 import { glueTableInputProblems, selectedNames } from '../../functions/export/catalog/glue-rules.ts'
 import { encodePrestoView } from '../../functions/export/catalog/presto-view.ts'
-import { companionName, type TableSchema } from '../../functions/export/catalog/registry.ts'
 import { parseExportConfig } from '../../functions/export/config.ts'
 import { ConfigError } from '../../functions/export/errors.ts'
+import { companionName, type TableSchema } from '../../functions/export/schema/table-schema.ts'
 
 const SCHEMA: TableSchema = {
   version: 1,

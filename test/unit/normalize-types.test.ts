@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { ColumnType } from '../../functions/export/constants.ts'
 import { DataError } from '../../functions/export/errors.ts'
+import type { RecordBatch } from '../../functions/export/normalize/record-batch.ts'
 import { ColumnTypeInferrer } from '../../functions/export/normalize/types.ts'
+import { batchesOf } from '../support/encoder.ts'
 
 const inferOne = (values: readonly (string | null)[], forced?: ColumnType): ColumnType => {
   const inferrer = new ColumnTypeInferrer({
@@ -9,9 +11,22 @@ const inferOne = (values: readonly (string | null)[], forced?: ColumnType): Colu
     columnNames: ['c'],
     ...(forced === undefined ? {} : { forced: { c: forced } }),
   })
-  inferrer.observe(0, values, 1)
+  observe(inferrer, values)
   return inferrer.types()[0]!
 }
+
+/** One column's values (null: an empty cell) as a record batch whose first row is `firstRow`. */
+const columnBatch = (values: readonly (string | null)[], firstRow = 1, before: readonly string[] = []): RecordBatch => {
+  const [batch] = batchesOf(
+    values.map((v) => [...before, v ?? '']),
+    before.length + 1,
+    Math.max(1, values.length),
+  )
+  return { ...(batch ?? { rowCount: 0, columnCount: 1, bytes: new Uint8Array(), offsets: Int32Array.of(0) }), firstRow }
+}
+
+const observe = (inferrer: ColumnTypeInferrer, values: readonly (string | null)[], firstRow = 1) =>
+  inferrer.observeBatch(0, columnBatch(values, firstRow))
 
 describe('ColumnTypeInferrer', () => {
   it.each([
@@ -35,13 +50,12 @@ describe('ColumnTypeInferrer', () => {
 
   it('considers every value: one text among many numbers in a later batch makes the column STRING', () => {
     const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
-    inferrer.observe(
-      0,
+    observe(
+      inferrer,
       Array.from({ length: 10_000 }, (_, i) => String(i)),
-      1,
     )
     expect(inferrer.types()).toEqual(['bigint'])
-    inferrer.observe(0, ['12', 'n/a'], 10_001)
+    observe(inferrer, ['12', 'n/a'], 10_001)
     expect(inferrer.types()).toEqual(['string'])
   })
 
@@ -60,7 +74,7 @@ describe('ColumnTypeInferrer', () => {
 
   it('fails with the row, the value and the column when a value does not fit the forced type', () => {
     const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['a', 'qty'], forced: { qty: 'bigint' } })
-    const observe = () => inferrer.observe(1, ['5', 'n/a'], 41)
+    const observe = () => inferrer.observeBatch(1, columnBatch(['5', 'n/a'], 41, ['x']))
     expect(observe).toThrow(DataError)
     expect(observe).toThrow('table t1: row 42: "n/a" in column qty is not a bigint, the type forced by "columnTypes"')
     try {
@@ -83,7 +97,41 @@ describe('ColumnTypeInferrer', () => {
     [[null], 'bigint', true],
   ] as const)('tells whether %j all fit %s: %s', (values, type, fits) => {
     const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['c'] })
-    inferrer.observe(0, values, 1)
+    observe(inferrer, values)
     expect(inferrer.fits(0, type)).toBe(fits)
+  })
+})
+
+describe('ColumnTypeInferrer.revision', () => {
+  const batchOf = (values: readonly string[]) =>
+    batchesOf(
+      values.map((v) => [v]),
+      1,
+      1_000,
+    )[0]!
+
+  it('stays as it was after a batch whose values fit what the earlier values fit', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
+    inferrer.observeBatch(0, batchOf(['1', '2']))
+    const revision = inferrer.revision
+    inferrer.observeBatch(0, batchOf(['3', '', '4']))
+    expect(inferrer.revision).toBe(revision)
+  })
+
+  it('moves on when a value narrows the types, and when a column sees its first value', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['n'] })
+    inferrer.observeBatch(0, batchOf(['']))
+    expect(inferrer.revision).toBe(0)
+    inferrer.observeBatch(0, batchOf(['1']))
+    expect(inferrer.revision).toBe(1)
+    inferrer.observeBatch(0, batchOf(['1.5']))
+    expect([inferrer.revision, inferrer.types()]).toEqual([2, ['double']])
+  })
+
+  it('moves on once for a column forced to STRING, whose values are never looked at', () => {
+    const inferrer = new ColumnTypeInferrer({ tableId: 't1', columnNames: ['s'], forced: { s: 'string' } })
+    inferrer.observeBatch(0, batchOf(['1']))
+    inferrer.observeBatch(0, batchOf(['x']))
+    expect(inferrer.revision).toBe(1)
   })
 })

@@ -6,8 +6,8 @@
  */
 import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../constants.ts'
 import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS } from '../lineage.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
 import { changesView, changesViewName } from './changes-view.ts'
-import type { TableSchema } from './registry.ts'
 
 export const PARQUET_FORMAT = {
   serde: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',

@@ -17,7 +17,6 @@ import {
 } from '@aws-sdk/client-glue'
 import type { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
-import type { TableCatalog } from '../table-export.ts'
 import {
   type AthenaTableDefinition,
   athenaTableDefinition,
@@ -28,6 +27,7 @@ import {
 } from './athena.ts'
 import { glueTableInputProblems } from './glue-rules.ts'
 import { encodePrestoView, type PrestoView, VIEW_TYPES } from './presto-view.ts'
+import type { TableCatalog } from './table-catalog.ts'
 
 const glueColumn = (column: CatalogColumn): Column =>
   column.comment === undefined

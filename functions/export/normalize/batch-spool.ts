@@ -4,6 +4,7 @@
  * earlier ones were encoded. Synchronous I/O: a batch is a MiB or so, and the page cache takes it at once.
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs'
+import { InternalError } from '../errors.ts'
 import type { RecordBatch } from './record-batch.ts'
 
 /** First row and byte length as doubles, row and column counts as 32-bit integers. */
@@ -75,7 +76,9 @@ export class BatchSpool {
     let done = 0
     while (done < length) {
       const read = readSync(this.#fd!, bytes, done, length - done, position + done)
-      if (read === 0) throw new Error(`spool file ${this.#path} is short: read ${done} of ${length} bytes`)
+      if (read === 0) {
+        throw new InternalError({ reason: `spool file ${this.#path} is short: read ${done} of ${length} bytes` })
+      }
       done += read
     }
     return bytes

@@ -113,3 +113,21 @@ export class RecordBatchBuilder {
     if (fits && !bytes.detached && !offsets.detached) this.#free.push({ bytes, offsets })
   }
 }
+
+/** The first `rows` rows of `batch`, on the same buffers (the batch itself when it has no more). */
+export const firstRows = (batch: RecordBatch, rows: number): RecordBatch =>
+  rows >= batch.rowCount
+    ? batch
+    : { ...batch, rowCount: rows, offsets: batch.offsets.subarray(0, rows * batch.columnCount + 1) }
+
+/** Each row's cells as text ('' for an empty cell). */
+export const rowsAsText = (batch: RecordBatch): string[][] => {
+  const { bytes, offsets, columnCount, rowCount } = batch
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return Array.from({ length: rowCount }, (_, row) =>
+    Array.from({ length: columnCount }, (_, column) => {
+      const cell = row * columnCount + column
+      return text.toString('utf8', offsets[cell], offsets[cell + 1])
+    }),
+  )
+}

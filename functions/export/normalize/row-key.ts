@@ -4,16 +4,10 @@
  * repeats are counted here for the run record, and the changes view compares them by fingerprint (see there).
  */
 import { KeyColumnError } from '../errors.ts'
+import type { KeyReport } from '../run-record.ts'
 import type { RecordBatch } from './record-batch.ts'
 
-/** Keys of a snapshot that cannot identify a row on their own. */
-export interface KeyReport {
-  readonly columns: readonly string[]
-  /** Rows with at least one empty key cell. */
-  readonly emptyKeys: number
-  /** Rows whose (non-empty) key an earlier row of the snapshot already had. */
-  readonly duplicateKeys: number
-}
+export type { KeyReport }
 
 /**
  * The CSV column index of each key column. Fails (before anything is published) when the key names a column that

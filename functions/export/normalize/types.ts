@@ -1,7 +1,7 @@
 /**
  * Type inference over every value of a column. Each column keeps the set of types that all its values so far
  * fit; a value only narrows the set, so the order of rows never matters and nothing is sampled.
- * Cells are read as UTF-8 bytes (record batches); the text form serves callers that hold strings.
+ * Cells are read as UTF-8 bytes (record batches).
  */
 import { ColumnType } from '../constants.ts'
 import { DataError } from '../errors.ts'
@@ -57,6 +57,7 @@ export class ColumnTypeInferrer {
   readonly #seen: Uint8Array
   readonly #forced: readonly (ColumnType | undefined)[]
   readonly #options: ColumnTypeInferrerOptions
+  #revision = 0
 
   constructor(options: ColumnTypeInferrerOptions) {
     const { columnNames, forced = {} } = options
@@ -69,25 +70,21 @@ export class ColumnTypeInferrer {
     this.#seen = new Uint8Array(columnNames.length)
   }
 
-  /** Narrows column `index` by a batch of its values (null = empty cell). `firstRow` numbers error messages. */
-  observe(index: number, values: readonly (string | null)[], firstRow: number): void {
-    if (this.#settled(index)) return
-    let candidates = this.#candidates[index]!
-    for (let row = 0; row < values.length; row++) {
-      const text = values[row]
-      if (text === null || text === undefined) continue
-      const bytes = Buffer.from(text, 'utf8')
-      candidates = this.#narrow(index, candidates, fitsAt(bytes, 0, bytes.length, candidates), firstRow + row, bytes, 0)
-      if (candidates === 0 && this.#forced[index] === undefined) break
-    }
-    this.#candidates[index] = candidates
+  /**
+   * Counts the changes to what the values seen so far fit (a column's candidate types, or its first value): the
+   * answers of `types()` and `fits()` can only change when it does, so a caller replans only then.
+   */
+  get revision(): number {
+    return this.#revision
   }
 
   /** Narrows column `index` by its cells in `batch`. */
   observeBatch(index: number, batch: RecordBatch): void {
     if (this.#settled(index)) return
     const { bytes, offsets, columnCount, rowCount } = batch
-    let candidates = this.#candidates[index]!
+    const before = this.#candidates[index]!
+    const seenBefore = this.#seen[index]
+    let candidates = before
     for (let row = 0, cell = index; row < rowCount; row++, cell += columnCount) {
       const start = offsets[cell]!
       const end = offsets[cell + 1]!
@@ -97,12 +94,14 @@ export class ColumnTypeInferrer {
       if (candidates === 0 && this.#forced[index] === undefined) break
     }
     this.#candidates[index] = candidates
+    if (candidates !== before || this.#seen[index] !== seenBefore) this.#revision++
   }
 
   /** Already STRING (inferred or forced): no value can change the type, so the values are not looked at. */
   #settled(index: number): boolean {
     const forced = this.#forced[index]
     if (this.#candidates[index] !== 0 || (forced !== undefined && forced !== ColumnType.STRING)) return false
+    if (this.#seen[index] === 0) this.#revision++
     this.#seen[index] = 1
     return true
   }

@@ -38,7 +38,6 @@ const zstdCompress = (zlib as { zstdCompressSync?: (input: Uint8Array) => Buffer
 export const PAGE_CODEC: PageCodec = zstdCompress
   ? { name: 'ZSTD', compress: (input) => zstdCompress(input) }
   : { name: 'SNAPPY', compress: snappyCompress }
-export const PARQUET_CODEC = PAGE_CODEC.name
 
 /** "PAR1", the magic number at both ends of a Parquet file. */
 const MAGIC = 0x31524150

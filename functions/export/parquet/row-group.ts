@@ -4,12 +4,12 @@
  * Each registry column takes its values from its source under the write plan: a CSV column converted to the
  * planned type, its misfits as the `__text` companion, or NULL when this CSV lacks it; then the lineage columns.
  */
-import type { WritePlan } from '../catalog/registry.ts'
 import { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
-import { lineageValues, type RunIdentity } from '../lineage.ts'
+import type { RunIdentity } from '../lineage.ts'
 import type { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
+import type { WritePlan } from '../schema/plan.ts'
 import {
   type ChunkValues,
   misfitText,
@@ -19,6 +19,7 @@ import {
   typedValues,
 } from './chunk-values.ts'
 import type { ParquetFileEncoder } from './encode.ts'
+import { lineageValues } from './lineage-values.ts'
 
 export interface LineageSource {
   readonly sourceTableId: string

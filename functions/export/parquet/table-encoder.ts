@@ -5,7 +5,6 @@
  * restarts, and the file is encoded from the spool once the table ends, under the final plan. Either way the file
  * is exactly what encoding all rows with the final plan gives.
  */
-import { planWrite, type TableSchema, type WritePlan } from '../catalog/registry.ts'
 import type { ColumnType } from '../constants.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
@@ -13,6 +12,8 @@ import type { NamedColumn } from '../normalize/columns.ts'
 import { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
+import { planWrite, sameFileLayout, type WritePlan } from '../schema/plan.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
 import { ParquetFileEncoder } from './encode.ts'
 import { type LineageSource, RowGroupEncoder } from './row-group.ts'
 
@@ -67,7 +68,9 @@ export class TableEncoder {
   readonly #inferrer: ColumnTypeInferrer
   readonly #spool: BatchSpool
   readonly #lineage: LineageSource
-  #signature: string | undefined
+  /** The plan the file is being written with, and the inferrer's revision it was made at. */
+  #plan: WritePlan | undefined
+  #planRevision = -1
   /** Set once the plan has changed: the file is then encoded from the spool when the table ends. */
   #deferred = false
   #file: ParquetFileEncoder | undefined
@@ -98,24 +101,24 @@ export class TableEncoder {
     // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
     // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.
     if (this.#deferred) return
-    const plan = this.#currentPlan()
-    const signature = JSON.stringify([plan.sources, plan.schema.columns.map((c) => [c.name, c.type])])
-    if (signature === this.#signature) {
-      this.#encode(batch, plan)
-      return
+    // The plan depends on the rows only through what their values fit, so it is made again only when that changed.
+    if (this.#plan === undefined || this.#planRevision !== this.#inferrer.revision) {
+      const plan = this.#currentPlan()
+      this.#planRevision = this.#inferrer.revision
+      if (this.#plan === undefined) {
+        this.#file = this.#newFile(plan)
+      } else if (!sameFileLayout(plan, this.#plan)) {
+        // What was written is void.
+        this.#output.restart()
+        this.#deferred = true
+        this.#file = undefined
+        this.#group = undefined
+        this.#groupBytes = 0
+        return
+      }
+      this.#plan = plan
     }
-    if (this.#signature !== undefined) {
-      // What was written is void.
-      this.#output.restart()
-      this.#deferred = true
-      this.#file = undefined
-      this.#group = undefined
-      this.#groupBytes = 0
-      return
-    }
-    this.#signature = signature
-    this.#file = this.#newFile(plan)
-    this.#encode(batch, plan)
+    this.#encode(batch, this.#plan)
   }
 
   /** Writes the last row group and the footer; returns the final plan. */

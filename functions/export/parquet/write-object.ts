@@ -3,6 +3,7 @@
  * previous object stays visible until the new one is complete. Writes are queued in order; a restart (the rare
  * re-encode) aborts the upload and opens a new one; any failure aborts it.
  */
+import { PublishError } from '../errors.ts'
 import type { ObjectUpload, WarehouseStore } from '../publish/store.ts'
 import type { PublishedObject } from '../run-record.ts'
 import type { EncodedOutput } from './table-encoder.ts'
@@ -62,7 +63,7 @@ export class ParquetUpload implements EncodedOutput {
   /** Drops the upload unless it was committed; the previous object stays as it was. */
   async abort(): Promise<void> {
     if (this.#committed) return
-    this.#failure ??= new Error('aborted')
+    this.#failure ??= new PublishError({ target: this.#key, reason: 'the upload was aborted; nothing was published' })
     await this.#queue
     await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
     this.#upload = undefined

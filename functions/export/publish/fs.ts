@@ -5,9 +5,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { PublishError, WriteConflictError } from '../errors.ts'
+import { makeFolder } from '../make-folder.ts'
 import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
@@ -28,7 +29,13 @@ export class FolderWarehouseStore implements WarehouseStore {
 
   async openUpload(key: string): Promise<ObjectUpload> {
     const target = this.#path(key)
-    const temp = await this.#tempPath()
+    let temp: string
+    try {
+      // A warehouse folder that cannot be created fails as a coded PublishError, as in putObject.
+      temp = await this.#tempPath()
+    } catch (error) {
+      throw this.#error(key, error)
+    }
     const stream = createWriteStream(temp, { flags: 'wx' })
     let bytes = 0
     let failure: Error | undefined
@@ -37,26 +44,30 @@ export class FolderWarehouseStore implements WarehouseStore {
     })
     return {
       write: async (chunk) => {
-        if (failure) throw this.#error(key, failure)
-        bytes += chunk.length
-        if (!stream.write(chunk)) await drained(stream)
+        try {
+          if (failure) throw failure
+          bytes += chunk.length
+          if (!stream.write(chunk)) await drained(stream)
+        } catch (error) {
+          throw this.#error(key, error)
+        }
       },
       commit: async () => {
         await closeStream(stream)
         if (failure) throw this.#error(key, failure)
         try {
           await syncFile(temp)
-          await mkdir(path.dirname(target), { recursive: true })
+          await makeFolder(path.dirname(target))
           await rename(temp, target)
         } catch (error) {
-          await rm(temp, { force: true })
+          await rm(temp, { force: true }).catch(() => undefined)
           throw this.#error(key, error)
         }
         return { bytes, location: target }
       },
       abort: async () => {
         stream.destroy()
-        await rm(temp, { force: true })
+        await rm(temp, { force: true }).catch(() => undefined)
       },
     }
   }
@@ -75,10 +86,11 @@ export class FolderWarehouseStore implements WarehouseStore {
       } finally {
         await handle.close()
       }
-      await mkdir(path.dirname(target), { recursive: true })
+      await makeFolder(path.dirname(target))
       await rename(temp, target)
     } catch (error) {
-      if (temp) await rm(temp, { force: true })
+      // Not in the way of the real failure: a temp file that cannot even be removed is swept later.
+      if (temp) await rm(temp, { force: true }).catch(() => undefined)
       throw this.#error(key, error)
     }
     return target
@@ -108,7 +120,9 @@ export class FolderWarehouseStore implements WarehouseStore {
   }
 
   async #lock(key: string, lockPath: string): Promise<() => Promise<void>> {
-    await mkdir(path.dirname(lockPath), { recursive: true })
+    await makeFolder(path.dirname(lockPath)).catch((error: unknown) => {
+      throw this.#error(key, error)
+    })
     for (const started = Date.now(); ; ) {
       try {
         const handle = await open(lockPath, 'wx')
@@ -161,13 +175,15 @@ export class FolderWarehouseStore implements WarehouseStore {
 
   #path(key: string): string {
     const resolved = path.resolve(this.root, ...key.split('/'))
-    if (!resolved.startsWith(this.root + path.sep)) throw new Error(`key escapes the warehouse: ${key}`)
+    if (!resolved.startsWith(this.root + path.sep)) {
+      throw new PublishError({ target: resolved, reason: `the key ${key} escapes the warehouse folder ${this.root}` })
+    }
     return resolved
   }
 
   async #tempPath(): Promise<string> {
     const folder = path.join(this.root, TEMP_FOLDER)
-    await mkdir(folder, { recursive: true })
+    await makeFolder(folder)
     // Best effort, once per store: a sweep that fails must not fail the upload.
     this.#swept ??= sweepStaleTempFiles(folder, Date.now() - STALE_TEMP_MS).catch(() => undefined)
     await this.#swept

@@ -91,7 +91,7 @@ export class S3WarehouseStore implements WarehouseStore {
         if (closed) throw this.#error(key, failure ?? 'the upload is closed')
         bytes += chunk.length
         if (body.write(chunk)) return
-        await drained(body, () => failure).catch((error: unknown) => {
+        await drained(body, () => failure ?? 'the upload stream closed').catch((error: unknown) => {
           throw this.#error(key, error)
         })
       },
@@ -113,7 +113,7 @@ export class S3WarehouseStore implements WarehouseStore {
       },
       abort: async () => {
         settle()
-        await stop(new Error('upload aborted by the exporter'))
+        await stop(this.#error(key, 'the upload was aborted by the exporter; nothing was published'))
       },
     }
   }
@@ -250,7 +250,10 @@ const describe = (cause: unknown): string => {
   return `${name}${cause.message}`
 }
 
-/** Waits until `body` accepts more bytes, or rejects when the upload behind it failed and closed it. */
+/**
+ * Waits until `body` accepts more bytes, or rejects with `failure()` when the upload behind it failed and closed
+ * it; the caller turns that into its coded error.
+ */
 const drained = (body: PassThrough, failure: () => unknown) =>
   new Promise<void>((resolve, reject) => {
     const cleanup = () => {
@@ -263,7 +266,7 @@ const drained = (body: PassThrough, failure: () => unknown) =>
     }
     const onClose = () => {
       cleanup()
-      reject(failure() ?? new Error('the upload stream closed'))
+      reject(failure())
     }
     body.on('drain', onDrain)
     body.on('close', onClose)

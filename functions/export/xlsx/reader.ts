@@ -3,12 +3,11 @@
  * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. Runs on this thread:
  * the inflating and XML parsing are cheaper per row than csv-parse's strings (see "Performance" in the README).
  */
-import { randomUUID } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
-import path from 'node:path'
+import { rm } from 'node:fs/promises'
 import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
+import { newSpoolFile, SpoolKind } from '../spool-files.ts'
 import { openSheetRows } from './sheet.ts'
 import { checkWorkbookStart, spoolBody } from './spool.ts'
 import { readWorkbookParts, type WorkbookParts } from './workbook.ts'
@@ -38,8 +37,7 @@ export const openWorkbookTable = async (
   options: WorkbookReadOptions,
 ): Promise<WorkbookTable> => {
   const { tableId } = options
-  await mkdir(options.spoolDirectory, { recursive: true })
-  const file = path.join(options.spoolDirectory, `workbook-${randomUUID()}.xlsx`)
+  const file = await newSpoolFile(options.spoolDirectory, SpoolKind.workbook)
   let zip: ZipArchive | undefined
   let parts: WorkbookParts | undefined
   const close = async () => {

@@ -39,7 +39,12 @@ export const openZip = async (file: string, tableId: string): Promise<ZipArchive
       zip.on('entry', (entry: Entry) => {
         entries.set(entry.fileName, entry)
         if (entries.size > MAX_ZIP_ENTRIES) {
-          reject(new Error(`more than ${MAX_ZIP_ENTRIES} entries`))
+          reject(
+            new WorkbookError('XLSX_MALFORMED', {
+              tableId,
+              reason: `the workbook has more than ${MAX_ZIP_ENTRIES} zip entries`,
+            }),
+          )
           return
         }
         zip.readEntry()

@@ -1,0 +1,31 @@
+/**
+ * The export's front door: what the local CLI (`functions/local/`) and the CDK app (`infra/`) use of the runtime.
+ * Only re-exports. Nothing above `functions/export/` imports any other of its modules (a test checks), so what is
+ * not named here is free to change. The Lambda's own entry point is `handler.ts`, bundled on its own.
+ */
+
+export { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from './catalog/athena.ts'
+export { assertGlueAccepts, glueTableInputs } from './catalog/glue.ts'
+export { decodePrestoView } from './catalog/presto-view.ts'
+// The vocabulary every side shares: configuration, constants, coded errors.
+export * from './config.ts'
+export * from './constants.ts'
+export { type Environment, processEnvironment } from './environment.ts'
+export * from './errors.ts'
+export { exportDateProblem } from './export-date.ts'
+export { describeGuards } from './guards/guards.ts'
+// Checking a service before deploying (`npm run check`).
+export { InventoryClient } from './inventory/client.ts'
+export { FolderWarehouseStore } from './publish/fs.ts'
+// Running an export (the CLI; the Lambda does the same through handler.ts).
+export { runExport } from './run.ts'
+export type { RunRecord, TableOutcome } from './run-record.ts'
+// Deployment: the schedules and the names the stack gives its resources.
+export { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
+// The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.
+export { readTableSchema } from './schema/registry.ts'
+export { checkTokenCharacters } from './secrets.ts'
+export { DEFAULT_STACK_NAME, stackResourceNames } from './stack-names.ts'
+export type { TableProgress } from './table-export.ts'
+export { type PreviewOptions, previewTable, type TablePreview } from './table-preview.ts'
+export type { RetryEvent, RunTelemetry } from './telemetry.ts'

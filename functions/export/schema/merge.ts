@@ -1,0 +1,51 @@
+/**
+ * Two runs' views of one table's registry, merged: what a conditional write that lost to another run retries with.
+ * Pure; `registry.ts` reads and writes the document.
+ */
+import { type ExportBaseline, maxDate, minDate, type TableSchema } from './table-schema.ts'
+
+/**
+ * The registry as it stands plus this export's view: columns are only ever appended, so the union keeps both
+ * runs' new columns; a column both know keeps the registered type (published first) and the widest dates.
+ */
+export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSchema): TableSchema => {
+  if (registered === undefined) return mine
+  const { key: _registeredKey, ...base } = registered
+  const columns = [...registered.columns]
+  const position = new Map(columns.map((c, i) => [c.name, i]))
+  for (const column of mine.columns) {
+    const at = position.get(column.name)
+    if (at === undefined) {
+      position.set(column.name, columns.length)
+      columns.push(column)
+      continue
+    }
+    const known = columns[at]!
+    const newer = column.lastSeen >= known.lastSeen
+    columns[at] = {
+      ...known,
+      ...(newer && column.header !== undefined ? { header: column.header } : {}),
+      firstSeen: minDate(known.firstSeen, column.firstSeen),
+      lastSeen: maxDate(known.lastSeen, column.lastSeen),
+    }
+  }
+  return {
+    ...base,
+    sourceTableId: mine.sourceTableId,
+    firstExportDate: minDate(registered.firstExportDate, mine.firstExportDate),
+    lastExportDate: maxDate(registered.lastExportDate, mine.lastExportDate),
+    columns,
+    ...latestOf(registered.latestExport, mine.latestExport),
+    // Both runs' dates, so `<table>_changes` compares every published date; the key is this run's configuration.
+    ...(registered.exportDates || mine.exportDates
+      ? { exportDates: [...new Set([...(registered.exportDates ?? []), ...(mine.exportDates ?? [])])].sort() }
+      : {}),
+    ...(mine.key === undefined ? {} : { key: mine.key }),
+  }
+}
+
+/** The guards compare with the newest published export, whichever run registered it (a backfill never wins). */
+const latestOf = (registered?: ExportBaseline, mine?: ExportBaseline): { latestExport?: ExportBaseline } => {
+  if (mine === undefined) return registered === undefined ? {} : { latestExport: registered }
+  return { latestExport: registered !== undefined && registered.exportDate > mine.exportDate ? registered : mine }
+}

@@ -1,0 +1,64 @@
+/**
+ * The schema registry's document: one per table, beside the data (`_schemas/<name>.json`). It is the source of
+ * truth for what is written and for the catalog. Once a column's type is published it never changes: a value that
+ * no longer fits is written as NULL in the typed column and kept, as text, in `<column>__text`. Columns are only
+ * ever appended; a column that disappears from the CSV stays, NULL from then on.
+ */
+import { createHash } from 'node:crypto'
+import { type ColumnType, MAX_COLUMN_NAME_LENGTH } from '../constants.ts'
+
+/** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
+export const TEXT_COMPANION_SUFFIX = '__text'
+export const SCHEMA_DOCUMENT_VERSION = 1
+
+/**
+ * The companion of `column`: `<column>__text`, or, when that would pass 255 characters, the column's first
+ * characters, `_`, 8 hex digits of the SHA-256 of the whole name, and `__text`. Deterministic, and unique: data
+ * column names never contain `__`, and two long names sharing their first 240 characters differ in the hash.
+ */
+export const companionName = (column: string): string => {
+  const name = `${column}${TEXT_COMPANION_SUFFIX}`
+  if (name.length <= MAX_COLUMN_NAME_LENGTH) return name
+  const hash = createHash('sha256').update(column).digest('hex').slice(0, 8)
+  const keep = MAX_COLUMN_NAME_LENGTH - TEXT_COMPANION_SUFFIX.length - hash.length - 1
+  return `${column.slice(0, keep).replace(/_+$/, '')}_${hash}${TEXT_COMPANION_SUFFIX}`
+}
+
+export interface RegisteredColumn {
+  readonly name: string
+  /** Latest header text the service sent for it; companions have none. */
+  readonly header?: string
+  readonly type: ColumnType
+  /** For a companion text column: the typed column whose misfits it holds. */
+  readonly textOf?: string
+  readonly firstSeen: string
+  readonly lastSeen: string
+}
+
+/** The table's latest published export, as the upstream change guards compare with it. */
+export interface ExportBaseline {
+  readonly exportDate: string
+  readonly runId: string
+  readonly rows: number
+  /** Exported names of the CSV's columns, with the header text they came from. */
+  readonly columns: readonly { readonly name: string; readonly header: string }[]
+}
+
+export interface TableSchema {
+  readonly version: typeof SCHEMA_DOCUMENT_VERSION
+  readonly table: string
+  readonly sourceTableId: string
+  readonly firstExportDate: string
+  readonly lastExportDate: string
+  readonly columns: readonly RegisteredColumn[]
+  /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
+  readonly key?: readonly string[]
+  /** Export dates published since the registry began to keep them: the dates `<table>_changes` compares. */
+  readonly exportDates?: readonly string[]
+  /** Absent before the first export that recorded it (then no guard compares). */
+  readonly latestExport?: ExportBaseline
+}
+
+/** ISO dates compare as text; `undefined` is "none yet". */
+export const minDate = (a: string | undefined, b: string): string => (a === undefined || b < a ? b : a)
+export const maxDate = (a: string | undefined, b: string): string => (a === undefined || b > a ? b : a)
