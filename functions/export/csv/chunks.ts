@@ -58,8 +58,8 @@ export const guessRecordEnd = (bytes: Uint8Array, delimiter: string, fields: num
   return last
 }
 
-/** The parts, copied into one buffer of its own (it is handed to another thread whole). */
-const gather = (parts: readonly Buffer[], size: number): Buffer => {
+/** The parts, copied into one buffer of its own (never the shared pool's: it is handed to another thread whole). */
+export const gather = (parts: readonly Buffer[], size = parts.reduce((sum, part) => sum + part.length, 0)): Buffer => {
   const bytes = Buffer.allocUnsafeSlow(size)
   let at = 0
   for (const part of parts) {

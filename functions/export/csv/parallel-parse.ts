@@ -21,7 +21,7 @@ import {
   RecordBatchBuilder,
 } from '../normalize/record-batch.ts'
 import { describeError, type ErrorDescription } from '../thread-errors.ts'
-import { type ChunkPiece, cutChunks } from './chunks.ts'
+import { type ChunkPiece, cutChunks, gather } from './chunks.ts'
 import { type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import { DEFAULT_RECORD_LIMITS } from './record-guard.ts'
@@ -144,17 +144,6 @@ class ChunkParsers {
     for (const job of this.#jobs.values()) job.reject(this.#failure)
     this.#jobs.clear()
   }
-}
-
-/** The parts in one buffer of its own (never the shared pool's: it is handed to a worker whole). */
-const joined = (parts: readonly Buffer[]): Buffer => {
-  const bytes = Buffer.allocUnsafeSlow(parts.reduce((size, part) => size + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    bytes.set(part, at)
-    at += part.length
-  }
-  return bytes
 }
 
 /** Index just after the header line's line break (CRLF whole), by the dialect scan's quoting; -1 when not known. */
@@ -313,7 +302,7 @@ async function* inOrder(setup: Ordering): AsyncGenerator<RecordBatch> {
         // The guess was wrong: this chunk started inside the record left open. Parse that record and the chunk
         // again from the record's start; take a few more chunks when the record is already long.
         discard(parsed.result)
-        let bytes = joined([carry, parsed.bytes])
+        let bytes = gather([carry, parsed.bytes])
         while (!last && bytes.length < 2 * carry.length) {
           await fill()
           const more = queue[0]
@@ -321,7 +310,7 @@ async function* inOrder(setup: Ordering): AsyncGenerator<RecordBatch> {
           queue.shift()
           const next = await more.job
           discard(next.result)
-          bytes = joined([bytes, next.bytes])
+          bytes = gather([bytes, next.bytes])
           last = more.last
         }
         carry = undefined

@@ -94,7 +94,7 @@ describe('parsing chunks of the body on every core', () => {
           expect(split).toEqual(serial)
         },
       ),
-      { numRuns: 10 },
+      { numRuns: 10, endOnFailure: true },
     )
   }, 300_000)
 
