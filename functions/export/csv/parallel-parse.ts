@@ -52,9 +52,9 @@ const CHUNKS_PER_WORKER = 2
 const MAX_FREE_BUFFERS = 16
 
 /** A chunk's parse as the worker saw it: from line 1, row 1. */
-const RELATIVE = { line: 1, guardLine: 1, firstRow: 1 } as const
+const RELATIVE = { line: 1, guardLine: 1, firstRow: 1, lastRecordLine: 0 } as const
 
-type Position = Pick<SegmentStart, 'line' | 'guardLine' | 'firstRow'>
+type Position = Required<Pick<SegmentStart, 'line' | 'guardLine' | 'firstRow' | 'lastRecordLine'>>
 
 interface ChunkParsed {
   /** Absent when the parse failed (on a verified start that is the file's error, to be redone for its lines). */
@@ -209,7 +209,7 @@ export const parseInParallel = async (
     parsers,
     builder,
     segment,
-    start: { line: first.nextLine, guardLine: first.nextGuardLine, firstRow: 1 },
+    start: { line: first.nextLine, guardLine: first.nextGuardLine, firstRow: 1, lastRecordLine: first.lastRecordLine },
     inFlight: shape.workers * CHUNKS_PER_WORKER,
     warn: (line) => {
       if (warnings.length === 0) warnings.push(looseQuoteWarning(line))
@@ -270,19 +270,24 @@ async function* inOrder(setup: Ordering): AsyncGenerator<RecordBatch> {
   /** Takes a result parsed from `from` (line 1 on a worker, the file's lines here) as the rows at `position`. */
   function* accept(result: SegmentResult, from: Position, bytes: Buffer): Generator<RecordBatch> {
     const at = position
-    if (result.looseQuoteLine !== undefined) setup.warn(at.line + result.looseQuoteLine - from.line)
+    // A line where a record ended, in the file's numbering. The line the segment's parse started from stands for
+    // the record before the segment, which ended on `at.lastRecordLine` (blank lines may lie between the two).
+    const recordLine = (line: number) => (line === from.lastRecordLine ? at.lastRecordLine : at.line + line - from.line)
+    if (result.looseQuoteLine !== undefined) setup.warn(recordLine(result.looseQuoteLine - 1) + 1)
     if (result.open) {
       carry = bytes.subarray(result.open.start)
       position = {
         line: at.line + result.open.line - from.line,
         guardLine: at.guardLine + result.open.guardLine - from.guardLine,
         firstRow: at.firstRow + result.rows,
+        lastRecordLine: recordLine(result.open.line - 1),
       }
     } else {
       position = {
         line: at.line + result.nextLine - from.line,
         guardLine: at.guardLine + result.nextGuardLine - from.guardLine,
         firstRow: at.firstRow + result.rows,
+        lastRecordLine: recordLine(result.lastRecordLine),
       }
     }
     for (const batch of result.batches) yield { ...batch, firstRow: at.firstRow + batch.firstRow - from.firstRow }

@@ -132,6 +132,8 @@ export const readHeaderLine = async (
 export interface RecordsEnd {
   /** csv-parse's line number after the last byte: where the bytes after these start. */
   readonly nextLine: number
+  /** csv-parse's line number on which the last complete record ended (the header's, or `lastRecordLine` given). */
+  readonly lastRecordLine: number
   /**
    * Only with `openEnd`: the bytes ended inside a quoted field, so their last record is unfinished; it starts at
    * byte `start` of the bytes given (the stand-in header left out), on line `line`.
@@ -147,6 +149,11 @@ export interface RecordParseOptions extends ParseOptions {
   readonly onLooseQuote: (line: number) => void
   /** csv-parse's line number of the first byte. @default 1 */
   readonly firstLine?: number | undefined
+  /**
+   * Line on which the record before these bytes ended (a chunk of a parallel parse), which messages count from as
+   * a whole file's parse does: blank lines between it and the next record leave it as it was. @default firstLine - 1
+   */
+  readonly lastRecordLine?: number | undefined
   /**
    * The bytes start after the header (a chunk of a parallel parse): csv-parse first reads a stand-in header of
    * `headerFields` empty fields, so that it holds the records to the header's length as in a whole file.
@@ -172,7 +179,8 @@ export async function* parseRecords<T>(
   const standInBytes = standIn?.length ?? 0
   let skip = standIn ? 1 : 0
   /** Line on which the last complete record ended: the next record starts after it (for error messages). */
-  const position = { lastRecordLine: firstLine - 1, lastRecordEnd: 0 }
+  const lineBefore = options.lastRecordLine ?? firstLine - 1
+  const position = { lastRecordLine: lineBefore, lastRecordEnd: 0 }
   const raw = new RecordBytes()
   let looseQuoteSeen = false
   const parser = parse({
@@ -195,7 +203,8 @@ export async function* parseRecords<T>(
         }
       }
       if (!looseQuoteSeen) raw.recordEnded(info.bytes)
-      position.lastRecordLine = info.lines + lineOffset
+      // The stand-in header ends where the record before these bytes did, as far as messages go.
+      position.lastRecordLine = skip > 0 ? lineBefore : info.lines + lineOffset
       position.lastRecordEnd = info.bytes - standInBytes
       if (skip > 0) {
         skip--
@@ -235,7 +244,11 @@ export async function* parseRecords<T>(
       open = { start: position.lastRecordEnd, line: position.lastRecordLine + 1 }
     }
     if (pending.length > 0) yield pending
-    return { nextLine: parser.info.lines + lineOffset, ...(open ? { open } : {}) }
+    return {
+      nextLine: parser.info.lines + lineOffset,
+      lastRecordLine: position.lastRecordLine,
+      ...(open ? { open } : {}),
+    }
   } catch (error) {
     throw toParseError(error, options, position.lastRecordLine, lineOffset)
   } finally {

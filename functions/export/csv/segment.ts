@@ -28,6 +28,8 @@ export interface SegmentStart {
   readonly guardLine: number
   /** Number given to the segment's first data row. */
   readonly firstRow: number
+  /** csv-parse's line on which the record before the segment ended. @default line - 1 */
+  readonly lastRecordLine?: number | undefined
   /** The first record is the header (the segment starts the body). */
   readonly header: boolean
   /** The segment ends the body: a quote still open at its end is the file's error, not an unfinished record. */
@@ -43,6 +45,8 @@ export interface SegmentResult {
   /** Line numbers where the bytes after the segment start. */
   readonly nextLine: number
   readonly nextGuardLine: number
+  /** csv-parse's line on which the segment's last complete record ended. */
+  readonly lastRecordLine: number
   /** The last record is unfinished (a quote still open at the end): byte of the segment it starts at, and its lines. */
   readonly open?: { readonly start: number; readonly line: number; readonly guardLine: number }
   /** Line of the first record with a stray quote kept as text. */
@@ -73,6 +77,7 @@ export const parseSegment = async (
     batches,
     rows,
     nextLine: end.nextLine,
+    lastRecordLine: end.lastRecordLine,
     nextGuardLine: start.guardLine + countGuardLines(bytes),
     ...(open ? { open } : {}),
     ...(looseQuoteLine === undefined ? {} : { looseQuoteLine }),
@@ -95,6 +100,7 @@ export async function* parseSegmentStream(
     ...options,
     fieldsAsBytes: true,
     firstLine: start.line,
+    lastRecordLine: start.lastRecordLine,
     afterHeader: !start.header,
     openEnd: !start.last,
     onLooseQuote: (line: number) => {

@@ -75,7 +75,8 @@ describe('parsing chunks of the body on every core', () => {
         const [serial, split] = await Promise.all([outcome(text, 'inline'), outcome(text, parallel(chunkBytes))])
         expect(split).toEqual(serial)
       }),
-      { numRuns: 20 },
+      // Seeded while the known bug below stands (its class of input can come up here too).
+      { numRuns: 20, seed: 20261124 },
     )
   }, 300_000)
 
@@ -94,15 +95,23 @@ describe('parsing chunks of the body on every core', () => {
           expect(split).toEqual(serial)
         },
       ),
-      // Seeded, so CI does not meet the known bug above at random; the regression above pins that case.
+      // Seeded while the known bug above stands, so CI does not meet it at random.
       { numRuns: 10, endOnFailure: true, seed: 20261124 },
     )
   }, 300_000)
 
-  // A known bug (issue 15 stays open for it): for this input, found by the property below, the parallel parse names
-  // line 20 where the serial parse names line 19 in the CSV_MALFORMED message; the rows themselves are not at stake.
-  // `it.fails` keeps it visible: this test turns red the day the lines agree, to be made an `it` again.
-  it.fails('names the same line for a quote never closed in a record carried across chunks', async () => {
+  // Found by the property below: blank lines before a record carried into the next chunk moved its line by one.
+  // A known bug, and why parsing on every core is off (PARALLEL_PARSE_ENABLED in parse-worker.ts; issue 15 stays
+  // open): the serial parse fails this body (a quote never closed on line 3), the parallel parse passes it with
+  // rows missing. `it.fails` keeps it visible and turns red the day it is fixed, to be made an `it` again.
+  it.fails('fails a quote never closed, carried across chunks, as the serial parse does', async () => {
+    const text = 'id,name,note\nqa14m 4 ,""""","", ,,",tg7m\n"open,1,2\ni19e ll,Grüße,""\n'
+    const [serial, split] = await Promise.all([outcome(text, 'inline'), outcome(text, parallel(33))])
+    expect(serial).toMatchObject({ code: 'CSV_MALFORMED', line: 3 })
+    expect(split).toEqual(serial)
+  })
+
+  it('names the same line for a quote never closed after blank lines at the end of a chunk', async () => {
     const text =
       'id,name,note\n  5277o,""","";,\rn;, "," "\nh0 0 420," \r\n""\r",\ni02,n ,";w\r\n "\n2026-01-02,",;,\n;, \n","\n,t\n;,\r\n\n"\n'
     const lines = text.split('\n')
