@@ -60,9 +60,9 @@ export class ExportStack extends Stack {
     })
 
     validateDeployment(config, caCertificatesPath(config, props.projectRoot ?? PROJECT_ROOT))
-    const { source, tables, export: tuning, warehouse } = config
+    const { source, tables, export: tuning, limits, warehouse } = config
     this.exporter = new Exporter(this, 'Exporter', {
-      runtime: { source, tables, export: tuning, warehouse },
+      runtime: { source, tables, export: tuning, limits, warehouse },
       tables: tablePlans(config),
       lambda: deployment.lambda,
       flexibleWindowMinutes: deployment.schedule.flexibleWindowMinutes,

@@ -28,7 +28,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export interface ExporterProps {
   /**
    * What the function reads at run time: the runtime sections of the parsed configuration (source, tables,
-   * export, warehouse), bundled as export-config.json. `export.concurrency` bounds the functions' concurrency
+   * export, limits, warehouse), bundled as export-config.json. `export.concurrency` bounds the functions' concurrency
    * together; `warehouse` scopes their rights; `source.caCertificatesFile` is bundled when set.
    */
   readonly runtime: settings.RuntimeSections
