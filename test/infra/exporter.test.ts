@@ -5,10 +5,10 @@ import { App, Duration, Stack } from 'aws-cdk-lib'
 import { Match, Template } from 'aws-cdk-lib/assertions'
 import { Bucket } from 'aws-cdk-lib/aws-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
 import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
 import { parseLambdaSettings } from '../../functions/export/environment.ts'
 import { Exporter, type ExporterProps } from '../../infra/constructs/exporter.ts'
+import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import type { ExportStack } from '../../infra/export-stack.ts'
 import {
   cdkContext,
@@ -347,7 +347,7 @@ describe('the exporter on its own, given only its props', () => {
   const build = (props: Partial<ExporterProps> = {}) => {
     const app = new App({ context: { ...cdkContext(), ...SKIP_BUNDLING }, outdir: scratchDir() })
     const stack = new Stack(app, 'ExporterAlone', { env: { account: '123456789012', region: 'eu-west-1' } })
-    const config = parseExportConfig(sampleConfigInput(), 'test configuration')
+    const config = parseDeployConfig(sampleConfigInput(), 'test configuration')
     const { source, tables, export: tuning, limits, warehouse, deployment } = config
     const exporter = new Exporter(stack, 'Exporter', {
       runtime: { source, tables, export: { ...tuning, concurrency: 3 }, limits, warehouse },
