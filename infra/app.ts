@@ -8,14 +8,8 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { App, Validations } from 'aws-cdk-lib'
 import { AwsSolutionsChecks } from 'cdk-nag'
-import {
-  ConfigError,
-  type ExportConfig,
-  FailureClass,
-  oneLineMessage,
-  parseExportConfig,
-  toExportError,
-} from '../functions/export/index.ts'
+import { ConfigError, FailureClass, oneLineMessage, toExportError } from '../functions/export/index.ts'
+import { type DeployConfig, parseDeployConfig } from './deployment-config.ts'
 import { ExportStack } from './export-stack.ts'
 
 /** Context keys read by the app (`-c key=value`). */
@@ -24,7 +18,7 @@ export const ContextKey = { CONFIG: 'config', SERVICE_NAME: 'serviceName' } as c
 const RETIRED_STACK_NAME_KEY = 'stackName'
 
 /** Reads and validates a configuration file; errors name the file and every offending field. */
-export const loadExportConfig = (file: string): ExportConfig => {
+export const loadExportConfig = (file: string): DeployConfig => {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -37,12 +31,12 @@ export const loadExportConfig = (file: string): ExportConfig => {
   } catch (error) {
     throw new ConfigError(file, [{ field: '(file)', message: `is not valid JSON: ${(error as Error).message}` }])
   }
-  return parseExportConfig(json, file)
+  return parseDeployConfig(json, file)
 }
 
 export interface ExportAppResult {
   readonly stack: ExportStack
-  readonly config: ExportConfig
+  readonly config: DeployConfig
   readonly configFile: string
 }
 

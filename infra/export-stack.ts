@@ -2,7 +2,7 @@
 import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
 import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
-import { ConfigError, DEFAULT_SERVICE_NAME, type ExportConfig, stackResourceNames } from '../functions/export/index.ts'
+import { ConfigError, DEFAULT_SERVICE_NAME, stackResourceNames } from '../functions/export/index.ts'
 import { alarmPeriodSeconds } from './constructs/alarm-windows.ts'
 import { ExportAlarms } from './constructs/alarms.ts'
 import { analystPolicy } from './constructs/analyst-policy.ts'
@@ -13,12 +13,13 @@ import { validateDeployment } from './constructs/exporter-validation.ts'
 import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { tablePlans } from './constructs/table-plan.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
+import type { DeployConfig } from './deployment-config.ts'
 
 export { DEFAULT_STACK_NAME } from '../functions/export/index.ts'
 
 export interface ExportStackProps extends StackProps {
-  /** The parsed, validated configuration (parseExportConfig). */
-  readonly config: ExportConfig
+  /** The parsed, validated configuration (parseDeployConfig). */
+  readonly config: DeployConfig
   /** POWERTOOLS_SERVICE_NAME and the `service` metric dimension. @default 'inventory-export' */
   readonly serviceName?: string
   /** Root of the npm project (lock file, functions/, relative CA path). @default the repository root */
@@ -60,9 +61,9 @@ export class ExportStack extends Stack {
     })
 
     validateDeployment(config, caCertificatesPath(config, props.projectRoot ?? PROJECT_ROOT))
-    const { source, tables, export: tuning, warehouse } = config
+    const { source, tables, export: tuning, limits, warehouse } = config
     this.exporter = new Exporter(this, 'Exporter', {
-      runtime: { source, tables, export: tuning, warehouse },
+      runtime: { source, tables, export: tuning, limits, warehouse },
       tables: tablePlans(config),
       lambda: deployment.lambda,
       flexibleWindowMinutes: deployment.schedule.flexibleWindowMinutes,
@@ -133,7 +134,7 @@ export const MAX_STACK_RESOURCES = 500
  * Each table adds a schedule, a staleness alarm and (by default) three named queries, so a long table list can
  * pass CloudFormation's quota; say so at synth, naming what to change, instead of failing at deploy.
  */
-const checkResourceCount = (stack: Stack, config: ExportConfig): void => {
+const checkResourceCount = (stack: Stack, config: DeployConfig): void => {
   const count = stack.node.findAll().filter((construct) => construct instanceof CfnResource).length
   if (count <= MAX_STACK_RESOURCES) return
   const queries = config.deployment.athena.tableQueries

@@ -1,5 +1,6 @@
 /**
- * The one configuration schema, shared by the CDK app, the Lambda and the local runner.
+ * The one configuration schema, shared by the CDK app, the Lambda and the local runner. The CDK app extends it
+ * with the full `deployment` section (infra/deployment-config.ts); here that section holds what the runtime reads.
  * Every default lives here; `parseExportConfig` turns unknown input into a readonly typed object or a
  * ConfigError whose message names each offending field.
  */
@@ -14,7 +15,6 @@ import {
   VIEW_SUFFIXES,
 } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
-import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
@@ -26,7 +26,7 @@ const isSupportedEncoding = (label: string): boolean => {
   }
 }
 
-const isTimeZone = (zone: string): boolean => {
+export const isTimeZone = (zone: string): boolean => {
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone })
     return true
@@ -312,230 +312,31 @@ export const WarehouseConfigSchema = z.strictObject({
     ),
 })
 
-const ScheduleSchema = z.strictObject({
-  expression: z
-    .string()
-    .superRefine((expression, ctx) => {
-      for (const message of scheduleExpressionProblems(expression)) ctx.addIssue({ code: 'custom', message })
-    })
-    .default('cron(0 2 * * ? *)')
-    .describe(
-      'EventBridge Scheduler expression (default: daily at 02:00), checked at synth as Scheduler checks it: six-field `cron(min hour day-of-month month day-of-week year)` with `?` in exactly one day field, or `rate(1 hour)` / `rate(6 hours)` (singular for 1)',
-    ),
-  timeZone: z
-    .string()
-    .refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "UTC"')
-    .default('UTC')
-    .describe('IANA time zone the cron expression is read in'),
-  periodHours: z
-    .number()
-    .positive()
-    .max(24 * 31)
-    .default(24)
-    .describe(
-      'Length of one schedule period in hours; the alarms count runs in periods. Must match the expression when it runs evenly (every N minutes or hours, daily, weekly on one day)',
-    ),
-  flexibleWindowMinutes: z
-    .int()
-    .min(0)
-    .max(1440)
-    .default(15)
-    .describe('Each table starts at a random moment within this many minutes after its time (0: exactly on time)'),
-})
-
-/** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
-const alarmLookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
-
-const KmsKeyArnSchema = z
+/** The stack's name: the runtime needs it too, since the default Glue database name derives from it. */
+export const StackNameSchema = z
   .string()
-  .regex(
-    /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/,
-    'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)',
+  .regex(STACK_NAME_PATTERN, 'must be a CloudFormation stack name (a letter, then letters, digits and "-")')
+  .default(DEFAULT_STACK_NAME)
+  .describe(
+    'CloudFormation stack name; the Glue database, workgroup, token secret and alarm names derive from it, so one file per environment deploys side by side',
   )
 
-/** AWS-only settings read by the CDK app. */
-export const DeploymentConfigSchema = z
-  .strictObject({
-    stackName: z
-      .string()
-      .regex(STACK_NAME_PATTERN, 'must be a CloudFormation stack name (a letter, then letters, digits and "-")')
-      .default(DEFAULT_STACK_NAME)
-      .describe(
-        'CloudFormation stack name; the Glue database, workgroup, token secret and alarm names derive from it, so one file per environment deploys side by side',
-      ),
-    schedule: ScheduleSchema.prefault({}),
-    secret: z
-      .strictObject({
-        nameOrArn: z
-          .string()
-          .min(1)
-          .optional()
-          .describe('Existing secret holding the token (name or ARN); when absent the stack creates an empty one'),
-        kmsKeyArn: KmsKeyArnSchema.optional().describe(
-          'Customer managed KMS key that encrypts that secret; the function gets kms:Decrypt on it',
-        ),
-        retainOnDelete: z
-          .boolean()
-          .default(true)
-          .describe(
-            'Keep the secret the stack creates when the stack is deleted, so the token survives a redeploy (point `nameOrArn` at it, or delete it by hand)',
-          ),
-      })
-      .prefault({})
-      .refine((secret) => secret.kmsKeyArn === undefined || secret.nameOrArn !== undefined, {
-        message: 'applies only to an existing secret (set nameOrArn); the secret the stack creates uses its own key',
-        path: ['kmsKeyArn'],
-      }),
-    bucket: z
-      .strictObject({
-        name: z
-          .string()
-          .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
-          .optional()
-          .describe('Existing bucket to write to; when absent the stack creates one'),
-        kmsKeyArn: KmsKeyArnSchema.optional().describe(
-          'Customer managed KMS key of that bucket (SSE-KMS); the function gets kms:GenerateDataKey and kms:Decrypt on it',
-        ),
-      })
-      .prefault({})
-      .refine((bucket) => bucket.kmsKeyArn === undefined || bucket.name !== undefined, {
-        message: 'applies only to an existing bucket (set name); the bucket the stack creates uses S3-managed keys',
-        path: ['kmsKeyArn'],
-      }),
-    athena: z
-      .strictObject({
-        workgroup: z
-          .string()
-          .regex(/^[a-zA-Z0-9._-]{1,128}$/)
-          .optional()
-          .describe(
-            'Athena workgroup created for analysts; default `inventory` for the default stack name, else the stack name',
-          ),
-        bytesScannedCutoffPerQuery: z
-          .int()
-          .min(10 * 1024 * 1024)
-          .default(10 * 1024 ** 3)
-          .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
-        tableQueries: z
-          .boolean()
-          .default(true)
-          .describe(
-            'Save three named queries per table (rows per date, a sample of the latest export, days exported); each is a stack resource, so switch off for a few hundred tables',
-          ),
-        namedQueries: z
-          .array(
-            z.strictObject({
-              name: z.string().min(1).max(128).describe('Name in the Athena console'),
-              description: z.string().min(1).max(1024).optional().describe('What the query answers'),
-              sql: z.string().min(1).max(262_144).describe('The SQL, against the tables and views of the database'),
-            }),
-          )
-          .default([])
-          .refine((queries) => new Set(queries.map((q) => q.name)).size === queries.length, 'names must be unique')
-          .describe(
-            'Named queries saved in the workgroup besides the ones made for every table (rows per date, a sample of the latest export, days exported)',
-          ),
-      })
-      .prefault({}),
-    alarms: z
-      .strictObject({
-        failedRunsToAlarm: z
-          .int()
-          .min(1)
-          .default(2)
-          .describe('Runs with 401/403/5xx failures that persisted after retries, out of `evaluationRuns`, that page'),
-        evaluationRuns: z
-          .int()
-          .min(1)
-          .default(3)
-          .describe('Window of runs (schedule periods) the failure alarm looks at'),
-        staleAfterPeriods: z
-          .int()
-          .min(1)
-          .default(2)
-          .describe('Page when no run succeeded for this many schedule periods'),
-        emails: z.array(z.email()).default([]).describe('E-mail addresses subscribed to the alarm topic'),
-      })
-      .prefault({})
-      .refine((a) => a.failedRunsToAlarm <= a.evaluationRuns, {
-        message: 'failedRunsToAlarm must not exceed evaluationRuns',
-        path: ['failedRunsToAlarm'],
-      }),
-    vpc: z
-      .strictObject({
-        vpcId: z
-          .string()
-          .regex(/^vpc-([0-9a-f]{8}|[0-9a-f]{17})$/)
-          .describe('VPC id'),
-        availabilityZones: z.array(z.string().min(1)).min(1).describe('Availability zones of the subnets'),
-        subnetIds: z
-          .array(z.string().regex(/^subnet-([0-9a-f]{8}|[0-9a-f]{17})$/))
-          .min(1)
-          .describe('Private subnets with a route to the service and to S3, Secrets Manager, Glue, CloudWatch'),
-        securityGroupIds: z
-          .array(z.string().regex(/^sg-([0-9a-f]{8}|[0-9a-f]{17})$/))
-          .min(1)
-          .describe('Security groups allowing outbound HTTPS to the service'),
-      })
-      .optional()
-      .describe('Place the function in a VPC, for a service on a private network'),
-    lambda: z
-      .strictObject({
-        memoryMb: z
-          .int()
-          .min(256)
-          .max(10_240)
-          .default(1769)
-          .describe(
-            'Function memory; 1769 MB is one vCPU, 3538 MB two (CSV parsing then gets a core of its own: large tables export about 1.6x faster)',
-          ),
-        timeoutSeconds: z.int().min(60).max(900).default(900).describe('Function timeout'),
-        ephemeralStorageMb: z
-          .int()
-          .min(512)
-          .max(10_240)
-          .default(2048)
-          .describe('/tmp size; the spool (about the CSV) of the largest table must fit'),
-        sourceMaps: z
-          .boolean()
-          .default(false)
-          .describe(
-            'Ship a source map with the function and enable it, for stack traces with source lines (adds about 5 MB to the bundle and slows cold starts)',
-          ),
-      })
-      .prefault({}),
-  })
-  .superRefine((deployment, ctx) => {
-    const { expression, periodHours } = deployment.schedule
-    const interval = scheduleIntervalHours(expression)
-    // The staleness and failure alarms count runs in periods: a wrong period makes them page too early or never.
-    if (interval !== undefined && interval !== periodHours) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['schedule', 'periodHours'],
-        message: `is ${periodHours}, but ${expression} runs every ${interval} hours; set periodHours to ${interval}`,
-      })
-    }
-    const limit = alarmLookBackHours(deployment.schedule.periodHours)
-    for (const key of ['evaluationRuns', 'staleAfterPeriods'] as const) {
-      if (deployment.alarms[key] * deployment.schedule.periodHours > limit) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['alarms', key],
-          message: `${key} × schedule.periodHours is ${deployment.alarms[key] * deployment.schedule.periodHours} hours, more than the ${limit} hours CloudWatch alarms can look back`,
-        })
-      }
-    }
-  })
+/**
+ * The runtime's view of `deployment`: only `stackName` is read here. The deploy-only settings are CDK's; the stack
+ * validates them strictly with the full schema (infra/deployment-config.ts), so they pass through untouched here and
+ * the CLI reads the same file the deploy does.
+ */
+export const RuntimeDeploymentSchema = z.looseObject({ stackName: StackNameSchema })
 
-const ExportConfigObject = z
+/** The sections of the configuration; `deployment` as the runtime sees it. */
+export const ExportConfigObject = z
   .strictObject({
     source: SourceConfigSchema,
     tables: z.array(TableConfigSchema).min(1, 'must list at least one table').describe('The saved tables to export'),
     export: ExportTuningSchema.prefault({}),
     limits: LimitsConfigSchema.prefault({}),
     warehouse: WarehouseConfigSchema.prefault({}),
-    deployment: DeploymentConfigSchema.prefault({}),
+    deployment: RuntimeDeploymentSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
     const seenIds = new Map<string, number>()
@@ -585,15 +386,11 @@ const ExportConfigObject = z
   })
 
 /** Fills the names left to the stack name, so every consumer (stack, Lambda, CLI) sees the same ones. */
-const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObject>, 'source'>>(config: C) => {
+export const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObject>, 'source'>>(config: C) => {
   const names = stackResourceNames(config.deployment.stackName)
   return {
     ...config,
     warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
-    deployment: {
-      ...config.deployment,
-      athena: { ...config.deployment.athena, workgroup: config.deployment.athena.workgroup ?? names.athenaWorkgroup },
-    },
   }
 }
 
@@ -617,7 +414,6 @@ export type SourceConfig = Readonly<z.output<typeof SourceConfigSchema>>
 export type ExportTuning = Readonly<z.output<typeof ExportTuningSchema>>
 export type WarehouseConfig = ExportConfig['warehouse']
 export type LimitsConfig = Readonly<z.output<typeof LimitsConfigSchema>>
-export type DeploymentConfig = ExportConfig['deployment']
 export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
 export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
 export type ExportConfig = Readonly<Omit<ParsedExportConfig, 'tables'> & { tables: readonly TableConfig[] }>
@@ -668,7 +464,7 @@ export const formatPath = (path: readonly PropertyKey[]): string =>
     '',
   ) || '(root)'
 
-const deepFreeze = <T>(value: T): T => {
+export const deepFreeze = <T>(value: T): T => {
   if (value && typeof value === 'object') {
     for (const child of Object.values(value)) deepFreeze(child)
     Object.freeze(value)

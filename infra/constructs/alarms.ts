@@ -20,13 +20,8 @@ import { Topic } from 'aws-cdk-lib/aws-sns'
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions'
 import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import {
-  ConfigError,
-  type DeploymentConfig,
-  LATEST_OUTCOMES_FOLDER,
-  MetricDimension,
-  MetricName,
-} from '../../functions/export/index.ts'
+import { ConfigError, LATEST_OUTCOMES_FOLDER, MetricDimension, MetricName } from '../../functions/export/index.ts'
+import type { DeploymentConfig } from '../deployment-config.ts'
 import { alarmDescriptions, tableStaleDescription } from './alarm-texts.ts'
 import * as windows from './alarm-windows.ts'
 import type { TablePlan } from './table-plan.ts'

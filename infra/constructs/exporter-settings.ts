@@ -20,7 +20,7 @@ export const BUNDLED_CA_CERTIFICATES = 'ca-certificates.pem'
 export const BUNDLED_EXPORT_CONFIG = 'export-config.json'
 
 /** The sections of the parsed configuration the function reads at run time. */
-export type RuntimeSections = Pick<ExportConfig, 'source' | 'tables' | 'export' | 'warehouse'>
+export type RuntimeSections = Pick<ExportConfig, 'source' | 'tables' | 'export' | 'limits' | 'warehouse'>
 
 /** What the function reads at run time (the bundled export-config.json). */
 export const runtimeConfig = (config: RuntimeSections, bundledCaCertificates: string | undefined) => ({
@@ -31,6 +31,7 @@ export const runtimeConfig = (config: RuntimeSections, bundledCaCertificates: st
   // A table's schedule and memory shape the stack, not the run.
   tables: config.tables.map(({ schedule: _schedule, memoryMb: _memoryMb, ...table }) => table),
   export: config.export,
+  limits: config.limits,
   warehouse: config.warehouse,
 })
 

@@ -4,7 +4,8 @@
  */
 import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
-import { ConfigError, type ConfigProblem, type ExportConfig } from '../../functions/export/index.ts'
+import { ConfigError, type ConfigProblem } from '../../functions/export/index.ts'
+import type { DeployConfig } from '../deployment-config.ts'
 import { tablePlanProblems } from './table-plan.ts'
 
 /** The exporter's own settings, beside what the configuration decides. */
@@ -35,7 +36,7 @@ const isFile = (path: string): boolean => {
  * The problems of a configuration that only deploying shows: the tables' schedules and memory, the schedule's
  * time zone, and the CA file to bundle (`caPath`, resolved against the project root).
  */
-export const deploymentProblems = (config: ExportConfig, caPath: string | undefined): ConfigProblem[] => {
+export const deploymentProblems = (config: DeployConfig, caPath: string | undefined): ConfigProblem[] => {
   const problems: ConfigProblem[] = [...tablePlanProblems(config)]
   const problem = (field: string, message: string) => problems.push({ field, message })
   const { schedule } = config.deployment
@@ -69,7 +70,7 @@ export const exporterProblems = (input: ExporterValidationInput): ConfigProblem[
 }
 
 /** Throws one ConfigError listing every problem of the configuration, so `cdk synth` names each field. */
-export const validateDeployment = (config: ExportConfig, caPath: string | undefined): void => {
+export const validateDeployment = (config: DeployConfig, caPath: string | undefined): void => {
   const problems = deploymentProblems(config, caPath)
   if (problems.length > 0) throw new ConfigError('stack settings', problems)
 }

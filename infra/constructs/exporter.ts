@@ -15,7 +15,8 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3'
 import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import { DEFAULT_SERVICE_NAME, type DeploymentConfig } from '../../functions/export/index.ts'
+import { DEFAULT_SERVICE_NAME } from '../../functions/export/index.ts'
+import type { DeploymentConfig } from '../deployment-config.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
@@ -28,7 +29,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export interface ExporterProps {
   /**
    * What the function reads at run time: the runtime sections of the parsed configuration (source, tables,
-   * export, warehouse), bundled as export-config.json. `export.concurrency` bounds the functions' concurrency
+   * export, limits, warehouse), bundled as export-config.json. `export.concurrency` bounds the functions' concurrency
    * together; `warehouse` scopes their rights; `source.caCertificatesFile` is bundled when set.
    */
   readonly runtime: settings.RuntimeSections

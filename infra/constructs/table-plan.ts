@@ -3,12 +3,8 @@
  * is counted in, and the memory of the function that runs it. Pure, and every problem is reported at once
  * naming the configuration field, so `cdk synth` fails before CloudFormation would.
  */
-import {
-  type ConfigProblem,
-  type ExportConfig,
-  scheduleExpressionProblems,
-  scheduleIntervalHours,
-} from '../../functions/export/index.ts'
+import { type ConfigProblem, scheduleExpressionProblems, scheduleIntervalHours } from '../../functions/export/index.ts'
+import type { DeployConfig } from '../deployment-config.ts'
 
 /** The first reason Scheduler would refuse the expression (the config schema reports them all). */
 const scheduleExpressionProblem = (expression: string): string | undefined => scheduleExpressionProblems(expression)[0]
@@ -28,7 +24,7 @@ export interface TablePlan {
 const lookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
 
 /** The plan of every table, in configuration order. */
-export const tablePlans = (config: ExportConfig): TablePlan[] => {
+export const tablePlans = (config: DeployConfig): TablePlan[] => {
   const fallback = config.deployment.schedule
   return config.tables.map((table) => {
     const own = table.schedule
@@ -51,7 +47,7 @@ export const memorySizes = (defaultMemoryMb: number, plans: readonly TablePlan[]
 ]
 
 /** Every problem with the tables' schedules and memory, one line each naming the field; empty when none. */
-export const tablePlanProblems = (config: ExportConfig): ConfigProblem[] => {
+export const tablePlanProblems = (config: DeployConfig): ConfigProblem[] => {
   const problems: ConfigProblem[] = []
   const defaultProblem = scheduleExpressionProblem(config.deployment.schedule.expression)
   if (defaultProblem !== undefined) problems.push({ field: 'deployment.schedule.expression', message: defaultProblem })

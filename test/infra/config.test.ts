@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { App } from 'aws-cdk-lib'
 import { afterAll, describe, expect, it } from 'vitest'
+import { parseExportConfig } from '../../functions/export/config.ts'
 import { ConfigError } from '../../functions/export/errors.ts'
 import { addExportStack, loadExportConfig } from '../../infra/app.ts'
+import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import {
   cdkContext,
   SAMPLE_CONFIG_FILE,
@@ -238,5 +240,32 @@ describe('several environments in one account', () => {
     expect(configError(() => addExportStack(app)).problems).toEqual([
       { field: 'config', message: expect.stringContaining('npx cdk deploy -c config=config/prod.json') },
     ])
+  })
+})
+
+describe('the runtime schema and the deployment schema that extends it', () => {
+  it('let the CLI and the function read the full file, typing only stackName of the deployment section', () => {
+    const input = sampleWith(deploymentWith({ stackName: 'InventoryExport-Prod', unknownKey: true }))
+    const runtime = parseExportConfig(input, 'runtime')
+    expect(runtime.warehouse.glueDatabase).toBe('inventory_export_prod')
+    expect(runtime.deployment.stackName).toBe('InventoryExport-Prod')
+    expect(runtime.deployment.lambda).toEqual((sampleConfigInput().deployment as { lambda: unknown }).lambda)
+  })
+
+  it('leave the deploy-only keys to synth, which rejects an unknown one with its path', () => {
+    const input = sampleWith(deploymentWith({ lambda: { memoryMb: 1769, timeoutSecs: 900 } }))
+    expect(() => parseExportConfig(input, 'runtime')).not.toThrow()
+    expect(configError(() => parseDeployConfig(input, 'stack')).problems).toEqual([
+      { field: 'deployment.lambda.timeoutSecs', message: expect.stringContaining('did you mean "timeoutSeconds"?') },
+    ])
+  })
+
+  it('still check the runtime sections strictly in both', () => {
+    const input = sampleWith({ limits: { maxColumn: 10 } })
+    for (const parse of [parseExportConfig, parseDeployConfig]) {
+      expect(configError(() => parse(input, 'either')).problems).toEqual([
+        { field: 'limits.maxColumn', message: expect.stringContaining('did you mean "maxColumns"?') },
+      ])
+    }
   })
 })

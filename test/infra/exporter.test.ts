@@ -5,10 +5,10 @@ import { App, Duration, Stack } from 'aws-cdk-lib'
 import { Match, Template } from 'aws-cdk-lib/assertions'
 import { Bucket } from 'aws-cdk-lib/aws-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
 import { LambdaEnvironment, METRICS_NAMESPACE } from '../../functions/export/constants.ts'
 import { parseLambdaSettings } from '../../functions/export/environment.ts'
 import { Exporter, type ExporterProps } from '../../infra/constructs/exporter.ts'
+import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import type { ExportStack } from '../../infra/export-stack.ts'
 import {
   cdkContext,
@@ -99,7 +99,7 @@ describe('the exporter built from the sample configuration', () => {
     )
     expect(variables[LambdaEnvironment.EXPORT_CONFIG_FILE]).toBe('export-config.json')
     const runtime = stack.exporter.runtimeConfig
-    expect(Object.keys(runtime)).toEqual(['source', 'tables', 'export', 'warehouse'])
+    expect(Object.keys(runtime)).toEqual(['source', 'tables', 'export', 'limits', 'warehouse'])
     expect(runtime.tables.map((t: { id: string; name: string }) => `${t.id}:${t.name}`)).toEqual([
       '1001:devices',
       '1002:installed_software',
@@ -222,8 +222,10 @@ describe('the exporter with 200 tables and source maps switched on', () => {
   beforeAll(() => {
     const input = sampleConfigInput() as {
       tables: unknown[]
+      limits?: Record<string, unknown>
       deployment: { lambda: Record<string, unknown>; athena: Record<string, unknown> }
     }
+    input.limits = { maxColumns: 300 }
     input.tables = Array.from({ length: 200 }, (_, i) => ({
       id: `${5000 + i}`,
       name: `inventory_table_number_${i}`,
@@ -255,6 +257,22 @@ describe('the exporter with 200 tables and source maps switched on', () => {
     })
     expect(settings.config.tables).toHaveLength(200)
     expect(settings.config.tables[199]).toMatchObject({ id: '5199', encoding: 'windows-1252', archiveRaw: true })
+  })
+
+  it('ships the configured limits, so the function does not run with the default ones', () => {
+    const shipped = JSON.parse(readFileSync(join(assetDir, 'export-config.json'), 'utf8'))
+    expect(shipped.limits).toEqual({
+      maxColumns: 300,
+      maxRecordBytes: 64 * 1024 * 1024,
+      maxFieldBytes: 16 * 1024 * 1024,
+    })
+    const settings = parseLambdaSettings({
+      EXPORT_CONFIG_FILE: 'export-config.json',
+      LAMBDA_TASK_ROOT: assetDir,
+      WAREHOUSE_BUCKET: 'acme-inventory-warehouse',
+      TOKEN_SECRET_ARN: SECRET_ARN,
+    })
+    expect(settings.config.limits.maxColumns).toBe(300)
   })
 
   it('ships the source map and enables it when the configuration asks for it', () => {
@@ -329,10 +347,10 @@ describe('the exporter on its own, given only its props', () => {
   const build = (props: Partial<ExporterProps> = {}) => {
     const app = new App({ context: { ...cdkContext(), ...SKIP_BUNDLING }, outdir: scratchDir() })
     const stack = new Stack(app, 'ExporterAlone', { env: { account: '123456789012', region: 'eu-west-1' } })
-    const config = parseExportConfig(sampleConfigInput(), 'test configuration')
-    const { source, tables, export: tuning, warehouse, deployment } = config
+    const config = parseDeployConfig(sampleConfigInput(), 'test configuration')
+    const { source, tables, export: tuning, limits, warehouse, deployment } = config
     const exporter = new Exporter(stack, 'Exporter', {
-      runtime: { source, tables, export: { ...tuning, concurrency: 3 }, warehouse },
+      runtime: { source, tables, export: { ...tuning, concurrency: 3 }, limits, warehouse },
       tables: [
         { name: 'devices', id: '1001', expression: 'rate(1 day)', timeZone: 'UTC', periodHours: 24, memoryMb: 1769 },
         { name: 'software', id: '1002', expression: 'rate(6 hours)', timeZone: 'UTC', periodHours: 6, memoryMb: 3538 },

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { App } from 'aws-cdk-lib'
 import { Template } from 'aws-cdk-lib/assertions'
 import { afterAll } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
+import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import { ExportStack } from '../../infra/export-stack.ts'
 
 export const PROJECT_ROOT = join(import.meta.dirname, '..', '..')
@@ -51,11 +51,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 /** A fresh folder for one synthesis, removed after the test file. */
 export const scratchDir = (): string => mkdtempSync(join(scratch, 'cdk.out-'))
 
-/** Parses `input` with the shared schema and synthesizes the stack with the cdk.json context. */
+/** Parses `input` with the stack's schema and synthesizes the stack with the cdk.json context. */
 export const synthesize = (input: unknown, options: SynthesizeOptions = {}): Synthesized => {
   const context = { ...cdkContext(), ...(options.bundle ? {} : SKIP_BUNDLING) }
   const app = new App({ context, outdir: options.outdir ?? scratchDir() })
-  const config = parseExportConfig(input, 'test configuration')
+  const config = parseDeployConfig(input, 'test configuration')
   const stack = new ExportStack(app, config.deployment.stackName, { config })
   return { app, stack, template: Template.fromStack(stack) }
 }

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { parseExportConfig } from '../../functions/export/config.ts'
 import { queryWarehouse, warehouseTables } from '../../functions/local/warehouse-sql.ts'
 import { namedQueries } from '../../infra/constructs/analyst-queries.ts'
+import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import { runExportInProcess, tempDir } from '../support/cli.ts'
 
 let warehouse: string
@@ -16,7 +16,7 @@ beforeAll(async () => {
 })
 
 const sample = async () =>
-  parseExportConfig(JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../config/sample.json'), 'utf8')))
+  parseDeployConfig(JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../config/sample.json'), 'utf8')))
 
 describe('the Athena named queries', () => {
   it("run over every demo table, and the sample configuration's own ones too", async () => {

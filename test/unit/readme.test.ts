@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { withFreshReference } from '../../functions/local/config-reference.ts'
+import { withFreshReference } from '../../infra/config-reference.ts'
 
 const readme = () => readFile(new URL('../../README.md', import.meta.url), 'utf8')
 const packageScripts = async () =>
