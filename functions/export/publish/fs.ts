@@ -66,7 +66,14 @@ export class FolderWarehouseStore implements WarehouseStore {
         return { bytes, location: target }
       },
       abort: async () => {
-        stream.destroy()
+        // A stream destroyed before its open() has finished still creates the file once the open lands: waiting
+        // for 'close' makes sure the file exists, or never will, before it is removed (a failure in the first
+        // milliseconds of a table left a .partial behind otherwise).
+        if (!stream.closed) {
+          const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()))
+          stream.destroy()
+          await closed
+        }
         await rm(temp, { force: true }).catch(() => undefined)
       },
     }

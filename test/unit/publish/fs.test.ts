@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { FolderWarehouseStore } from '../../../functions/export/publish/fs.ts'
@@ -26,6 +26,19 @@ describe('the folder store refuses a warehouse folder it cannot create', () => {
       code: 'PUBLISH_FAILED',
       message: expect.stringMatching(/the key \.\.\/outside\.json escapes the warehouse folder/),
     })
+  })
+})
+
+describe('an upload aborted at once', () => {
+  // A table that fails in its first milliseconds aborts an upload whose file is still being opened.
+  it('leaves no partial file behind, even before the file was opened', async () => {
+    const root = await tempDir('folder-store-')
+    const store = new FolderWarehouseStore(root)
+    const uploads = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.openUpload(`assets/dt=2026-03-14/part-${i}.parquet`)),
+    )
+    await Promise.all(uploads.map((upload) => upload.abort()))
+    expect(await readdir(path.join(root, '_tmp'))).toEqual([])
   })
 })
 
