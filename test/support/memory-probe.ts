@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DEMO_TOKEN } from '../../emulator/index.ts'
+import { NODE_RUNTIME_FLAGS } from '../../functions/export/constants.ts'
 import { tempDir } from './cli.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -17,7 +18,10 @@ export interface MemoryFigures {
   readonly threadHeapBytes: number
 }
 
-/** `npm start` against a stand-in in another process, with the memory probe preloaded. */
+/**
+ * `npm start` against a stand-in in another process, with the memory probe preloaded: with the V8 flags the npm
+ * scripts and the Lambda run the export with (NODE_RUNTIME_FLAGS), then `nodeFlags`.
+ */
 export const exportWithProbe = async (
   csvFile: string,
   nodeFlags: string[] = [],
@@ -34,6 +38,7 @@ export const exportWithProbe = async (
     const token = path.join(dir, 'token')
     await writeFile(token, DEMO_TOKEN)
     const args = [
+      ...NODE_RUNTIME_FLAGS,
       ...nodeFlags,
       '--import',
       path.join(ROOT, 'bench/report-rss.ts'),
