@@ -18,7 +18,7 @@ export interface BundleFigures {
   readonly coldImportMs: number
 }
 
-/** Builds the handler as the stack does; returns the bundle's path and the input files esbuild read. */
+/** Builds the handler as the stack does; returns the bundle's path and the input files with code in it. */
 export const buildBundle = async (repositoryRoot: string): Promise<{ outfile: string; inputs: string[] }> => {
   const options = bundlingOptions({ runtimeConfigJson: '{}' })
   const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
@@ -30,12 +30,16 @@ export const buildBundle = async (repositoryRoot: string): Promise<{ outfile: st
     platform: 'node',
     target: 'node24',
     format: 'esm',
+    // Without the stack's mainFields esbuild takes the SDK clients' CommonJS builds: twice the bytes, none
+    // tree-shaken, and a cold import twice as long as the shipped bundle's.
+    mainFields: options.mainFields,
     minify: options.minify ?? true,
     banner: { js: options.banner ?? '' },
     metafile: true,
     logLevel: 'silent',
   })
-  return { outfile, inputs: Object.keys(metafile.inputs) }
+  const bundled = Object.values(metafile.outputs)[0]!.inputs
+  return { outfile, inputs: Object.keys(bundled).filter((input) => bundled[input]!.bytesInOutput > 0) }
 }
 
 /**

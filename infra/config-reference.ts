@@ -4,7 +4,7 @@
  * `npm run docs` rewrites the block between the markers, and a test fails when it is stale.
  */
 import { readFile, writeFile } from 'node:fs/promises'
-import { z } from 'zod'
+import * as z from 'zod'
 import { InternalError } from '../functions/export/index.ts'
 import { DeployConfigSchema } from './deployment-config.ts'
 

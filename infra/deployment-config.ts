@@ -3,7 +3,7 @@
  * Athena, alarms, VPC, Lambda). It extends the runtime schema (functions/export/config.ts), whose `deployment`
  * holds only what the function and the CLI need, so synth checks every deploy-only key strictly.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import {
   ConfigError,
   configProblems,

@@ -4,7 +4,7 @@
  * Every default lives here; `parseExportConfig` turns unknown input into a readonly typed object or a
  * ConfigError whose message names each offending field.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
 import {
   COLUMN_TYPES,

@@ -1,17 +1,36 @@
-/** The Lambda bundle carries one copy of each package: two copies are two cold-start initialisations and drift. */
+/**
+ * The Lambda bundle carries one copy of each package (two copies are two cold-start initialisations and drift)
+ * and no more of each than the handler uses: what is bundled is compiled on every cold start.
+ */
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { buildBundle, duplicatePackages } from '../../bench/bundle.ts'
 
 const REPO = path.resolve(import.meta.dirname, '../..')
 
 describe('the Lambda bundle', () => {
-  it('bundles every package from one folder only', async () => {
-    const { inputs } = await buildBundle(REPO)
+  let inputs: string[] = []
+  beforeAll(async () => {
+    ;({ inputs } = await buildBundle(REPO))
+  }, 120_000)
 
+  it('bundles every package from one folder only', () => {
     expect(inputs.some((input) => input.includes('node_modules/@aws-lambda-powertools/metrics/'))).toBe(true)
     expect(Object.fromEntries(duplicatePackages(inputs))).toEqual({})
-  }, 120_000)
+  })
+
+  it("takes the AWS SDK clients' ES builds, as the stack's mainFields ask, so that unused commands are left out", () => {
+    const clients = inputs.filter((input) => /node_modules\/@aws-sdk\/client-[a-z-]+\/dist-/.test(input))
+
+    expect(clients.some((input) => input.includes('/client-glue/dist-es/'))).toBe(true)
+    expect(clients.filter((input) => input.includes('/dist-cjs/'))).toEqual([])
+  })
+
+  it("carries zod's English messages only, not its 60-odd locales (a namespace import lets esbuild drop them)", () => {
+    const locales = inputs.filter((input) => input.includes('node_modules/zod/v4/locales/'))
+
+    expect(locales).toEqual(['node_modules/zod/v4/locales/en.js'])
+  })
 
   it('tells a package bundled from two folders, scoped or not, as a duplicate', () => {
     const inputs = [
