@@ -10,6 +10,7 @@ import type { RunIdentity } from '../lineage.ts'
 import type { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import type { WritePlan } from '../schema/plan.ts'
+import type { BatchCopies } from './batch-copies.ts'
 import {
   type ChunkValues,
   misfitText,
@@ -30,12 +31,15 @@ export interface LineageSource {
 export class RowGroupEncoder {
   readonly #plan: WritePlan
   readonly #lineage: LineageSource
+  readonly #copies: BatchCopies
   readonly #batches: RecordBatch[] = []
   #rows = 0
 
-  constructor(plan: WritePlan, lineage: LineageSource) {
+  /** `copies` holds the group's batches; the group releases it once written. */
+  constructor(plan: WritePlan, lineage: LineageSource, copies: BatchCopies) {
     this.#plan = plan
     this.#lineage = lineage
+    this.#copies = copies
   }
 
   get rows(): number {
@@ -44,7 +48,7 @@ export class RowGroupEncoder {
 
   /** Keeps a copy of the batch (its buffers go back to the parser for reuse). */
   add(batch: RecordBatch): void {
-    this.#batches.push({ ...batch, bytes: batch.bytes.slice(), offsets: batch.offsets.slice() })
+    this.#batches.push(this.#copies.copy(batch))
     this.#rows += batch.rowCount
   }
 
@@ -70,6 +74,7 @@ export class RowGroupEncoder {
     builders.push(...lineageValues(firstRow, rows, sourceTableId, run, () => fingerprinter.fingerprints(batches, rows)))
     const bytes = file.writeRowGroup(builders, rows)
     this.#batches.length = 0
+    this.#copies.release()
     return bytes
   }
 }

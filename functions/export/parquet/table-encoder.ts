@@ -14,6 +14,7 @@ import type { RecordBatch } from '../normalize/record-batch.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
 import { planWrite, sameFileLayout, type WritePlan } from '../schema/plan.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
+import { BatchCopies } from './batch-copies.ts'
 import { ParquetFileEncoder } from './encode.ts'
 import { type LineageSource, RowGroupEncoder } from './row-group.ts'
 
@@ -68,6 +69,7 @@ export class TableEncoder {
   readonly #inferrer: ColumnTypeInferrer
   readonly #spool: BatchSpool
   readonly #lineage: LineageSource
+  readonly #copies = new BatchCopies()
   /** The plan the file is being written with, and the inferrer's revision it was made at. */
   #plan: WritePlan | undefined
   #planRevision = -1
@@ -113,6 +115,7 @@ export class TableEncoder {
         this.#deferred = true
         this.#file = undefined
         this.#group = undefined
+        this.#copies.release()
         this.#groupBytes = 0
         return
       }
@@ -143,7 +146,7 @@ export class TableEncoder {
   }
 
   #encode(batch: RecordBatch, plan: WritePlan): void {
-    this.#group ??= new RowGroupEncoder(plan, this.#lineage)
+    this.#group ??= new RowGroupEncoder(plan, this.#lineage, this.#copies)
     this.#group.add(batch)
     this.#groupBytes += batch.bytes.length
     if (this.#group.rows >= this.#limits.maxRows || this.#groupBytes >= this.#limits.maxBytes) this.#closeGroup()

@@ -1,0 +1,45 @@
+/**
+ * The row groups' batch copies: each copy reads as the batch did even after the parser reuses the batch's buffers,
+ * and the memory they take stays that of the largest group, however many groups a table has.
+ */
+import { describe, expect, it } from 'vitest'
+import { rowsAsText } from '../../../functions/export/normalize/record-batch.ts'
+import { BatchCopies } from '../../../functions/export/parquet/batch-copies.ts'
+import { batchesOf } from '../../support/encoder.ts'
+
+const records = (group: number, rows: number) =>
+  Array.from({ length: rows }, (_, i) => [`g${group}-r${i}`, i % 3 === 0 ? '' : `${'x'.repeat(i % 40)}é`])
+
+describe('batch copies', () => {
+  it('keeps each copy as the batch was after the batch’s own buffers are overwritten', () => {
+    const copies = new BatchCopies()
+    const batches = batchesOf(records(0, 50), 2, 7)
+    const copied = batches.map((batch) => copies.copy(batch))
+    const expected = batches.map(rowsAsText)
+    for (const batch of batches) {
+      batch.bytes.fill(0x21)
+      batch.offsets.fill(0)
+    }
+    expect(copied.map(rowsAsText)).toEqual(expected)
+    expect(copied.map((c) => c.firstRow)).toEqual(batches.map((b) => b.firstRow))
+  })
+
+  it('keeps every copy of a group that outgrows its buffers', () => {
+    const copies = new BatchCopies()
+    const wide = [Array.from({ length: 3 }, (_, i) => String(i).repeat(700_000))]
+    const batches = [...batchesOf(records(0, 10), 3, 4), ...batchesOf(wide, 3, 1), ...batchesOf(records(1, 10), 3, 4)]
+    const copied = batches.map((batch) => copies.copy(batch))
+    expect(copied.map(rowsAsText)).toEqual(batches.map(rowsAsText))
+  })
+
+  it('takes no more memory after a thousand row groups than after the first', () => {
+    const copies = new BatchCopies()
+    const capacities: number[] = []
+    for (let group = 0; group < 1000; group++) {
+      for (const batch of batchesOf(records(group, 200), 2, 64)) copies.copy(batch)
+      copies.release()
+      capacities.push(copies.capacityBytes)
+    }
+    expect(new Set(capacities)).toEqual(new Set([capacities[0]]))
+  })
+})
