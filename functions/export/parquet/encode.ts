@@ -5,14 +5,14 @@
  * (see table-encoder.ts).
  */
 import zlib from 'node:zlib'
-import type { ColumnChunk, FileMetaData, RowGroup, SchemaElement } from 'hyparquet'
+import type { ColumnChunk, SchemaElement } from 'hyparquet'
 import { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
-import { writeMetadata } from 'hyparquet-writer/src/metadata.js'
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
 import type { ColumnType } from '../constants.ts'
 import { InternalError } from '../errors.ts'
 import type { ChunkValues } from './chunk-values.ts'
 import { type PageCodec, writeColumnChunk } from './column-chunk.ts'
+import { FooterMetadata } from './footer.ts'
 
 export interface ParquetColumn {
   readonly name: string
@@ -52,12 +52,13 @@ export class ParquetFileEncoder {
   readonly #schema: SchemaElement[]
   readonly #keyValueMetadata: Record<string, string>
   readonly #buffer = new ByteWriter(1024 * 1024)
-  readonly #rowGroups: RowGroup[] = []
+  readonly #footer: FooterMetadata
   #rows = 0
 
   constructor(columns: readonly ParquetColumn[], keyValueMetadata: Record<string, string> = {}) {
     this.#columns = columns
     this.#schema = parquetSchema(columns)
+    this.#footer = new FooterMetadata(this.#schema)
     this.#keyValueMetadata = keyValueMetadata
   }
 
@@ -93,7 +94,7 @@ export class ParquetFileEncoder {
       uncompressed += chunk.meta_data!.total_uncompressed_size
       chunks.push(chunk)
     })
-    this.#rowGroups.push({
+    this.#footer.addRowGroup({
       columns: chunks,
       total_byte_size: uncompressed,
       num_rows: BigInt(rowCount),
@@ -106,15 +107,12 @@ export class ParquetFileEncoder {
 
   /** The footer: metadata, its length and the magic number. */
   finish(): Uint8Array {
-    const metadata: Omit<FileMetaData, 'metadata_length'> = {
+    this.#footer.write(this.#buffer, {
       version: 1,
       created_by: 'inventory-athena-export',
-      schema: this.#schema,
       num_rows: BigInt(this.#rows),
-      row_groups: this.#rowGroups,
       key_value_metadata: Object.entries(this.#keyValueMetadata).map(([key, value]) => ({ key, value })),
-    }
-    writeMetadata(this.#buffer, metadata as FileMetaData)
+    })
     this.#buffer.appendUint32(MAGIC)
     return this.#take()
   }
