@@ -30,10 +30,14 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
       expect(figures[key].peakRssMiB).toBeGreaterThan(0)
     }
     expect(figures.export.outputBytes).toBeGreaterThan(0)
+    // A distinct 8-byte hash per row: random bits, so close to 8 bytes a row however it is encoded.
+    expect(figures.export.fingerprintBytes).toBeGreaterThan(8 * figures.input.rows * 0.9)
+    expect(figures.export.fingerprintBytes).toBeLessThan(figures.export.outputBytes)
     expect(figures.ratios).toEqual({
       exportVsParse: expect.any(Number),
       exportVsDuckdb1: expect.any(Number),
       outputVsDuckdb: expect.any(Number),
+      outputWithoutFingerprintVsDuckdb: expect.any(Number),
     })
     expect(figures.input.dataset).toBe('devices')
     expect(figures.costPerGbUsd.mb3538).toBeGreaterThan(0)

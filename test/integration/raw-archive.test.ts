@@ -4,6 +4,7 @@ import path from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { archiveSource, FolderWarehouseStore, parseExportConfig } from '../../functions/export/index.ts'
 import type { RunRecord } from '../../functions/export/run-record.ts'
 import { runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { query } from '../support/duckdb.ts'
@@ -121,5 +122,24 @@ describe('the raw archive', () => {
     expect(result.stderr).toContain(
       'users: FAILED [RAW_ARCHIVE_MISSING] table 1003: there is no raw archive _raw/users/dt=2026-04-02/body.csv.gz',
     )
+  })
+
+  it('stops reading the archive, delivering nothing more, when the export path cancels it', async () => {
+    const [users] = parseExportConfig({
+      source: { baseUrl: emulator.baseUrl },
+      tables: [{ id: '1003', name: 'users' }],
+    }).tables
+    const bytes = await archiveSource(new FolderWarehouseStore(out)).open(users!, {
+      exportDate: '2026-04-01',
+      attempt: 1,
+    })
+    bytes.cancel()
+
+    const read: Buffer[] = []
+    const reading = (async () => {
+      for await (const chunk of bytes.body) read.push(chunk)
+    })()
+    await expect(reading).rejects.toThrow(/premature close/i)
+    expect(read).toEqual([])
   })
 })

@@ -296,7 +296,17 @@ async function* inOrder(setup: Ordering): AsyncGenerator<RecordBatch> {
     for (;;) {
       await fill()
       const slot = queue.shift()
-      if (slot === undefined) return
+      if (slot === undefined) {
+        // The last chunk was cut before the body was known to end, so it was parsed as not the last, and it left
+        // a record open: from a verified start, that is the body's last record, whole or malformed.
+        if (carry !== undefined) {
+          const bytes = carry
+          carry = undefined
+          const start = { ...position, header: false, last: true }
+          yield* accept(await parseSegment(bytes, segment, start, builder), position, bytes)
+        }
+        return
+      }
       if ('rest' in slot) {
         yield* restOfBody(carry, slot.rest, segment, position, builder, setup.warn)
         return

@@ -72,14 +72,6 @@ export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMe
   availableVcpus(cores, lambdaMemoryMb) >= 1.5
 
 /**
- * Parsing on every core is off: its property test found a malformed body (a quote never closed, carried from one
- * chunk to the next) that the parallel parse passes with rows missing where the serial parse fails the table. It
- * stays reachable only through an explicit `{ workers, chunkBytes }` (tests, `bench/parse-modes.ts`) until that
- * is fixed; see test/unit/csv/chunks.test.ts.
- */
-export const PARALLEL_PARSE_ENABLED = false
-
-/**
  * vCPUs from which parsing on every core pays. Chunking, verifying and one more thread cost about a quarter more
  * CPU than the one parse thread (measured, see the README's Performance section), so on two vCPUs both cores are
  * kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its own.
@@ -109,7 +101,7 @@ export const openParsedTable = async (
   if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread(undefined, lambdaMemoryMb))) {
     return parseInline(source, options)
   }
-  const workers = thread === 'auto' && PARALLEL_PARSE_ENABLED ? parallelWorkers(undefined, lambdaMemoryMb) : 0
+  const workers = thread === 'auto' ? parallelWorkers(undefined, lambdaMemoryMb) : 0
   const iterator = source[Symbol.asyncIterator]()
   const head: Buffer[] = []
   let size = 0

@@ -29,7 +29,8 @@ export const archiveSource = (store: WarehouseStore): TableSource => ({
         yield chunk
       }
     }
-    return { body: counted(), received: () => received, cancel: () => undefined, archive: false }
+    // Destroying the gunzip side destroys the read under it (they are one pipeline): the file or S3 stream closes.
+    return { body: counted(), received: () => received, cancel: () => body.destroy(), archive: false }
   },
 })
 

@@ -63,7 +63,7 @@ export const readRawArchive = async (
   table: string,
   exportDate: string,
   format: TableFormatName = 'csv',
-): Promise<AsyncIterable<Buffer> | undefined> => {
+): Promise<Readable | undefined> => {
   const compressed = await store.readObject(rawArchiveKey(table, exportDate, format))
   if (compressed === undefined) return undefined
   const gunzip = createGunzip()

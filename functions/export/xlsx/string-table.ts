@@ -8,6 +8,7 @@
  * the hit rate high while memory stays fixed whatever the table's size.
  */
 import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { InternalError } from '../errors.ts'
 
 /** Text held in memory before the table spills to disk. */
 export const DEFAULT_MEMORY_BYTES = 16 * 1024 * 1024
@@ -142,8 +143,8 @@ class SpilledStrings {
   }
 
   finish(): void {
-    this.#text.flush()
-    this.#ends.flush()
+    this.#text.seal()
+    this.#ends.seal()
     this.#textCache = new BlockCache(this.#text.descriptor, CACHED_TEXT_BLOCKS)
     this.#endCache = new BlockCache(this.#ends.descriptor, CACHED_END_BLOCKS)
   }
@@ -168,7 +169,8 @@ class SpilledStrings {
 class SpillFile {
   readonly descriptor: number
   readonly #path: string
-  readonly #buffer = Buffer.allocUnsafe(1024 * 1024)
+  /** Dropped once the file is written whole (`seal`): two spill files would otherwise hold 2 MiB for the read. */
+  #buffer: Buffer | undefined = Buffer.allocUnsafe(1024 * 1024)
   #buffered = 0
   #closed = false
 
@@ -178,27 +180,40 @@ class SpillFile {
   }
 
   append(bytes: Uint8Array): void {
-    if (this.#buffered + bytes.length > this.#buffer.length) this.flush()
-    if (bytes.length > this.#buffer.length) {
+    const buffer = this.#writable()
+    if (this.#buffered + bytes.length > buffer.length) this.flush()
+    if (bytes.length > buffer.length) {
       writeAll(this.descriptor, bytes)
       return
     }
-    this.#buffer.set(bytes, this.#buffered)
+    buffer.set(bytes, this.#buffered)
     this.#buffered += bytes.length
   }
 
   /** Appends `text` as UTF-8; returns its byte length. */
   appendText(text: string): number {
+    const buffer = this.#writable()
     const length = Buffer.byteLength(text, 'utf8')
-    if (this.#buffered + length > this.#buffer.length) this.flush()
-    if (length > this.#buffer.length) writeAll(this.descriptor, Buffer.from(text, 'utf8'))
-    else this.#buffered += this.#buffer.write(text, this.#buffered, 'utf8')
+    if (this.#buffered + length > buffer.length) this.flush()
+    if (length > buffer.length) writeAll(this.descriptor, Buffer.from(text, 'utf8'))
+    else this.#buffered += buffer.write(text, this.#buffered, 'utf8')
     return length
   }
 
   flush(): void {
-    writeAll(this.descriptor, this.#buffer.subarray(0, this.#buffered))
+    if (this.#buffer) writeAll(this.descriptor, this.#buffer.subarray(0, this.#buffered))
     this.#buffered = 0
+  }
+
+  /** Writes what is buffered and frees the buffer: the file is read from now on, never appended to. */
+  seal(): void {
+    this.flush()
+    this.#buffer = undefined
+  }
+
+  #writable(): Buffer {
+    if (this.#buffer === undefined) throw new InternalError({ reason: 'a sealed spill file was appended to' })
+    return this.#buffer
   }
 
   close(): void {
