@@ -16,7 +16,7 @@ import { checkGuards, guardSettings, nextBaseline } from './guards/guards.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from './lineage.ts'
 import { nameColumns } from './normalize/columns.ts'
 import type { BatchLimits } from './normalize/record-batch.ts'
-import { type KeyReport, keyWarnings, openKeyCounter } from './normalize/row-key.ts'
+import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from './normalize/row-key.ts'
 import { type RowGroupLimits, TableEncoder } from './parquet/table-encoder.ts'
 import { ParquetUpload } from './parquet/write-object.ts'
 import type { WarehouseStore } from './publish/store.ts'
@@ -27,7 +27,7 @@ import { readTableSchema, registerTableSchema } from './schema/registry.ts'
 import type { TableSchema } from './schema/table-schema.ts'
 import { openRawArchive, type RawArchiveWriter } from './source/raw-archive.ts'
 import type { TableBytes, TableSource } from './source/table-source.ts'
-import { newSpoolFile, SpoolKind } from './spool-files.ts'
+import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from './spool-files.ts'
 
 export { LINEAGE_COLUMNS, type RunIdentity, type TableCatalog }
 
@@ -131,6 +131,7 @@ export const landTable = async (
   let spoolPath: string | undefined
   let read: TableRead | undefined
   let encoder: TableEncoder | undefined
+  let keys: KeyCounter | undefined
   const raw = source.archive
     ? await openRawArchive(context.store, table.name, context.run.exportDate, table.format)
     : undefined
@@ -143,15 +144,16 @@ export const landTable = async (
     const parsed = read.records
     const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
     const previous = await readTableSchema(context.store, table.name)
-    const keys =
+    spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
+    keys =
       table.key &&
       openKeyCounter(
         table.id,
         table.key,
         named.map((c) => c.name),
         previous?.columns.map((c) => c.name) ?? [],
+        `${spoolPath}${KEYS_SPILL_SUFFIX}`,
       )
-    spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     encoder = new TableEncoder(
       {
         tableId: table.id,
@@ -229,6 +231,7 @@ export const landTable = async (
   } finally {
     source.cancel()
     encoder?.close()
+    keys?.close()
     if (spoolPath !== undefined) await rm(spoolPath, { force: true })
     await read?.records.close()
     await upload.abort()

@@ -28,6 +28,7 @@ const CORE = [
   'make-folder.ts',
   'run-record.ts',
   'schedule.ts',
+  'spill-file.ts',
   'spool-files.ts',
   'stack-names.ts',
   'thread-errors.ts',

@@ -28,10 +28,14 @@ describe('the spool sweep', () => {
     // A workbook's shared strings spilled beside it (xlsx/string-table.ts).
     const deadStrings = await touch(folder, `${deadWorkbook}.strings`)
     const deadEnds = await touch(folder, `${deadWorkbook}.ends`)
+    // A table's key hashes spilled beside its batches spool (normalize/row-key.ts).
+    const deadKeys = await touch(folder, `${dead}.keys`)
     const live = await touch(folder, spoolName(process.ppid))
     const foreign = await touch(folder, 'notes.txt')
 
-    expect((await sweepDeadSpoolFiles(folder)).sort()).toEqual([dead, deadWorkbook, deadStrings, deadEnds].sort())
+    expect((await sweepDeadSpoolFiles(folder)).sort()).toEqual(
+      [dead, deadWorkbook, deadStrings, deadEnds, deadKeys].sort(),
+    )
     expect((await readdir(folder)).sort()).toEqual([foreign, live, own].sort())
   })
 

@@ -7,8 +7,8 @@
  * appearance, so the rows being read mostly touch the newest blocks and a few hot early ones: the cache keeps
  * the hit rate high while memory stays fixed whatever the table's size.
  */
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
-import { InternalError } from '../errors.ts'
+import { readSync } from 'node:fs'
+import { SpillFile } from '../spill-file.ts'
 
 /** Text held in memory before the table spills to disk. */
 export const DEFAULT_MEMORY_BYTES = 16 * 1024 * 1024
@@ -163,69 +163,6 @@ class SpilledStrings {
     this.#text.close()
     this.#ends.close()
   }
-}
-
-/** A file written through a 1 MiB buffer and removed on close. */
-class SpillFile {
-  readonly descriptor: number
-  readonly #path: string
-  /** Dropped once the file is written whole (`seal`): two spill files would otherwise hold 2 MiB for the read. */
-  #buffer: Buffer | undefined = Buffer.allocUnsafe(1024 * 1024)
-  #buffered = 0
-  #closed = false
-
-  constructor(path: string) {
-    this.#path = path
-    this.descriptor = openSync(path, 'wx+')
-  }
-
-  append(bytes: Uint8Array): void {
-    const buffer = this.#writable()
-    if (this.#buffered + bytes.length > buffer.length) this.flush()
-    if (bytes.length > buffer.length) {
-      writeAll(this.descriptor, bytes)
-      return
-    }
-    buffer.set(bytes, this.#buffered)
-    this.#buffered += bytes.length
-  }
-
-  /** Appends `text` as UTF-8; returns its byte length. */
-  appendText(text: string): number {
-    const buffer = this.#writable()
-    const length = Buffer.byteLength(text, 'utf8')
-    if (this.#buffered + length > buffer.length) this.flush()
-    if (length > buffer.length) writeAll(this.descriptor, Buffer.from(text, 'utf8'))
-    else this.#buffered += buffer.write(text, this.#buffered, 'utf8')
-    return length
-  }
-
-  flush(): void {
-    if (this.#buffer) writeAll(this.descriptor, this.#buffer.subarray(0, this.#buffered))
-    this.#buffered = 0
-  }
-
-  /** Writes what is buffered and frees the buffer: the file is read from now on, never appended to. */
-  seal(): void {
-    this.flush()
-    this.#buffer = undefined
-  }
-
-  #writable(): Buffer {
-    if (this.#buffer === undefined) throw new InternalError({ reason: 'a sealed spill file was appended to' })
-    return this.#buffer
-  }
-
-  close(): void {
-    if (this.#closed) return
-    this.#closed = true
-    closeSync(this.descriptor)
-    rmSync(this.#path, { force: true })
-  }
-}
-
-const writeAll = (descriptor: number, bytes: Uint8Array): void => {
-  for (let at = 0; at < bytes.length; ) at += writeSync(descriptor, bytes, at)
 }
 
 /**
