@@ -12,6 +12,11 @@
 import { hash } from 'node:crypto'
 import type { RecordBatch } from './record-batch.ts'
 
+/** A BigInt64Array holds its values in the platform's byte order; the two 32-bit halves are written through it. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+const HIGH_HALF = LITTLE_ENDIAN ? 4 : 0
+const LOW_HALF = 4 - HIGH_HALF
+
 export class RowFingerprinter {
   /** CSV column indices in the order of their names. */
   readonly #order: readonly number[]
@@ -30,14 +35,22 @@ export class RowFingerprinter {
   /** The fingerprints of every row of `batches`, in order. */
   fingerprints(batches: readonly RecordBatch[], rows: number): BigInt64Array {
     const out = new BigInt64Array(rows)
-    let row = 0
+    const halves = new DataView(out.buffer)
+    let at = 0
     for (const batch of batches) {
-      for (let r = 0; r < batch.rowCount; r++) out[row++] = this.#rowFingerprint(batch, r)
+      for (let r = 0; r < batch.rowCount; r++, at += 8) {
+        // The digest as a Latin-1 string (a character per byte) rather than a Buffer, and no BigInt made per row:
+        // allocating the Buffer and reading a BigInt from it cost more than hashing a row (1.6 against 0.3 µs).
+        const digest = hash('sha256', this.#rowInput(batch, r), 'latin1')
+        halves.setInt32(at + HIGH_HALF, wordAt(digest, 0), LITTLE_ENDIAN)
+        halves.setInt32(at + LOW_HALF, wordAt(digest, 4), LITTLE_ENDIAN)
+      }
     }
     return out
   }
 
-  #rowFingerprint({ bytes, offsets, columnCount }: RecordBatch, row: number): bigint {
+  /** The hash input of one row (a view on a buffer reused from row to row). */
+  #rowInput({ bytes, offsets, columnCount }: RecordBatch, row: number): Buffer {
     const first = row * columnCount
     let size = 0
     for (let i = 0; i < this.#order.length; i++) {
@@ -62,6 +75,13 @@ export class RowFingerprinter {
         at += length
       } else for (let b = 0; b < length; b++) input[at++] = bytes[start + b]!
     }
-    return hash('sha256', input.subarray(0, at), 'buffer').readBigInt64BE(0)
+    return input.subarray(0, at)
   }
 }
+
+/** The big-endian 32-bit word at `at` of a byte string. */
+const wordAt = (bytes: string, at: number): number =>
+  (bytes.charCodeAt(at) << 24) |
+  (bytes.charCodeAt(at + 1) << 16) |
+  (bytes.charCodeAt(at + 2) << 8) |
+  bytes.charCodeAt(at + 3)

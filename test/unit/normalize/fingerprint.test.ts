@@ -67,4 +67,12 @@ describe('RowFingerprinter', () => {
     const all = [...fingerprinter.fingerprints([batchOf([['1'], ['2']]), batchOf([['3']])], 3)]
     expect(all).toEqual([documented({ id: '1' }), documented({ id: '2' }), documented({ id: '3' })])
   })
+
+  it('agrees with the documented hash on a thousand rows, as many negative as positive', () => {
+    const records = Array.from({ length: 1000 }, (_, i) => [`device-${i}`, i % 3 === 0 ? '' : `owner ${i * 7919}`])
+    const all = fingerprintsOf(['device_id', 'owner'], records)
+    expect(all).toEqual(records.map(([device_id, owner]) => documented({ device_id: device_id!, owner: owner! })))
+    expect(all.filter((value) => value < 0n).length).toBeGreaterThan(400)
+    expect(all.filter((value) => value > 0n).length).toBeGreaterThan(400)
+  })
 })
