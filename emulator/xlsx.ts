@@ -6,7 +6,6 @@
 import { EventEmitter, once } from 'node:events'
 import { PassThrough } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import ExcelJS from 'exceljs'
 import type { Row } from './tables.ts'
 
 export const XLSX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
@@ -111,6 +110,8 @@ const escapeText = (text: string): string =>
 /** The workbook as chunks: the header row, then every row with typed cells (null as an empty cell). */
 export async function* xlsxChunks(title: string, records: Iterable<Row>): AsyncGenerator<Uint8Array> {
   const output = new PassThrough({ highWaterMark: OUTPUT_HIGH_WATER_MARK })
+  // Loaded on first use: a stand-in serving CSV only (npm start's demo) would otherwise carry exceljs' 36 MiB.
+  const { default: ExcelJS } = await import('exceljs')
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: output, useStyles: true, useSharedStrings: true })
   workbook.created = WORKBOOK_DATE
   workbook.modified = WORKBOOK_DATE

@@ -18,10 +18,11 @@ import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from './publish/s3.ts'
 import { type RunDependencies, type RunOptions, runExport } from './run.ts'
 import { type RunRecord, runRecordKey } from './run-record.ts'
-import { applySecretBaseUrl, TokenSecretReader } from './secrets.ts'
+import { TokenSecretReader } from './secrets.ts'
 import { archiveSource } from './source/archive-source.ts'
 import { readCaCertificates } from './source/ca-certificates.ts'
 import { serviceSource } from './source/service-source.ts'
+import { applySecretBaseUrl } from './token.ts'
 import { startWatchdog } from './watchdog.ts'
 
 /** What a manual invocation or the schedule's input may say; every field optional (README: "The Lambda event"). */

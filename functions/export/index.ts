@@ -5,7 +5,7 @@
  */
 
 export { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from './catalog/athena.ts'
-export { assertGlueAccepts, glueTableInputs } from './catalog/glue.ts'
+export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
 // The vocabulary every side shares: configuration, constants, coded errors.
 export * from './config.ts'
@@ -24,7 +24,6 @@ export type { RunRecord, TableOutcome } from './run-record.ts'
 export { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 // The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.
 export { readTableSchema } from './schema/registry.ts'
-export { checkTokenCharacters } from './secrets.ts'
 export { archiveSource } from './source/archive-source.ts'
 export { readCaCertificates } from './source/ca-certificates.ts'
 export { serviceSource } from './source/service-source.ts'
@@ -33,3 +32,4 @@ export { DEFAULT_STACK_NAME, stackResourceNames } from './stack-names.ts'
 export type { TableProgress } from './table-export.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './table-preview.ts'
 export type { RetryEvent, RunTelemetry } from './telemetry.ts'
+export { checkTokenCharacters } from './token.ts'

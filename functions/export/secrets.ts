@@ -2,22 +2,16 @@
  * The API token from Secrets Manager, through Powertools Parameters: fetched on first use, then served from
  * memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
  * The secret is the plain token, or JSON `{"token": "...", "baseUrl": "..."}`. Its value is never logged and
- * never put in an error message.
+ * never put in an error message. What the value must hold is token.ts's.
  */
 
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets'
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { type ExportConfig, SourceConfigSchema } from './config.ts'
-import { ConfigError, TokenUnavailableError } from './errors.ts'
+import { TokenUnavailableError } from './errors.ts'
+import { parseTokenSecret, type TokenSecret } from './token.ts'
 
 /** How long a fetched secret is reused before Secrets Manager is asked again. */
 export const TOKEN_CACHE_SECONDS = 300
-
-export interface TokenSecret {
-  readonly token: string
-  /** Overrides `source.baseUrl` of the configuration when present. */
-  readonly baseUrl?: string
-}
 
 /** Reads one secret, cached per container for `maxAgeSeconds`. */
 export class TokenSecretReader {
@@ -50,57 +44,4 @@ const whyUnreadable = (error: unknown): string => {
   if (name === 'AccessDeniedException') return 'the function may not read it (AccessDeniedException)'
   if (name === 'DecryptionFailure') return 'its KMS key cannot decrypt it (DecryptionFailure)'
   return `Secrets Manager failed (${name})`
-}
-
-/** What an HTTP header value may not hold: control characters (tab aside), DEL and anything past Latin-1. */
-const ILLEGAL_HEADER_CHARACTER = /[^\t\x20-\x7e\x80-\xff]/
-
-/**
- * The token, unless it cannot be sent as the `token` header: such a token would fail every request the same way,
- * so it is a configuration error at start, not a retried network failure. Only the position is named, never the token.
- */
-export const checkTokenCharacters = (token: string, source: string): string => {
-  const at = token.search(ILLEGAL_HEADER_CHARACTER)
-  if (at >= 0) {
-    throw new TokenUnavailableError(
-      `${source}: character ${at + 1} of the token cannot be sent in an HTTP header (a line break or control character)`,
-    )
-  }
-  return token
-}
-
-/** The token (and optional base URL) from a secret's value; `source` names the secret in errors. */
-export const parseTokenSecret = (value: string | Uint8Array, source: string): TokenSecret => {
-  const text = (typeof value === 'string' ? value : Buffer.from(value).toString('utf8')).trim()
-  if (text === '') throw new TokenUnavailableError(`${source}: it is empty`)
-  if (!text.startsWith('{')) return { token: checkTokenCharacters(text, source) }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    // The parser's message quotes the input, which is the secret: leave it out.
-    throw new TokenUnavailableError(`${source}: it starts with "{" but is not valid JSON`)
-  }
-  const { token, baseUrl } = (parsed ?? {}) as { token?: unknown; baseUrl?: unknown }
-  if (typeof token !== 'string' || token.trim() === '') {
-    throw new TokenUnavailableError(`${source}: its JSON has no non-empty "token" string`)
-  }
-  if (baseUrl !== undefined && typeof baseUrl !== 'string') {
-    throw new TokenUnavailableError(`${source}: its "baseUrl" is not a string`)
-  }
-  const checked = checkTokenCharacters(token.trim(), source)
-  return baseUrl === undefined ? { token: checked } : { token: checked, baseUrl }
-}
-
-/** The configuration with the secret's base URL, validated by the same schema as the configuration's own. */
-export const applySecretBaseUrl = (config: ExportConfig, secret: TokenSecret): ExportConfig => {
-  if (secret.baseUrl === undefined) return config
-  const result = SourceConfigSchema.safeParse({ ...config.source, baseUrl: secret.baseUrl })
-  if (!result.success) {
-    throw new ConfigError(
-      'baseUrl in the token secret',
-      result.error.issues.map((issue) => ({ field: issue.path.join('.') || 'baseUrl', message: issue.message })),
-    )
-  }
-  return Object.freeze({ ...config, source: Object.freeze(result.data) })
 }

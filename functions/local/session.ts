@@ -4,7 +4,7 @@
  */
 import { type ExportConfig, parseExportConfig, readCaCertificates } from '../export/index.ts'
 import { type ExportCommand, readToken } from './args.ts'
-import { type DemoService, startDemoService } from './demo.ts'
+import type { DemoService } from './demo.ts'
 
 export interface ServiceSession {
   readonly config: ExportConfig
@@ -20,7 +20,8 @@ export const withServiceSession = async <T>(
   command: ExportCommand,
   work: (session: ServiceSession) => Promise<T>,
 ): Promise<T> => {
-  const demo = command.demo ? await startDemoService(command.exportDate) : undefined
+  // The stand-in is loaded only for the demo: an export from a real service does not carry its code.
+  const demo = command.demo ? await (await import('./demo.ts')).startDemoService(command.exportDate) : undefined
   try {
     const format = command.tableFormat
     const demoInput = demo && {

@@ -3,7 +3,7 @@
  * views. Every run reads what Glue holds (one GetTable per table and view) and creates or updates whatever differs
  * from the definition the registry implies, so a deleted table, a replaced database or a reused bucket heals on
  * the next run, and an unchanged table costs reads only. Views are stored the way Athena stores its own
- * (`presto_view`), so Athena shows and runs them as usual.
+ * (`presto_view`), so Athena shows and runs them as usual. The inputs themselves are glue-inputs.ts's.
  */
 import {
   type Column,
@@ -15,72 +15,9 @@ import {
   type TableInput,
   UpdateTableCommand,
 } from '@aws-sdk/client-glue'
-import type { ColumnType } from '../constants.ts'
-import { InternalError } from '../errors.ts'
-import {
-  type AthenaTableDefinition,
-  athenaTableDefinition,
-  type CatalogColumn,
-  type CatalogView,
-  PARQUET_FORMAT,
-  tableViews,
-} from './athena.ts'
-import { glueTableInputProblems } from './glue-rules.ts'
-import { encodePrestoView, type PrestoView, VIEW_TYPES } from './presto-view.ts'
+import { type AthenaTableDefinition, athenaTableDefinition } from './athena.ts'
+import { assertGlueAccepts, glueTableInputs } from './glue-inputs.ts'
 import type { TableCatalog } from './table-catalog.ts'
-
-const glueColumn = (column: CatalogColumn): Column =>
-  column.comment === undefined
-    ? { Name: column.name, Type: column.type }
-    : { Name: column.name, Type: column.type, Comment: column.comment }
-
-export const glueTableInput = (definition: AthenaTableDefinition): TableInput => ({
-  Name: definition.table,
-  TableType: 'EXTERNAL_TABLE',
-  Parameters: { ...definition.parameters },
-  PartitionKeys: [glueColumn(definition.partitionKey)],
-  StorageDescriptor: {
-    Columns: definition.columns.map(glueColumn),
-    Location: definition.location,
-    InputFormat: PARQUET_FORMAT.inputFormat,
-    OutputFormat: PARQUET_FORMAT.outputFormat,
-    SerdeInfo: { SerializationLibrary: PARQUET_FORMAT.serde, Parameters: { 'serialization.format': '1' } },
-  },
-})
-
-export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogView): TableInput => {
-  const prestoView: PrestoView = {
-    originalSql: view.sql,
-    catalog: 'awsdatacatalog',
-    schema: definition.database,
-    columns: view.columns.map((c) => ({ name: c.name, type: VIEW_TYPES[c.type as ColumnType] ?? 'varchar' })),
-  }
-  return {
-    Name: view.name,
-    TableType: 'VIRTUAL_VIEW',
-    Parameters: { presto_view: 'true', comment: 'Presto View' },
-    ViewOriginalText: encodePrestoView(prestoView),
-    ViewExpandedText: '/* Presto View */',
-    StorageDescriptor: { Columns: view.columns.map((c) => ({ Name: c.name, Type: c.type })), SerdeInfo: {} },
-  }
-}
-
-/** Everything a table needs in Glue, in the order it is written: the table first, so no view names a column it lacks. */
-export const glueTableInputs = (definition: AthenaTableDefinition): TableInput[] => [
-  glueTableInput(definition),
-  ...tableViews(definition).map((view) => glueViewInput(definition, view)),
-]
-
-/** Fails (as a bug of ours) when Glue would reject the input; nothing is sent then. */
-export const assertGlueAccepts = (input: TableInput, tableId?: string): void => {
-  const problems = glueTableInputProblems(input)
-  if (problems.length > 0) {
-    throw new InternalError({
-      tableId,
-      reason: `Glue would reject the definition of ${input.Name}: ${problems.join('; ')}`,
-    })
-  }
-}
 
 const readGlueTable = async (glue: GlueClient, database: string, name: string): Promise<Table | undefined> => {
   try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { athenaTableDefinition } from '../../../functions/export/catalog/athena.ts'
 import { changesView } from '../../../functions/export/catalog/changes-view.ts'
-import { glueTableInputs } from '../../../functions/export/catalog/glue.ts'
+import { glueTableInputs } from '../../../functions/export/catalog/glue-inputs.ts'
 import { glueTableInputProblems } from '../../../functions/export/catalog/glue-rules.ts'
 import { decodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
 import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'

@@ -1,7 +1,7 @@
 import type { TableInput } from '@aws-sdk/client-glue'
 import { describe, expect, it } from 'vitest'
 import { athenaTableDefinition, catalogComment } from '../../../functions/export/catalog/athena.ts'
-import { glueTableInputs } from '../../../functions/export/catalog/glue.ts'
+import { glueTableInputs } from '../../../functions/export/catalog/glue-inputs.ts'
 import { glueTableInputProblems, selectedNames } from '../../../functions/export/catalog/glue-rules.ts'
 import { encodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
 import { parseExportConfig } from '../../../functions/export/config.ts'

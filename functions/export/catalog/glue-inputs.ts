@@ -1,0 +1,70 @@
+/**
+ * What Glue is sent for a table and its views: the `TableInput`s made from the Athena definition, and the check
+ * that Glue would accept them. Pure (the Glue client's types only), so the local query path builds its DuckDB
+ * objects from the very same inputs without loading the AWS SDK.
+ */
+import type { Column, TableInput } from '@aws-sdk/client-glue'
+import type { ColumnType } from '../constants.ts'
+import { InternalError } from '../errors.ts'
+import {
+  type AthenaTableDefinition,
+  type CatalogColumn,
+  type CatalogView,
+  PARQUET_FORMAT,
+  tableViews,
+} from './athena.ts'
+import { glueTableInputProblems } from './glue-rules.ts'
+import { encodePrestoView, type PrestoView, VIEW_TYPES } from './presto-view.ts'
+
+const glueColumn = (column: CatalogColumn): Column =>
+  column.comment === undefined
+    ? { Name: column.name, Type: column.type }
+    : { Name: column.name, Type: column.type, Comment: column.comment }
+
+export const glueTableInput = (definition: AthenaTableDefinition): TableInput => ({
+  Name: definition.table,
+  TableType: 'EXTERNAL_TABLE',
+  Parameters: { ...definition.parameters },
+  PartitionKeys: [glueColumn(definition.partitionKey)],
+  StorageDescriptor: {
+    Columns: definition.columns.map(glueColumn),
+    Location: definition.location,
+    InputFormat: PARQUET_FORMAT.inputFormat,
+    OutputFormat: PARQUET_FORMAT.outputFormat,
+    SerdeInfo: { SerializationLibrary: PARQUET_FORMAT.serde, Parameters: { 'serialization.format': '1' } },
+  },
+})
+
+export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogView): TableInput => {
+  const prestoView: PrestoView = {
+    originalSql: view.sql,
+    catalog: 'awsdatacatalog',
+    schema: definition.database,
+    columns: view.columns.map((c) => ({ name: c.name, type: VIEW_TYPES[c.type as ColumnType] ?? 'varchar' })),
+  }
+  return {
+    Name: view.name,
+    TableType: 'VIRTUAL_VIEW',
+    Parameters: { presto_view: 'true', comment: 'Presto View' },
+    ViewOriginalText: encodePrestoView(prestoView),
+    ViewExpandedText: '/* Presto View */',
+    StorageDescriptor: { Columns: view.columns.map((c) => ({ Name: c.name, Type: c.type })), SerdeInfo: {} },
+  }
+}
+
+/** Everything a table needs in Glue, in the order it is written: the table first, so no view names a column it lacks. */
+export const glueTableInputs = (definition: AthenaTableDefinition): TableInput[] => [
+  glueTableInput(definition),
+  ...tableViews(definition).map((view) => glueViewInput(definition, view)),
+]
+
+/** Fails (as a bug of ours) when Glue would reject the input; nothing is sent then. */
+export const assertGlueAccepts = (input: TableInput, tableId?: string): void => {
+  const problems = glueTableInputProblems(input)
+  if (problems.length > 0) {
+    throw new InternalError({
+      tableId,
+      reason: `Glue would reject the definition of ${input.Name}: ${problems.join('; ')}`,
+    })
+  }
+}
