@@ -32,6 +32,8 @@ interface Figures {
   readonly mbPerSecond: number
   readonly rowsPerSecond: number
   readonly peakRssMiB: number
+  /** Every run's peak, lowest first: a median alone hides how far single runs reach. */
+  readonly peakRssMiBRuns: number[]
   readonly outputBytes?: number
 }
 
@@ -120,6 +122,7 @@ const figures = (
     mbPerSecond: bytes / 1e6 / seconds,
     rowsPerSecond: rows / seconds,
     peakRssMiB: median(samples.map((s) => s.peak)) / 2 ** 20,
+    peakRssMiBRuns: samples.map((s) => Math.round(s.peak / 2 ** 20)).sort((a, b) => a - b),
     ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
   }
 }
@@ -257,12 +260,12 @@ const main = async () => {
   ]
   log('')
   log(
-    `${'measurement'.padEnd(24)} ${'MB/s'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MiB'.padStart(13)} ${'output bytes'.padStart(13)}`,
+    `${'measurement'.padEnd(24)} ${'MB/s'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MiB'.padStart(13)} ${'output bytes'.padStart(13)}  runs' peaks`,
   )
   for (const [name, f] of rows) {
     if (!f) continue
     log(
-      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}`,
+      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}`,
     )
   }
   const ratios = {
