@@ -281,13 +281,23 @@ export const sequenceValues = (first: number, rows: number): ChunkValues => ({
 
 /** INT64 values, none NULL (the row fingerprints), with their min and max. */
 export const int64Values = (values: BigInt64Array): ChunkValues => {
-  let min: bigint | undefined
-  let max: bigint | undefined
-  for (const value of values) {
-    if (min === undefined || value < min) min = value
-    if (max === undefined || value > max) max = value
-  }
   const rows = values.length
+  // Compared as (signed high word, unsigned low word) rather than as a BigInt per value: a BigInt is a heap
+  // object, and a row group's worth of them reached the old generation (46 MB per 500 MB of CSV, measured).
+  const high = new Int32Array(values.buffer, values.byteOffset, rows * 2)
+  const low = new Uint32Array(values.buffer, values.byteOffset, rows * 2)
+  let minAt = 0
+  let maxAt = 0
+  for (let i = 1; i < rows; i++) {
+    const h = high[2 * i + 1]!
+    const l = low[2 * i]!
+    const minHigh = high[2 * minAt + 1]!
+    if (h < minHigh || (h === minHigh && l < low[2 * minAt]!)) minAt = i
+    const maxHigh = high[2 * maxAt + 1]!
+    if (h > maxHigh || (h === maxHigh && l > low[2 * maxAt]!)) maxAt = i
+  }
+  const min = rows > 0 ? values[minAt] : undefined
+  const max = rows > 0 ? values[maxAt] : undefined
   return {
     rows,
     defined: new Uint8Array(rows).fill(1),
