@@ -18,7 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => emulator.close())
 
-/** The packages a CLI run loaded, in its main thread and its parse thread. */
+/** The packages a CLI run loaded, in every thread it ran (this small table is parsed on the main thread). */
 const packagesLoadedBy = async (argv: readonly string[]): Promise<Set<string>> => {
   const list = path.join(await tempDir(), 'packages.txt')
   const result = await runCliProcess(argv, {
