@@ -32,7 +32,7 @@ interface CentralEntry {
 }
 
 /** A zip written front to back: each entry deflated as it streams, sizes in a data descriptor and the directory. */
-class ZipWriter {
+export class ZipWriter {
   readonly #out: WriteStream
   readonly #entries: CentralEntry[] = []
   #offset = 0

@@ -16,6 +16,12 @@ import { streamXmlEntry, type XmlTag } from './xml.ts'
 
 /** Excel's last column is XFD. */
 export const MAX_SHEET_COLUMNS = 16_384
+/** A shared-string index as SpreadsheetML writes it: a non-negative integer in decimal digits. */
+const DIGITS = /^[0-9]{1,15}$/
+/** Characters of a malformed value quoted in an error message. */
+const QUOTED_PREFIX = 32
+const quotePrefix = (value: string): string =>
+  value.length <= QUOTED_PREFIX ? value : `${value.slice(0, QUOTED_PREFIX)}… (${value.length} characters)`
 /** Distinct error values named in the warning. */
 const ERROR_VALUES_NAMED = 5
 
@@ -59,20 +65,26 @@ export const openSheetRows = async (
   let rowHasValue = false
   let rowBytes = 0
   let column = -1
+  let reference: string | undefined
   let type = 'n'
   let style = 0
   let value = ''
   let inValue = false
   let inInline = false
 
+  const cellName = (): string =>
+    reference !== undefined ? quotePrefix(reference) : `in column ${column + 1} of row ${rowNumber}`
+
   const cellText = (): string => {
     switch (type) {
       case 's': {
-        const text = sharedStrings.at(Number(value))
+        // An empty cell is NULL whatever its type; an index is digits only, never a fraction, sign or exponent.
+        if (value === '') return ''
+        const text = DIGITS.test(value) ? sharedStrings.at(Number(value)) : undefined
         if (text === undefined) {
           throw new WorkbookError('XLSX_MALFORMED', {
             tableId,
-            reason: `row ${rowNumber} of ${part} names shared string ${value}, which the workbook does not have`,
+            reason: `cell ${cellName()} of ${part} names shared string "${quotePrefix(value)}", which the workbook does not have (it has ${sharedStrings.count})`,
           })
         }
         return text
@@ -151,12 +163,12 @@ export const openSheetRows = async (
   const open = (tag: XmlTag) => {
     switch (tag.name) {
       case 'c': {
-        const reference = tag.attributes.r
+        reference = tag.attributes.r
         column = reference === undefined ? column + 1 : columnOfReference(reference)
         if (column < 0 || column >= MAX_SHEET_COLUMNS) {
           throw new WorkbookError('XLSX_MALFORMED', {
             tableId,
-            reason: `row ${rowNumber} of ${part} has a cell with the reference "${reference}"`,
+            reason: `row ${rowNumber} of ${part} has a cell with the reference "${quotePrefix(reference ?? '')}"`,
           })
         }
         type = tag.attributes.t ?? 'n'

@@ -92,7 +92,8 @@ export class SharedStringTable {
 
   /** The string at `index` as a byte string, or undefined when there is none. */
   at(index: number): string | undefined {
-    if (!(index >= 0 && index < this.#count)) return undefined
+    // A fraction would index past #ends into undefined, and toString(…, undefined, undefined) is the whole buffer.
+    if (!(Number.isInteger(index) && index >= 0 && index < this.#count)) return undefined
     if (this.#spill) return this.#spill.at(index)
     const start = index === 0 ? 0 : this.#ends[index - 1]!
     return this.#bytes.toString('latin1', start, this.#ends[index]!)

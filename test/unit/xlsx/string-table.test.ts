@@ -85,6 +85,33 @@ describe('the shared-string table spills to disk past its memory budget', () => 
     }
   })
 
+  it('never returns a byte that was not written, for any index a hostile workbook can name', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 50 }),
+        fc.oneof(
+          fc.double(),
+          fc.integer({ min: -5, max: 60 }).map((i) => i + 0.5),
+          fc.integer({ min: -5, max: 60 }),
+        ),
+        fc.boolean(),
+        (strings, index, spill) => {
+          const table = new SharedStringTable({
+            memoryBytes: spill ? 0 : Number.MAX_SAFE_INTEGER,
+            spillPath: path.join(tempFolder(), 'w.xlsx'),
+          })
+          for (const text of strings) table.add(text)
+          table.finish()
+          const read = table.at(index)
+          table.close()
+          const expected = Number.isInteger(index) ? strings.map(byteString)[index] : undefined
+          expect(read).toBe(expected)
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
   it('never spills without a spill path', () => {
     const table = new SharedStringTable({ memoryBytes: 0 })
     table.add('a'.repeat(100))
