@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { build } from 'esbuild'
-import { NODE_RUNTIME_FLAGS } from '../functions/export/constants.ts'
+import { NODE_RUNTIME_FLAGS } from '../functions/export/core/constants.ts'
 import { bundlingOptions } from '../infra/constructs/exporter-settings.ts'
 
 const run = promisify(execFile)
@@ -25,7 +25,7 @@ export const buildBundle = async (repositoryRoot: string): Promise<{ outfile: st
   const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
   const outfile = path.join(outdir, 'index.mjs')
   const { metafile } = await build({
-    entryPoints: [path.join(repositoryRoot, 'functions/export/handler.ts')],
+    entryPoints: [path.join(repositoryRoot, 'functions/export/lambda/handler.ts')],
     outfile,
     bundle: true,
     platform: 'node',

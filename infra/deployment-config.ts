@@ -1,6 +1,6 @@
 /**
  * The deployment section of the configuration: the settings only the CDK app reads (schedule, secret, bucket,
- * Athena, alarms, VPC, Lambda). It extends the runtime schema (functions/export/config.ts), whose `deployment`
+ * Athena, alarms, VPC, Lambda). It extends the runtime schema (functions/export/core/config.ts), whose `deployment`
  * holds only what the function and the CLI need, so synth checks every deploy-only key strictly.
  */
 import * as z from 'zod'
@@ -13,11 +13,10 @@ import {
   ExportConfigObject,
   isTimeZone,
   StackNameSchema,
-  scheduleExpressionProblems,
-  scheduleIntervalHours,
   stackResourceNames,
   withDerivedNames,
 } from '../functions/export/index.ts'
+import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 
 const ScheduleSchema = z.strictObject({
   expression: z

@@ -55,7 +55,7 @@ export interface ExporterProps {
   readonly serviceName?: string
   /** Root of the npm project; relative `source.caCertificatesFile` paths resolve against it. @default the repository root */
   readonly projectRoot?: string
-  /** @default `<projectRoot>/functions/export/handler.ts` */
+  /** @default `<projectRoot>/functions/export/lambda/handler.ts` */
   readonly entry?: string
   /** @default `<projectRoot>/package-lock.json` */
   readonly depsLockFilePath?: string
@@ -195,7 +195,7 @@ export class Exporter extends Construct {
     const { lambda } = props
     return new NodejsFunction(this, id, {
       description: `Exports saved tables of the inventory service to S3 as Parquet for Athena (${spec.memoryMb} MB)`,
-      entry: props.entry ?? join(projectRoot, 'functions/export/handler.ts'),
+      entry: props.entry ?? join(projectRoot, 'functions/export/lambda/handler.ts'),
       handler: 'handler',
       projectRoot,
       depsLockFilePath: props.depsLockFilePath ?? join(projectRoot, 'package-lock.json'),

@@ -3,8 +3,9 @@
  * is counted in, and the memory of the function that runs it. Pure, and every problem is reported at once
  * naming the configuration field, so `cdk synth` fails before CloudFormation would.
  */
-import { type ConfigProblem, scheduleExpressionProblems, scheduleIntervalHours } from '../../functions/export/index.ts'
+import type { ConfigProblem } from '../../functions/export/index.ts'
 import type { DeployConfig } from '../deployment-config.ts'
+import { scheduleExpressionProblems, scheduleIntervalHours } from '../schedule.ts'
 
 /** The first reason Scheduler would refuse the expression (the config schema reports them all). */
 const scheduleExpressionProblem = (expression: string): string | undefined => scheduleExpressionProblems(expression)[0]

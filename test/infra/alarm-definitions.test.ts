@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { alarmDefinitions, breaches, flattenValue } from '../../infra/alarm-definitions.ts'
+import { alarmDefinitions, breaches, flattenValue } from '../support/alarm-definitions.ts'
 
 const template = {
   Resources: {

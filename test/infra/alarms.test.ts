@@ -1,7 +1,7 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { METRICS_NAMESPACE } from '../../functions/export/constants.ts'
-import { type AlarmDefinition, alarmDefinitions, breaches } from '../../infra/alarm-definitions.ts'
+import { METRICS_NAMESPACE } from '../../functions/export/core/constants.ts'
+import { type AlarmDefinition, alarmDefinitions, breaches } from '../support/alarm-definitions.ts'
 import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
 
 const DAY = 86_400

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { FailureClass, MetricName } from '../../functions/export/constants.ts'
+import { FailureClass, MetricName } from '../../functions/export/core/constants.ts'
 import { resourcesOfType, sampleConfigInput, synthesize } from './synth.ts'
 
 type Widget = {

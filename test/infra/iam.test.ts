@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { flattenValue } from '../../infra/alarm-definitions.ts'
+import { flattenValue } from '../support/alarm-definitions.ts'
 import { resourcesOfType, sampleConfigInput, sampleWith, synthesize } from './synth.ts'
 
 type Statement = {

@@ -5,7 +5,7 @@
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions'
 import { AwsSolutionsChecks } from 'cdk-nag'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { alarmDefinitions } from '../../infra/alarm-definitions.ts'
+import { alarmDefinitions } from '../support/alarm-definitions.ts'
 import { resourcesOfType, type Synthesized, sampleConfigInput, synthesize } from './synth.ts'
 
 const TABLE_COUNT = 200

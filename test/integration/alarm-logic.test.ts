@@ -8,9 +8,9 @@ import {
   type RunningEmulator,
   startInventoryEmulator,
 } from '../../emulator/index.ts'
-import { createHandler, type ExportEvent } from '../../functions/export/handler.ts'
-import { type AlarmDefinition, alarmDefinitions } from '../../infra/alarm-definitions.ts'
+import { createHandler, type ExportEvent } from '../../functions/export/lambda/handler.ts'
 import { sampleConfigInput, synthesize } from '../infra/synth.ts'
+import { type AlarmDefinition, alarmDefinitions } from '../support/alarm-definitions.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import {
   type AlarmState,

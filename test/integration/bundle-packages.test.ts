@@ -41,7 +41,7 @@ describe('the Lambda bundle', () => {
       'node_modules/@smithy/core/node_modules/tslib/tslib.es6.mjs',
       'node_modules/zod/v4/core/core.js',
       'node_modules/zod/v4/classic/schemas.js',
-      'functions/export/handler.ts',
+      'functions/export/lambda/handler.ts',
     ]
 
     expect(Object.fromEntries(duplicatePackages(inputs))).toEqual({

@@ -20,11 +20,11 @@ import {
   type SavedTable,
   startInventoryEmulator,
 } from '../../emulator/index.ts'
-import type { ExportConfigInput } from '../../functions/export/config.ts'
-import type { FailureClass } from '../../functions/export/constants.ts'
-import type { ErrorCode } from '../../functions/export/errors.ts'
+import type { ExportConfigInput } from '../../functions/export/core/config.ts'
+import type { FailureClass } from '../../functions/export/core/constants.ts'
+import type { ErrorCode } from '../../functions/export/core/errors.ts'
+import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
-import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
 import { readTableSchema } from '../../functions/export/schema/registry.ts'
 import { CANARY_TOKEN, type CanaryEvidence, canaryUser, expectNoCanary, scanForCanary } from '../support/canary.ts'
 import { type CliResult, runCliProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
@@ -975,7 +975,7 @@ const testedElsewhere: readonly {
   {
     scenario: 'an event loop starved past the deadline',
     outcome: 'DEADLINE_EXCEEDED in one coded line from the watchdog',
-    file: 'test/unit/watchdog.test.ts',
+    file: 'test/unit/lambda/watchdog.test.ts',
     test: 'stops a run whose event loop is starved past the deadline, saying why in a coded line',
   },
   {

@@ -2,7 +2,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { RunRecord } from '../../functions/export/run-record.ts'
+import type { RunRecord } from '../../functions/export/core/run-record.ts'
 import { runExportInProcess, tempDir } from '../support/cli.ts'
 import { readParquetTable } from '../support/fixtures.ts'
 

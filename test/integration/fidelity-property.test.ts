@@ -6,7 +6,7 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import type { ColumnType } from '../../functions/export/constants.ts'
+import type { ColumnType } from '../../functions/export/core/constants.ts'
 import { DUCKDB_TYPES, type ExpectedValue, exportOneTable, readParquetTable, sha256Hex } from '../support/fixtures.ts'
 
 const DELIMITERS = [',', ';', '\t', '|'] as const

@@ -3,7 +3,7 @@ import net from 'node:net'
 import { inspect } from 'node:util'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, DEMO_TOKENS, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import { parseExportConfig } from '../../functions/export/config.ts'
+import { parseExportConfig } from '../../functions/export/core/config.ts'
 import {
   AuthenticationError,
   ErrorCode,
@@ -14,9 +14,9 @@ import {
   ServerError,
   TableNotFoundError,
   TlsError,
-} from '../../functions/export/errors.ts'
-import { InventoryClient } from '../../functions/export/inventory/client.ts'
-import type { RetryNotice } from '../../functions/export/inventory/retry.ts'
+} from '../../functions/export/core/errors.ts'
+import { InventoryClient } from '../../functions/export/source/client.ts'
+import type { RetryNotice } from '../../functions/export/source/retry.ts'
 
 let emulator: RunningEmulator
 

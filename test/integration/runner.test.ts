@@ -3,7 +3,7 @@ import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import type { RunRecord } from '../../functions/export/run-record.ts'
+import type { RunRecord } from '../../functions/export/core/run-record.ts'
 import { runCliProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { query } from '../support/duckdb.ts'
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { DeadlineError, ErrorCode, PublishError, WriteConflictError } from '../../functions/export/errors.ts'
+import { DeadlineError, ErrorCode, PublishError, WriteConflictError } from '../../functions/export/core/errors.ts'
 import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
 import type { ObjectUpload } from '../../functions/export/publish/store.ts'
 import { type RunningS3, S3RVER_CREDENTIALS, startS3 } from '../support/s3rver.ts'

@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Fault } from '../../emulator/index.ts'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import type { RunRecord, TableOutcome } from '../../functions/export/run-record.ts'
+import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { readParquetTable } from '../support/fixtures.ts'
 

@@ -4,7 +4,7 @@
  * replay the synthesized alarms over the data points of a sequence of runs.
  */
 
-import { type AlarmDefinition, breaches } from '../../infra/alarm-definitions.ts'
+import { type AlarmDefinition, breaches } from './alarm-definitions.ts'
 
 /** One metric value as CloudWatch would store it from an EMF document. */
 export interface MetricDatum {

@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parquetMetadata } from 'hyparquet'
-import type { ColumnType } from '../../functions/export/constants.ts'
+import type { ColumnType } from '../../functions/export/core/constants.ts'
 import { nameColumns } from '../../functions/export/normalize/columns.ts'
 import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
 import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'

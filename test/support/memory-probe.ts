@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DEMO_TOKEN } from '../../emulator/index.ts'
-import { NODE_RUNTIME_FLAGS } from '../../functions/export/constants.ts'
+import { NODE_RUNTIME_FLAGS } from '../../functions/export/core/constants.ts'
 import { tempDir } from './cli.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')

@@ -4,9 +4,9 @@
  */
 import { csvChunks } from '../../emulator/csv.ts'
 import type { GeneratedTable } from '../../emulator/index.ts'
-import type { TableConfig } from '../../functions/export/config.ts'
-import { RunMode } from '../../functions/export/constants.ts'
-import { TableNotFoundError } from '../../functions/export/errors.ts'
+import type { TableConfig } from '../../functions/export/core/config.ts'
+import { RunMode } from '../../functions/export/core/constants.ts'
+import { TableNotFoundError } from '../../functions/export/core/errors.ts'
 import type { TableBytes, TableSource } from '../../functions/export/source/table-source.ts'
 
 /** A table's content: a generated table (rendered as the service's CSV), or the exact bytes. */

@@ -5,8 +5,9 @@
  *
  * Usage: node test/support/parse-on-thread.ts <head as JSON string> <filler as JSON string> <MiB>
  */
+
+import { DataError, ExportError } from '../../functions/export/core/errors.ts'
 import { openParsedTable } from '../../functions/export/csv/parse-worker.ts'
-import { DataError, ExportError } from '../../functions/export/errors.ts'
 
 const [head, filler, mib] = [JSON.parse(process.argv[2]!), JSON.parse(process.argv[3]!), Number(process.argv[4])]
 

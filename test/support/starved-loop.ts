@@ -4,7 +4,7 @@
  *
  * Usage: node test/support/starved-loop.ts starve|idle
  */
-import { startWatchdog } from '../../functions/export/watchdog.ts'
+import { startWatchdog } from '../../functions/export/lambda/watchdog.ts'
 
 const watchdog = startWatchdog({ deadlineAt: Date.now() + 300, starvedMs: 1000 })
 if (process.argv[2] === 'starve') {

@@ -1,12 +1,13 @@
 /**
- * The house's layers, checked on the source. From the bottom up:
- *   core     modules of functions/export/ that define things every layer shares (CORE below)
- *   stages   the folders of functions/export/, one per stage of the data's path, each using only those before it
- *            in STAGES (the store port comes first: the stages that write, write through it)
- *   the path every other module of functions/export/: the orchestration (run.ts, table-export.ts, handler.ts...)
- *   index.ts the front door
- *   above    functions/local/ and infra/, which use functions/export/ through index.ts alone (and the local
- *            runner's demo the stand-in in emulator/, which imports nothing of ours)
+ * The house's layers, checked on the source, by folder of functions/export/. From the bottom up:
+ *   core/        what every layer shares: configuration, constants, coded errors, run record, lineage, names
+ *   the stages   one folder per stage of the data's path (STAGES), each using only core/ and the stages before
+ *                it (scratch files come first, then the store port: the stages that write, write through it)
+ *   path/        the orchestration: the run, one table's path, preview, run index, the telemetry port
+ *   lambda/      the Lambda edge: handler, secrets, Lambda telemetry, watchdog
+ *   index.ts     the front door, the only file loose in functions/export/
+ *   above        functions/local/ and infra/, which use functions/export/ through index.ts alone (and the local
+ *                runner's demo the stand-in in emulator/, which imports nothing of ours)
  * Imports point down or sideways only, and no module reaches itself again through its imports.
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -17,29 +18,15 @@ const ROOT = path.resolve(import.meta.dirname, '../..')
 const EXPORT = 'functions/export/'
 const FRONT_DOOR = 'functions/export/index.ts'
 
-const CORE = [
-  'config-keys.ts',
-  'config.ts',
-  'constants.ts',
-  'environment.ts',
-  'errors.ts',
-  'export-date.ts',
-  'lineage.ts',
-  'make-folder.ts',
-  'run-record.ts',
-  'schedule.ts',
-  'spill-file.ts',
-  'spool-files.ts',
-  'stack-names.ts',
-  'thread-errors.ts',
-].map((file) => `${EXPORT}${file}`)
+const STAGES = ['scratch', 'publish', 'normalize', 'source', 'csv', 'xlsx', 'schema', 'parquet', 'guards', 'catalog']
 
-const STAGES = ['publish', 'normalize', 'inventory', 'source', 'csv', 'xlsx', 'schema', 'parquet', 'guards', 'catalog']
+/** The layer of each folder of functions/export/ that is not a stage. */
+const FOLDER_LAYERS = { core: 'core', path: 'path', lambda: 'edge' } as const
 
 /** Imports that cross the rules on purpose, each with the reason. */
 const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly why: string }[] = []
 
-const LAYER_RANK = { core: 0, stage: 1, path: 2, 'front door': 3, above: 4 } as const
+const LAYER_RANK = { core: 0, stage: 1, path: 2, edge: 3, 'front door': 4, above: 5 } as const
 type Layer = keyof typeof LAYER_RANK
 
 const sourceFiles = (folder: string): string[] =>
@@ -72,16 +59,23 @@ const importsOf = (file: string): string[] => {
 
 const GRAPH = new Map(FILES.map((file) => [file, importsOf(file)]))
 
-const stageOf = (file: string): string | undefined => {
+/** The folder of functions/export/ that holds `file`, or undefined for a file outside it or loose in it. */
+const folderOf = (file: string): string | undefined => {
   const rest = file.slice(EXPORT.length)
   return file.startsWith(EXPORT) && rest.includes('/') ? rest.split('/')[0] : undefined
+}
+
+const stageOf = (file: string): string | undefined => {
+  const folder = folderOf(file)
+  return folder !== undefined && !(folder in FOLDER_LAYERS) ? folder : undefined
 }
 
 const layerOf = (file: string): Layer => {
   if (!file.startsWith(EXPORT)) return 'above'
   if (file === FRONT_DOOR) return 'front door'
-  if (CORE.includes(file)) return 'core'
-  return stageOf(file) === undefined ? 'path' : 'stage'
+  const folder = folderOf(file)
+  if (folder === undefined) return 'front door'
+  return FOLDER_LAYERS[folder as keyof typeof FOLDER_LAYERS] ?? 'stage'
 }
 
 const excepted = (from: string, to: string) => EXCEPTIONS.some((e) => e.from === from && e.to === to)
@@ -128,7 +122,12 @@ describe('the import graph', () => {
     expect(missing).toEqual([])
   })
 
-  it('knows every folder of functions/export/ as a stage', () => {
+  it('holds no file loose in functions/export/ but the front door', () => {
+    const loose = FILES.filter((file) => file.startsWith(EXPORT) && folderOf(file) === undefined)
+    expect(loose).toEqual([FRONT_DOOR])
+  })
+
+  it('knows every folder of functions/export/ as a stage or a layer', () => {
     const unknown = FILES.map(stageOf).filter((stage) => stage !== undefined && !STAGES.includes(stage))
     expect([...new Set(unknown)], 'add each new folder to STAGES, after the stages it imports').toEqual([])
   })
@@ -154,13 +153,13 @@ describe('the import graph', () => {
 })
 
 describe('the environment', () => {
-  it('is read (process.env) only in functions/export/environment.ts', () => {
+  it('is read (process.env) only in functions/export/core/environment.ts', () => {
     const readers = FILES.filter((file) => {
       const code = readFileSync(path.join(ROOT, file), 'utf8')
         .replace(/\/\*[\s\S]*?\*\//g, '')
         .replace(/^\s*\/\/.*$/gm, '')
       return /\bprocess\.env\b/.test(code)
     })
-    expect(readers).toEqual(['functions/export/environment.ts'])
+    expect(readers).toEqual(['functions/export/core/environment.ts'])
   })
 })

@@ -4,8 +4,8 @@
  * and its views (`<table>_latest`). One definition feeds the Glue API, the DDL printed by `npm run ddl` and the
  * local DuckDB catalog of `npm run query`.
  */
-import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../constants.ts'
-import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS } from '../lineage.ts'
+import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../core/constants.ts'
+import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS } from '../core/lineage.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { changesView, changesViewName } from './changes-view.ts'
 

@@ -12,7 +12,7 @@
  * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
  * The SQL is the same for Athena (Trino) and DuckDB.
  */
-import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../constants.ts'
+import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../core/constants.ts'
 
 export interface ChangesViewColumn {
   readonly name: string

@@ -4,8 +4,8 @@
  * objects from the very same inputs without loading the AWS SDK.
  */
 import type { Column, TableInput } from '@aws-sdk/client-glue'
-import type { ColumnType } from '../constants.ts'
-import { InternalError } from '../errors.ts'
+import type { ColumnType } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
 import {
   type AthenaTableDefinition,
   type CatalogColumn,

@@ -1,6 +1,6 @@
 /** The view text Athena stores in Glue's `ViewOriginalText`: a comment holding the view's JSON in base64. */
 
-import type { ColumnType } from '../constants.ts'
+import type { ColumnType } from '../core/constants.ts'
 
 /** Athena (Trino) type names of view columns, which differ from the Hive names of table columns. */
 export const VIEW_TYPES: Readonly<Record<ColumnType | 'string' | 'array<string>', string>> = {

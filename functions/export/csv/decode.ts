@@ -5,7 +5,7 @@
  * costs one native scan per chunk.
  */
 import { isUtf8 } from 'node:buffer'
-import { DataError } from '../errors.ts'
+import { DataError } from '../core/errors.ts'
 
 export interface DecodeOptions {
   readonly tableId: string

@@ -1,5 +1,5 @@
 /** Dialect detection: the delimiter is the candidate that occurs most often in the header line, outside quotes. */
-import { DELIMITERS, type Delimiter } from '../constants.ts'
+import { DELIMITERS, type Delimiter } from '../core/constants.ts'
 
 export interface HeaderScan {
   /** Whether the first unquoted line break was found in the bytes given. */

@@ -13,14 +13,14 @@
  * ahead of the one being taken: the consumer's pace bounds memory.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
-import { InternalError } from '../errors.ts'
+import { InternalError } from '../core/errors.ts'
+import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
 import {
   type BatchLimits,
   DEFAULT_BATCH_LIMITS,
   type RecordBatch,
   RecordBatchBuilder,
 } from '../normalize/record-batch.ts'
-import { describeError, type ErrorDescription } from '../thread-errors.ts'
 import { type ChunkPiece, cutChunks, gather } from './chunks.ts'
 import { type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'

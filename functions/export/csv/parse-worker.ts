@@ -12,10 +12,10 @@
  */
 import { availableParallelism } from 'node:os'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
-import type { Delimiter } from '../constants.ts'
-import { InternalError } from '../errors.ts'
+import type { Delimiter } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
+import { describeError, type ErrorDescription, reviveError } from '../core/thread-errors.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
-import { describeError, type ErrorDescription, reviveError } from '../thread-errors.ts'
 import { Channel } from './channel.ts'
 import type { DecodeReport } from './decode.ts'
 import { parseInParallel } from './parallel-parse.ts'

@@ -4,8 +4,8 @@
  * through an object-mode stream, which would cost an async hop per record.
  */
 import { CsvError, type Info, parse } from 'csv-parse'
-import type { Delimiter } from '../constants.ts'
-import { DataError } from '../errors.ts'
+import type { Delimiter } from '../core/constants.ts'
+import { DataError } from '../core/errors.ts'
 import { type HeaderScan, scanHeaderLine } from './dialect.ts'
 import { DEFAULT_RECORD_LIMITS, guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
 

@@ -5,7 +5,7 @@
  * as soon as a record has more fields, or a field or record more bytes, than the limits allow: csv-parse never
  * sees the chunk that would break them.
  */
-import { DataError } from '../errors.ts'
+import { DataError } from '../core/errors.ts'
 
 /** The `limits` section of the configuration. */
 export interface RecordLimits {

@@ -6,7 +6,7 @@
  * the body's last it ends after a line break that may be inside a quoted field: then its last record is left open
  * and said where it starts, instead of failing.
  */
-import type { Delimiter } from '../constants.ts'
+import type { Delimiter } from '../core/constants.ts'
 import type { RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { parseRecords } from './parse.ts'
 import { countGuardLines, guardRecords, type RecordLimits } from './record-guard.ts'

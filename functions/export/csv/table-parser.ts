@@ -2,7 +2,7 @@
  * The whole parse stage on this thread: body bytes -> decode -> csv-parse -> record batches, with the header, the
  * delimiter and the encoding found on the way. `parse-worker.ts` runs the same stage on a thread of its own.
  */
-import type { Delimiter } from '../constants.ts'
+import type { Delimiter } from '../core/constants.ts'
 import {
   type BatchLimits,
   DEFAULT_BATCH_LIMITS,

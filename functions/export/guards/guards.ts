@@ -3,8 +3,8 @@
  * registry's `latestExport`) and says what fired. Pure: the caller holds the table (publishes nothing) when a
  * finding is `held`, and records the new baseline once the export is published.
  */
-import type { GuardsConfig, TableGuardsConfig } from '../config.ts'
-import type { GuardFinding } from '../run-record.ts'
+import type { GuardsConfig, TableGuardsConfig } from '../core/config.ts'
+import type { GuardFinding } from '../core/run-record.ts'
 import type { ExportBaseline } from '../schema/table-schema.ts'
 
 /** What the guards of one table do; `false` switches one off. */

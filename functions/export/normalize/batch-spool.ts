@@ -4,7 +4,7 @@
  * earlier ones were encoded. Synchronous I/O: a batch is a MiB or so, and the page cache takes it at once.
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs'
-import { InternalError } from '../errors.ts'
+import { InternalError } from '../core/errors.ts'
 import type { RecordBatch } from './record-batch.ts'
 
 /** First row and byte length as doubles, row and column counts as 32-bit integers. */

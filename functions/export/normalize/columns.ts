@@ -2,7 +2,7 @@
  * Column naming: header text -> Athena-safe lowercase ASCII snake_case, unique and never empty.
  * The rule is documented in the README ("Column names"); change both together.
  */
-import { MAX_COLUMN_NAME_LENGTH } from '../constants.ts'
+import { MAX_COLUMN_NAME_LENGTH } from '../core/constants.ts'
 
 /** Letters that Unicode decomposition does not reduce to ASCII. */
 const TRANSLITERATIONS: Readonly<Record<string, string>> = {

@@ -3,9 +3,9 @@
  * A key that breaks in a snapshot never fails the export: rows whose key has an empty cell and rows whose key
  * repeats are counted here for the run record, and the changes view compares them by fingerprint (see there).
  */
-import { KeyColumnError } from '../errors.ts'
-import type { KeyReport } from '../run-record.ts'
-import { SpillFile } from '../spill-file.ts'
+import { KeyColumnError } from '../core/errors.ts'
+import type { KeyReport } from '../core/run-record.ts'
+import { SpillFile } from '../scratch/spill-file.ts'
 import type { RecordBatch } from './record-batch.ts'
 
 export type { KeyReport }

@@ -3,8 +3,8 @@
  * fit; a value only narrows the set, so the order of rows never matters and nothing is sampled.
  * Cells are read as UTF-8 bytes (record batches).
  */
-import { ColumnType } from '../constants.ts'
-import { DataError } from '../errors.ts'
+import { ColumnType } from '../core/constants.ts'
+import { DataError } from '../core/errors.ts'
 import type { RecordBatch } from './record-batch.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, timestampAt } from './values.ts'
 

@@ -5,8 +5,8 @@
  * converts; a cell that does not (possible only when the registry pins an older type) goes to the `__text`
  * companion column, or is a bug.
  */
-import type { ColumnType } from '../constants.ts'
-import { InternalError } from '../errors.ts'
+import type { ColumnType } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
 

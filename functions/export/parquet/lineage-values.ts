@@ -1,5 +1,5 @@
 /** The values of the lineage columns (`lineage.ts` declares them) for the rows of one row group. */
-import type { RunIdentity } from '../lineage.ts'
+import type { RunIdentity } from '../core/lineage.ts'
 import { type ChunkValues, constantValues, int64Values, sequenceValues } from './chunk-values.ts'
 
 /**

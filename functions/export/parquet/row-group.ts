@@ -4,9 +4,9 @@
  * Each registry column takes its values from its source under the write plan: a CSV column converted to the
  * planned type, its misfits as the `__text` companion, or NULL when this CSV lacks it; then the lineage columns.
  */
-import { ColumnType } from '../constants.ts'
-import { InternalError } from '../errors.ts'
-import type { RunIdentity } from '../lineage.ts'
+import { ColumnType } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
+import type { RunIdentity } from '../core/lineage.ts'
 import type { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import type { WritePlan } from '../schema/plan.ts'

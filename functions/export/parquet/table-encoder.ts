@@ -5,8 +5,8 @@
  * restarts, and the file is encoded from the spool once the table ends, under the final plan. Either way the file
  * is exactly what encoding all rows with the final plan gives.
  */
-import type { ColumnType } from '../constants.ts'
-import { LINEAGE_COLUMNS, type RunIdentity } from '../lineage.ts'
+import type { ColumnType } from '../core/constants.ts'
+import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import { RowFingerprinter } from '../normalize/fingerprint.ts'

@@ -3,9 +3,9 @@
  * previous object stays visible until the new one is complete. Writes are queued in order; a restart (the rare
  * re-encode) aborts the upload and opens a new one; any failure aborts it.
  */
-import { PublishError } from '../errors.ts'
+import { PublishError } from '../core/errors.ts'
+import type { PublishedObject } from '../core/run-record.ts'
 import type { ObjectUpload, WarehouseStore } from '../publish/store.ts'
-import type { PublishedObject } from '../run-record.ts'
 import type { EncodedOutput } from './table-encoder.ts'
 
 export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet'

@@ -12,7 +12,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
-import { ExportError, PublishError, WriteConflictError } from '../errors.ts'
+import { ExportError, PublishError, WriteConflictError } from '../core/errors.ts'
 import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 /** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */

@@ -2,7 +2,7 @@
  * The write plan: which columns the file has and where each takes its values from, decided from the registry's
  * schema before this export and what this export's values fit. Pure: `registry.ts` reads and writes the schema.
  */
-import { type ColumnType, ColumnType as Types } from '../constants.ts'
+import { type ColumnType, ColumnType as Types } from '../core/constants.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import {
   companionName,

@@ -2,8 +2,8 @@
  * The schema registry's I/O: one document per table beside the data (`_schemas/<name>.json`), read before an
  * export and registered after it with a conditional write, so two runs never lose each other's columns.
  */
-import { SCHEMAS_FOLDER } from '../constants.ts'
-import { WriteConflictError } from '../errors.ts'
+import { SCHEMAS_FOLDER } from '../core/constants.ts'
+import { WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { mergeSchemas } from './merge.ts'
 import type { TableSchema } from './table-schema.ts'

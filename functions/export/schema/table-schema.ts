@@ -5,7 +5,7 @@
  * ever appended; a column that disappears from the CSV stays, NULL from then on.
  */
 import { createHash } from 'node:crypto'
-import { type ColumnType, MAX_COLUMN_NAME_LENGTH } from '../constants.ts'
+import { type ColumnType, MAX_COLUMN_NAME_LENGTH } from '../core/constants.ts'
 
 /** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
 export const TEXT_COMPANION_SUFFIX = '__text'

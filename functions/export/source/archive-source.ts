@@ -2,8 +2,8 @@
  * The raw archive as a table source (reprocess): the body an earlier export kept under `_raw/`, decompressed as it
  * streams, read through the warehouse store (a folder locally, S3 on AWS). The service is never called.
  */
-import { RunMode } from '../constants.ts'
-import { DataError } from '../errors.ts'
+import { RunMode } from '../core/constants.ts'
+import { DataError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { rawArchiveKey, readRawArchive } from './raw-archive.ts'
 import type { TableSource } from './table-source.ts'

@@ -4,7 +4,7 @@
  */
 import { pipeline, Readable } from 'node:stream'
 import { createGunzip, createGzip } from 'node:zlib'
-import { PARTITION_KEY, RAW_FOLDER, type TableFormatName } from '../constants.ts'
+import { PARTITION_KEY, RAW_FOLDER, type TableFormatName } from '../core/constants.ts'
 import type { ObjectUpload, WarehouseStore } from '../publish/store.ts'
 
 /** The body's format is in the name, so a table that switches format keeps each date's archive readable. */

@@ -1,8 +1,8 @@
 /** The service as a table source: the token check and one download per attempt, over the inventory client. */
-import type { ExportTuning, SourceConfig } from '../config.ts'
-import { RunMode } from '../constants.ts'
-import { InventoryClient } from '../inventory/client.ts'
-import type { RetryClock } from '../inventory/retry.ts'
+import type { ExportTuning, SourceConfig } from '../core/config.ts'
+import { RunMode } from '../core/constants.ts'
+import { InventoryClient } from './client.ts'
+import type { RetryClock } from './retry.ts'
 import type { TableSource } from './table-source.ts'
 
 export interface ServiceSourceOptions {

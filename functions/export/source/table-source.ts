@@ -3,9 +3,9 @@
  * (it owns the inventory client and the token); the archive source reads what an earlier export kept under `_raw/`
  * (reprocess). Everything after `open` is the same path whichever source the run was given.
  */
-import type { TableConfig } from '../config.ts'
-import type { RunMode } from '../constants.ts'
-import type { RetryNotice } from '../inventory/retry.ts'
+import type { TableConfig } from '../core/config.ts'
+import type { RunMode } from '../core/constants.ts'
+import type { RetryNotice } from './retry.ts'
 
 /** The bytes of one table's export, as they arrive. */
 export interface TableBytes {

@@ -4,7 +4,7 @@
  * the table's size keep a hostile workbook from filling the disk; past them the table fails with XLSX_TOO_LARGE.
  */
 import type { Readable } from 'node:stream'
-import { WorkbookError } from '../errors.ts'
+import { WorkbookError } from '../core/errors.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
 import { parseXmlEntry } from './xml.ts'
 

@@ -5,8 +5,8 @@
  * Each cell becomes the text the CSV would carry (cells.ts) and is copied into the batch being filled.
  */
 import type { Readable } from 'node:stream'
+import { DataError, WorkbookError } from '../core/errors.ts'
 import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
-import { DataError, WorkbookError } from '../errors.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { numberText, serialText } from './cells.ts'
 import { GENERAL_FORMAT, NumberKind } from './number-format.ts'

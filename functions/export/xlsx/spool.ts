@@ -6,7 +6,7 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import { open } from 'node:fs/promises'
-import { DataError, WorkbookError } from '../errors.ts'
+import { DataError, WorkbookError } from '../core/errors.ts'
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04])
 /** An empty zip is only its end-of-directory record. */

@@ -8,7 +8,7 @@
  * the hit rate high while memory stays fixed whatever the table's size.
  */
 import { readSync } from 'node:fs'
-import { SpillFile } from '../spill-file.ts'
+import { SpillFile } from '../scratch/spill-file.ts'
 
 /** Text held in memory before the table spills to disk. */
 export const DEFAULT_MEMORY_BYTES = 16 * 1024 * 1024

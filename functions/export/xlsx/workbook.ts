@@ -4,7 +4,7 @@
  * next to the sheet, except the shared strings (bounded in shared-strings.ts).
  */
 import path from 'node:path/posix'
-import { WorkbookError } from '../errors.ts'
+import { WorkbookError } from '../core/errors.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT, type NumberFormat } from './number-format.ts'
 import { readSharedStrings } from './shared-strings.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'

@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { SaxesParser, type SaxesTagPlain } from 'saxes'
-import { ExportError, WorkbookError } from '../errors.ts'
+import { ExportError, WorkbookError } from '../core/errors.ts'
 import { zipError } from './zip.ts'
 
 export type XmlTag = SaxesTagPlain

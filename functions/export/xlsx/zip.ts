@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream'
 import yauzl, { type Entry, type ZipFile } from 'yauzl'
-import { ProtocolError, WorkbookError } from '../errors.ts'
+import { ProtocolError, WorkbookError } from '../core/errors.ts'
 
 /** Largest inflated/compressed ratio of an entry (Apache POI's default); XML of real sheets stays near 10. */
 export const MAX_COMPRESSION_RATIO = 100

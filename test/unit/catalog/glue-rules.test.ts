@@ -4,8 +4,8 @@ import { athenaTableDefinition, catalogComment } from '../../../functions/export
 import { glueTableInputs } from '../../../functions/export/catalog/glue-inputs.ts'
 import { glueTableInputProblems, selectedNames } from '../../../functions/export/catalog/glue-rules.ts'
 import { encodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
-import { parseExportConfig } from '../../../functions/export/config.ts'
-import { ConfigError } from '../../../functions/export/errors.ts'
+import { parseExportConfig } from '../../../functions/export/core/config.ts'
+import { ConfigError } from '../../../functions/export/core/errors.ts'
 import { companionName, type TableSchema } from '../../../functions/export/schema/table-schema.ts'
 
 const SCHEMA: TableSchema = {

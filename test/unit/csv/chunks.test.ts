@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { type DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
 import { guessRecordEnd } from '../../../functions/export/csv/chunks.ts'
 import { openParsedTable, type ParseThread, parallelWorkers } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
-import { type DataError, ProtocolError } from '../../../functions/export/errors.ts'
 
 const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { DataError } from '../../../functions/export/core/errors.ts'
 import { type DecodeReport, decodeToUtf8, firstInvalidUtf8Offset } from '../../../functions/export/csv/decode.ts'
-import { DataError } from '../../../functions/export/errors.ts'
 
 /** `bytes` as a stream of `size`-byte chunks, so sequences get split across chunk boundaries. */
 async function* chunked(bytes: Uint8Array, size = bytes.length || 1): AsyncGenerator<Buffer> {

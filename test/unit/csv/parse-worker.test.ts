@@ -5,9 +5,9 @@
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
 import { hasCpuForThread, openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
-import { DataError, ProtocolError } from '../../../functions/export/errors.ts'
 
 const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
 

@@ -4,9 +4,9 @@
  * delimiters, doubled quotes and line breaks inside quotes count as the field's bytes, never as fields or records.
  */
 import { describe, expect, it } from 'vitest'
+import { DataError } from '../../../functions/export/core/errors.ts'
 import { openCsv } from '../../../functions/export/csv/parse.ts'
 import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
-import { DataError } from '../../../functions/export/errors.ts'
 
 const LIMITS: RecordLimits = { maxColumns: 4, maxRecordBytes: 64, maxFieldBytes: 16 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseExportConfig } from '../../../functions/export/config.ts'
-import type { ConfigError } from '../../../functions/export/errors.ts'
+import { parseExportConfig } from '../../../functions/export/core/config.ts'
+import type { ConfigError } from '../../../functions/export/core/errors.ts'
 import { checkGuards, guardSettings, nextBaseline } from '../../../functions/export/guards/guards.ts'
 
 const config = (extra: { export?: object; guards?: unknown } = {}) => ({

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { parseExportConfig } from '../../../functions/export/config.ts'
+import { parseExportConfig } from '../../../functions/export/core/config.ts'
 import { terminalTelemetry } from '../../../functions/local/terminal.ts'
 
 const [devices, users] = parseExportConfig({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_COLUMN_NAME_LENGTH } from '../../../functions/export/constants.ts'
+import { MAX_COLUMN_NAME_LENGTH } from '../../../functions/export/core/constants.ts'
 import { nameColumns, snakeCase } from '../../../functions/export/normalize/columns.ts'
 
 describe('snakeCase', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { ColumnType } from '../../../functions/export/constants.ts'
-import { DataError } from '../../../functions/export/errors.ts'
+import type { ColumnType } from '../../../functions/export/core/constants.ts'
+import { DataError } from '../../../functions/export/core/errors.ts'
 import type { RecordBatch } from '../../../functions/export/normalize/record-batch.ts'
 import { ColumnTypeInferrer } from '../../../functions/export/normalize/types.ts'
 import { batchesOf } from '../../support/encoder.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ColumnType } from '../../../functions/export/constants.ts'
+import type { ColumnType } from '../../../functions/export/core/constants.ts'
 import { type CurrentExport, planWrite, sameFileLayout } from '../../../functions/export/schema/plan.ts'
 import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'
 

@@ -1,0 +1,298 @@
+/**
+ * Lambda entry point: a scheduled (or manual) event and the Lambda context -> runExport() with AWS
+ * dependencies: the token from Secrets Manager, S3 for the warehouse, Powertools for logs and metrics.
+ * Settings, clients and the cached secret live per container; everything else per invocation.
+ */
+import { Logger } from '@aws-lambda-powertools/logger'
+import { GlueClient } from '@aws-sdk/client-glue'
+import { S3Client } from '@aws-sdk/client-s3'
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import type { Context, ScheduledEvent } from 'aws-lambda'
+import { glueTableCatalog } from '../catalog/glue.ts'
+import type { ExportConfig } from '../core/config.ts'
+import { FailureClass } from '../core/constants.ts'
+import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
+import {
+  ConfigError,
+  type ConfigProblem,
+  DeadlineError,
+  ErrorCode,
+  ExportError,
+  toExportError,
+} from '../core/errors.ts'
+import { exportDateProblem } from '../core/export-date.ts'
+import { type RunRecord, runRecordKey } from '../core/run-record.ts'
+import { type RunDependencies, type RunOptions, runExport } from '../path/run.ts'
+import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
+import { archiveSource } from '../source/archive-source.ts'
+import { readCaCertificates } from '../source/ca-certificates.ts'
+import { serviceSource } from '../source/service-source.ts'
+import { applySecretBaseUrl } from '../source/token.ts'
+import { createLambdaTelemetry } from './lambda-telemetry.ts'
+import { TokenSecretReader } from './secrets.ts'
+import { startWatchdog } from './watchdog.ts'
+
+/** What a manual invocation or the schedule's input may say; every field optional (README: "The Lambda event"). */
+export interface ExportInvocation {
+  /** Narrow the run to these table ids or names. */
+  readonly tables?: readonly string[]
+  /** Export date (the dt= partition); UTC today when absent. Required with `reprocess`. */
+  readonly exportDate?: string
+  /** Publish what the upstream change guards would hold, once an operator has checked the change. */
+  readonly acceptChanges?: boolean
+  /** Rebuild `exportDate`'s Parquet from the raw archive in the bucket instead of calling the service. */
+  readonly reprocess?: boolean
+}
+
+/** The run an event asks for: its options, and whether it rebuilds from the raw archive. */
+export interface InvocationRequest extends RunOptions {
+  readonly reprocess: boolean
+}
+
+/** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail`. */
+export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
+
+export interface ExportSummary {
+  readonly runId: string
+  readonly exportDate: string
+  readonly status: RunRecord['status']
+  /** Where the run record was written. */
+  readonly runRecord: string
+  readonly tables: readonly {
+    readonly name: string
+    readonly status: 'succeeded' | 'failed'
+    readonly rows?: number
+    readonly error?: { readonly code: string; readonly status?: number; readonly message: string }
+  }[]
+}
+
+/** The invocation fails with this when any table failed; the other tables were published. */
+export class RunFailedError extends ExportError {
+  readonly summary: ExportSummary
+  constructor(summary: ExportSummary, failureClass: FailureClass) {
+    const failed = summary.tables.filter((t) => t.status === 'failed')
+    const list = failed
+      .map(
+        (t) =>
+          `${t.name} [${t.error?.code ?? 'UNKNOWN'}${t.error?.status === undefined ? '' : ` HTTP ${t.error.status}`}]`,
+      )
+      .join(', ')
+    super(
+      ErrorCode.RUN_FAILED,
+      failureClass,
+      `export run ${summary.runId} (dt=${summary.exportDate}): ${failed.length} of ${summary.tables.length} tables failed: ${list}. ` +
+        `The other tables were published; details in ${summary.runRecord}`,
+      { hint: 'each failed table names its next step in the run record and the log' },
+    )
+    this.summary = summary
+  }
+}
+
+/** Replaceable parts, for tests; the deployed handler uses the defaults. */
+export interface HandlerDependencies {
+  /** @default the process's environment, read once per container by lambdaSettings() (environment.ts) */
+  readonly environment?: Environment
+  /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */
+  readonly s3Client?: S3Client
+  /** @default likewise (AWS_ENDPOINT_URL_SECRETS_MANAGER, ...) */
+  readonly secretsClient?: SecretsManagerClient
+  /** @default likewise (AWS_ENDPOINT_URL_GLUE, ...) */
+  readonly glueClient?: GlueClient
+  readonly storeOptions?: Pick<S3WarehouseStoreOptions, 'partSize' | 'queueSize'>
+  /** @default `<os.tmpdir()>/inventory-export-spool` */
+  readonly spoolDirectory?: string
+}
+
+interface Container {
+  readonly settings: LambdaSettings
+  readonly s3: S3Client
+  readonly glue: GlueClient
+  readonly tokens: TokenSecretReader
+  readonly logger: Logger
+  readonly extraCaCertificates: string | undefined
+}
+
+const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
+  const settings = deps.environment === undefined ? lambdaSettings() : parseLambdaSettings(deps.environment)
+  const caFile = settings.config.source.caCertificatesFile
+  const extraCaCertificates = caFile === undefined ? undefined : await readCaCertificates(caFile, 'Lambda environment')
+  return {
+    settings,
+    s3: deps.s3Client ?? new S3Client({}),
+    glue: deps.glueClient ?? new GlueClient({}),
+    tokens: new TokenSecretReader(deps.secretsClient ?? new SecretsManagerClient({}), settings.tokenSecretId),
+    logger: new Logger({ serviceName: settings.serviceName }),
+    extraCaCertificates,
+  }
+}
+
+/** A handler with its own container state. */
+export const createHandler = (deps: HandlerDependencies = {}) => {
+  let container: Promise<Container> | undefined
+  return async (event: ExportEvent, context: Context): Promise<ExportSummary> => {
+    container ??= openContainer(deps).catch((error: unknown) => {
+      container = undefined
+      throw error
+    })
+    const { settings, s3, glue, tokens, extraCaCertificates, logger: root } = await container
+    const logger = root.createChild()
+    logger.addContext(context)
+    const { reprocess, ...options } = parseEvent(event, settings.config)
+
+    // A rebuild from the raw archive calls no service, so it needs no token (and works while the secret is broken).
+    let config: ExportConfig = settings.config
+    let token: string | undefined
+    if (!reprocess) {
+      try {
+        const secret = await tokens.read()
+        config = applySecretBaseUrl(settings.config, secret)
+        token = secret.token
+      } catch (error) {
+        const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
+        telemetry.runNotStarted(toExportError(error))
+        throw error
+      }
+    }
+
+    const sensitive = token === undefined ? [] : [token]
+    const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive })
+    const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
+      telemetry.warn('the time limit is near: stopping downloads and uploads in flight', {
+        remainingMs: context.getRemainingTimeInMillis(),
+      }),
+    )
+    // If the deadline's timer cannot fire (a starved event loop), the watchdog ends the process instead.
+    const watchdog = startWatchdog({
+      deadlineAt: deadline.firesAt,
+      starvedMs: (config.export.deadlineMarginSeconds * 1000) / 4,
+    })
+    const store = new S3WarehouseStore(s3, settings.bucket, config.warehouse.prefix, {
+      ...deps.storeOptions,
+      signal: deadline.signal,
+    })
+    // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
+    const runDeps: RunDependencies = {
+      source:
+        token === undefined
+          ? archiveSource(store)
+          : serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates }),
+      store,
+      telemetry,
+      spoolDirectory: deps.spoolDirectory,
+      lambdaMemoryMb: settings.memoryMb,
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
+      signal: deadline.signal,
+    }
+    let record: RunRecord
+    try {
+      record = await runExport(config, runDeps, options)
+    } finally {
+      deadline.dispose()
+      watchdog.dispose()
+      telemetry.flush()
+    }
+    const summary = summarize(record, `${store.root}/${runRecordKey(record.exportDate, record.runId)}`)
+    if (summary.status === 'failed') {
+      const firstFailure = record.tables.find((t) => t.error !== undefined)?.error
+      throw new RunFailedError(summary, firstFailure?.failureClass ?? FailureClass.INTERNAL)
+    }
+    return summary
+  }
+}
+
+/** The deployed entry point. */
+export const handler = createHandler()
+
+/** Fires at (remaining - margin / 2): in-flight work stops while there is still time to record the run. */
+const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => void) => {
+  const controller = new AbortController()
+  const fireInMs = context.getRemainingTimeInMillis() - (marginSeconds * 1000) / 2
+  const fire = () => {
+    onFire()
+    controller.abort(
+      new DeadlineError({
+        reason: `stopped ${marginSeconds / 2} s before the function's time limit; its upload was aborted and the previous data is kept`,
+      }),
+    )
+  }
+  const timer = setTimeout(fire, Math.min(Math.max(0, fireInMs), 2 ** 31 - 1))
+  return { signal: controller.signal, firesAt: Date.now() + fireInMs, dispose: () => clearTimeout(timer) }
+}
+
+/** Every field an event may carry (ExportInvocation), documented in the README's "The Lambda event". */
+const EVENT_FIELDS = [
+  'tables',
+  'exportDate',
+  'acceptChanges',
+  'reprocess',
+] as const satisfies readonly (keyof ExportInvocation)[]
+
+const isScheduledEvent = (event: object): event is ScheduledEvent<ExportInvocation> =>
+  'detail-type' in event && 'detail' in event
+
+/** The run an event asks for; every problem is reported in one ConfigError. */
+export const parseEvent = (event: ExportEvent, config: ExportConfig): InvocationRequest => {
+  if (event === null || event === undefined) return { reprocess: false }
+  if (typeof event !== 'object' || Array.isArray(event)) {
+    throw new ConfigError('invocation event', [{ field: '(event)', message: 'must be a JSON object' }])
+  }
+  const input: Readonly<Record<string, unknown>> = { ...(isScheduledEvent(event) ? event.detail : event) }
+  const problems: ConfigProblem[] = []
+  const { tables, exportDate, acceptChanges, reprocess } = input
+  // A misspelt field would otherwise be ignored: `{"reprocesss": true}` would export from the service instead.
+  for (const field of Object.keys(input).filter((key) => !(EVENT_FIELDS as readonly string[]).includes(key))) {
+    problems.push({ field, message: `is not a field of the event (fields: ${EVENT_FIELDS.join(', ')})` })
+  }
+  if (tables !== undefined) {
+    const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
+    if (!Array.isArray(tables) || tables.some((t) => typeof t !== 'string')) {
+      problems.push({ field: 'tables', message: 'must be a list of table ids or names' })
+    } else {
+      for (const wanted of tables as string[]) {
+        if (!known.has(wanted)) problems.push({ field: 'tables', message: `"${wanted}" is not a configured table` })
+      }
+    }
+  }
+  if (exportDate !== undefined) {
+    const problem = typeof exportDate === 'string' ? exportDateProblem(exportDate) : 'must be a date as YYYY-MM-DD'
+    if (problem) problems.push({ field: 'exportDate', message: problem })
+  }
+  if (acceptChanges !== undefined && typeof acceptChanges !== 'boolean') {
+    problems.push({ field: 'acceptChanges', message: 'must be true or false' })
+  }
+  if (reprocess !== undefined && typeof reprocess !== 'boolean') {
+    problems.push({ field: 'reprocess', message: 'must be true or false' })
+  }
+  if (reprocess === true && exportDate === undefined) {
+    problems.push({ field: 'exportDate', message: 'is required with reprocess: which export date to rebuild' })
+  }
+  if (problems.length > 0) throw new ConfigError('invocation event', problems)
+  return {
+    reprocess: reprocess === true,
+    ...(tables === undefined ? {} : { tables: tables as string[] }),
+    ...(exportDate === undefined ? {} : { exportDate: exportDate as string }),
+    ...(acceptChanges === true ? { acceptChanges: true } : {}),
+  }
+}
+
+const summarize = (record: RunRecord, runRecord: string): ExportSummary => ({
+  runId: record.runId,
+  exportDate: record.exportDate,
+  status: record.status,
+  runRecord,
+  tables: record.tables.map((t) => ({
+    name: t.name,
+    status: t.status,
+    ...(t.rows === undefined ? {} : { rows: t.rows }),
+    ...(t.error === undefined
+      ? {}
+      : {
+          error: {
+            code: t.error.code,
+            ...(t.error.status === undefined ? {} : { status: t.error.status }),
+            message: t.error.message,
+          },
+        }),
+  })),
+})

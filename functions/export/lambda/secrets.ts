@@ -1,0 +1,47 @@
+/**
+ * The API token from Secrets Manager, through Powertools Parameters: fetched on first use, then served from
+ * memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
+ * The secret is the plain token, or JSON `{"token": "...", "baseUrl": "..."}`. Its value is never logged and
+ * never put in an error message. What the value must hold is token.ts's.
+ */
+
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets'
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import { TokenUnavailableError } from '../core/errors.ts'
+import { parseTokenSecret, type TokenSecret } from '../source/token.ts'
+
+/** How long a fetched secret is reused before Secrets Manager is asked again. */
+export const TOKEN_CACHE_SECONDS = 300
+
+/** Reads one secret, cached per container for `maxAgeSeconds`. */
+export class TokenSecretReader {
+  readonly #provider: SecretsProvider
+  readonly #secretId: string
+  readonly #maxAgeSeconds: number
+
+  constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
+    this.#provider = new SecretsProvider({ awsSdkV3Client: client })
+    this.#secretId = secretId
+    this.#maxAgeSeconds = maxAgeSeconds
+  }
+
+  async read(): Promise<TokenSecret> {
+    const source = `secret ${this.#secretId}`
+    let value: string | Uint8Array | undefined
+    try {
+      value = await this.#provider.get(this.#secretId, { maxAge: this.#maxAgeSeconds })
+    } catch (error) {
+      throw new TokenUnavailableError(`${source}: ${whyUnreadable(error)}`, (error as Error).cause ?? error)
+    }
+    if (value === undefined) throw new TokenUnavailableError(`${source}: it has no value yet`)
+    return parseTokenSecret(value, source)
+  }
+}
+
+const whyUnreadable = (error: unknown): string => {
+  const name = ((error as Error).cause as Error | undefined)?.name ?? (error as Error).name
+  if (name === 'ResourceNotFoundException') return 'it does not exist or has no value yet'
+  if (name === 'AccessDeniedException') return 'the function may not read it (AccessDeniedException)'
+  if (name === 'DecryptionFailure') return 'its KMS key cannot decrypt it (DecryptionFailure)'
+  return `Secrets Manager failed (${name})`
+}

@@ -1,0 +1,67 @@
+/**
+ * The read stage, by the table's format: the CSV parser (on a thread of its own when that pays) or the workbook
+ * reader. Both hand over the same header and record batches (TableRecords); what differs is what the run record
+ * says about the body, whichever TableSource (source/table-source.ts) the bytes came from.
+ */
+import type { TableConfig } from '../core/config.ts'
+import type { TableFormatName } from '../core/constants.ts'
+import { openParsedTable, type ParseThread } from '../csv/parse-worker.ts'
+import type { RecordLimits } from '../csv/record-guard.ts'
+import type { BatchLimits } from '../normalize/record-batch.ts'
+import type { TableRecords } from '../normalize/table-records.ts'
+import { openWorkbookTable } from '../xlsx/reader.ts'
+
+export interface ReadDetails {
+  readonly format: TableFormatName
+  /** The CSV's encoding as used; a workbook's XML is always UTF-8. */
+  readonly encoding: string
+  /** The CSV's delimiter; absent for a workbook. */
+  readonly delimiter?: string
+  /** The worksheet read; absent for a CSV. */
+  readonly sheet?: string
+  readonly warnings: readonly string[]
+}
+
+export interface TableRead {
+  readonly records: TableRecords
+  /** Known once the batches have ended. */
+  details(): ReadDetails
+}
+
+export interface ReadContext {
+  readonly spoolDirectory: string
+  readonly batchLimits?: BatchLimits | undefined
+  readonly parseThread?: ParseThread | undefined
+  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
+  readonly lambdaMemoryMb?: number | undefined
+  /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
+}
+
+export const openTableRead = async (
+  table: TableConfig,
+  body: AsyncIterable<Buffer>,
+  context: ReadContext,
+): Promise<TableRead> => {
+  if (table.format === 'xlsx') {
+    const { spoolDirectory, batchLimits, limits } = context
+    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits })
+    return {
+      records: workbook,
+      details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),
+    }
+  }
+  const { delimiter, shortRows, encoding, invalidBytes } = table
+  const { batchLimits, limits } = context
+  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
+  const parsed = await openParsedTable(body, options, context.parseThread, context.lambdaMemoryMb)
+  return {
+    records: parsed,
+    details: () => ({
+      format: 'csv',
+      encoding: parsed.report.encoding,
+      delimiter: parsed.delimiter,
+      warnings: parsed.warnings,
+    }),
+  }
+}

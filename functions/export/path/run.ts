@@ -1,0 +1,353 @@
+/**
+ * The orchestrator: check the source once (the token), export every table with bounded concurrency (each table
+ * retried as a whole by one retry loop), write the run record.
+ * It wires the stages together and does nothing else; the Lambda handler and the local CLI differ only in
+ * the dependencies they pass in.
+ */
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import path from 'node:path'
+import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { RunMode } from '../core/constants.ts'
+import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
+import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
+import type { TableSource } from '../source/table-source.ts'
+import { writeLatestOutcomes } from './run-index.ts'
+import {
+  exportTable,
+  type RunIdentity,
+  type TableAttempt,
+  type TableCatalog,
+  type TableExportResult,
+  type TableProgress,
+} from './table-export.ts'
+import type { RunTelemetry } from './telemetry.ts'
+
+export interface RunDependencies {
+  /** Where the tables' bytes come from: the service (serviceSource) or the raw archive (archiveSource). */
+  readonly source: TableSource
+  readonly store: WarehouseStore
+  readonly telemetry: RunTelemetry
+  /** Folder for the spool of record batches. @default DEFAULT_SPOOL_DIRECTORY */
+  readonly spoolDirectory?: string | undefined
+  readonly now?: () => Date
+  /** What the table retries wait on and draw their jitter from. @default systemClock */
+  readonly clock?: RetryClock | undefined
+  /** Milliseconds left before the run must stop (Lambda); unlimited when absent. */
+  readonly remainingTimeMs?: () => number
+  /**
+   * Fires when work in flight must stop (the Lambda deadline): downloads, uploads and retries are aborted,
+   * unfinished tables fail with DeadlineError, and the run record is still written.
+   */
+  readonly signal?: AbortSignal | undefined
+  /** Catalog to tell about changed table schemas (Glue on AWS). */
+  readonly catalog?: TableCatalog | undefined
+  /** The Lambda function's memory in MB, which decides its vCPUs (how many threads parsing gets). */
+  readonly lambdaMemoryMb?: number | undefined
+}
+
+export interface RunOptions {
+  /** Export date (partition); UTC today when absent. */
+  readonly exportDate?: string | undefined
+  /** Narrow the run to these table ids or names. */
+  readonly tables?: readonly string[] | undefined
+  /** Publish what the upstream change guards would hold: an operator checked the change. */
+  readonly acceptChanges?: boolean | undefined
+}
+
+/** The OS temp folder (the Lambda's /tmp). */
+export const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
+
+export const newRunId = (at: Date): string =>
+  `${at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`
+
+/** The sections a run reads; the source's own settings went into the TableSource. */
+export type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
+
+export const runExport = async (
+  config: RunConfig,
+  deps: RunDependencies,
+  options: RunOptions = {},
+): Promise<RunRecord> => {
+  const now = deps.now ?? (() => new Date())
+  const startedAt = now()
+  const run: RunIdentity = {
+    runId: newRunId(startedAt),
+    exportDate: options.exportDate ?? startedAt.toISOString().slice(0, 10),
+    exportedAt: startedAt,
+  }
+  const tables = selectTables(config.tables, options.tables)
+  const signal = deps.signal ?? new AbortController().signal
+  const { source, telemetry } = deps
+  for (const warning of source.warnings) telemetry.warn(warning)
+  telemetry.info('export run started', {
+    runId: run.runId,
+    exportDate: run.exportDate,
+    mode: source.mode,
+    tables: tables.map((t) => t.name),
+  })
+
+  let tokenOwner: string | undefined
+  let outcomes: TableOutcome[]
+  try {
+    const checked = await source.check({
+      signal,
+      onRetry: (notice) => telemetry.retried({ ...notice, tableId: undefined }),
+    })
+    tokenOwner = checked.tokenOwner
+    outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
+      exportOneTable(table, { config, deps, run, signal, acceptChanges: options.acceptChanges }),
+    )
+  } catch (error) {
+    // The token check failed: one request told us every table would fail the same way.
+    const failure = signal.aborted ? stoppedByDeadline(undefined) : toExportError(error)
+    telemetry.error('token check failed; no table was exported', { error: failure.toJSON() })
+    const noRequest = { mode: source.mode, attempts: 0, bytesReceived: 0 }
+    outcomes = tables.map((table) => failedOutcome(table, failure, noRequest, 0))
+    for (const outcome of outcomes) telemetry.tableFinished(outcome)
+  }
+
+  const record: RunRecord = {
+    runId: run.runId,
+    exportDate: run.exportDate,
+    startedAt: startedAt.toISOString(),
+    finishedAt: now().toISOString(),
+    status: outcomes.every((o) => o.status === 'succeeded') ? 'succeeded' : 'failed',
+    mode: source.mode,
+    ...(tokenOwner === undefined ? {} : { tokenOwner }),
+    tables: outcomes,
+  }
+  try {
+    await deps.store.putObject(
+      runRecordKey(run.exportDate, run.runId),
+      `${JSON.stringify(record, null, 2)}\n`,
+      'application/json',
+    )
+    await writeLatestOutcomes(deps.store, record)
+  } finally {
+    // The run counts in the metrics even when its record could not be written.
+    deps.telemetry.runFinished(record)
+  }
+  return record
+}
+
+interface TableRunContext {
+  readonly config: RunConfig
+  readonly deps: RunDependencies
+  readonly run: RunIdentity
+  readonly signal: AbortSignal
+  readonly acceptChanges: boolean | undefined
+}
+
+/** Exports one table within its own time budget; the outcome, succeeded or failed, goes to telemetry too. */
+const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
+  const { config, deps } = context
+  const clock = deps.clock ?? systemClock
+  const started = clock.now()
+  deps.telemetry.tableStarted(table)
+  const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
+  try {
+    const outcome = await exportWithRetries(table, context, budget.signal, clock)
+    const durationMs = clock.now() - started
+    const finished =
+      outcome.attempt.ok === true
+        ? succeededOutcome(table, outcome.attempt.result, outcome, durationMs)
+        : failedOutcome(table, outcome.attempt.error, { ...outcome, ...outcome.attempt }, durationMs)
+    deps.telemetry.tableFinished(finished)
+    return finished
+  } finally {
+    budget.dispose()
+  }
+}
+
+/**
+ * A wall-clock budget for one table, retries included: the idle timeout alone never ends a body that trickles.
+ * The run's own deadline (the Lambda's time left) still stops the table first when it comes first.
+ */
+const tableBudget = (table: TableConfig, seconds: number, runSignal: AbortSignal) => {
+  const controller = new AbortController()
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new DeadlineError({
+          tableId: table.id,
+          reason: `stopped: the table took longer than export.timeouts.tableSeconds (${seconds} s); nothing of it was published`,
+          hint: 'the previous data is kept; raise export.timeouts.tableSeconds if the table is that large, or check the service (a body that trickles)',
+        }),
+      ),
+    seconds * 1000,
+  )
+  return { signal: AbortSignal.any([runSignal, controller.signal]), dispose: () => clearTimeout(timer) }
+}
+
+interface RetriedAttempt {
+  readonly mode: RunMode
+  /** Attempts made at the table (requests, for the service). */
+  readonly attempts: number
+  readonly attempt: TableAttempt
+}
+
+/**
+ * The table's one retry loop: a whole attempt (open the bytes, land them) is tried again while the error may heal,
+ * within export.retry's attempts and total budget, waiting on the injected clock. A failure before the bytes
+ * opened (5xx, 429, network) is retried when it is retryable; one after them only when the body broke off.
+ */
+const exportWithRetries = async (
+  table: TableConfig,
+  context: TableRunContext,
+  signal: AbortSignal,
+  clock: RetryClock,
+): Promise<RetriedAttempt> => {
+  const { config, deps } = context
+  const mode = deps.source.mode
+  let attempts = 0
+  let last: TableAttempt | undefined
+  const attemptOnce = async (attempt: number) => {
+    const margin = config.export.deadlineMarginSeconds * 1000
+    if (deps.remainingTimeMs && deps.remainingTimeMs() < margin) {
+      throw new DeadlineError({ tableId: table.id, reason: 'not started: the run is about to reach its time limit' })
+    }
+    attempts = attempt
+    last = await exportTable(table, deps.source, {
+      store: deps.store,
+      run: context.run,
+      spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
+      signal,
+      catalog: deps.catalog,
+      guards: config.export.guards,
+      acceptChanges: context.acceptChanges,
+      limits: config.limits,
+      lambdaMemoryMb: deps.lambdaMemoryMb,
+      onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
+      attempt,
+    })
+    if (last.ok) return last
+    throw stoppedBy(context.signal, signal, table.id) ?? last.error
+  }
+  try {
+    const attempt = await withRetries(attemptOnce, config.export.retry, {
+      clock,
+      signal,
+      shouldRetry: (error) =>
+        !(error instanceof DeadlineError) &&
+        (last?.ok === false && last.opened ? isMidBodyFailure(error) : error.retryable),
+      onRetry: (notice) => deps.telemetry.retried({ ...notice, tableId: table.id, table: table.name }),
+    })
+    return { mode, attempts, attempt }
+  } catch (error) {
+    // An aborted download or upload surfaces as a network or publish error; the cause is the deadline.
+    const failure = stoppedBy(context.signal, signal, table.id) ?? toExportError(error, table.id)
+    const received = last?.ok === false ? last : { opened: false, bytesReceived: 0 }
+    return { mode, attempts, attempt: { ...received, ok: false, error: failure } }
+  }
+}
+
+/** The run's deadline, then the table's budget: what stopped the table, when either did. */
+const stoppedBy = (runSignal: AbortSignal, tableSignal: AbortSignal, tableId: string): ExportError | undefined =>
+  runSignal.aborted
+    ? stoppedByDeadline(tableId)
+    : tableSignal.aborted
+      ? toExportError(tableSignal.reason, tableId)
+      : undefined
+
+const stoppedByDeadline = (tableId: string | undefined): DeadlineError =>
+  new DeadlineError({
+    tableId,
+    reason: 'stopped: the run reached its time limit while this table was in flight; nothing of it was published',
+  })
+
+/** A failure after the headers arrived: the request as a whole is worth another try. */
+const isMidBodyFailure = (error: ExportError): boolean =>
+  error.retryable &&
+  (error.code === ErrorCode.BODY_TRUNCATED ||
+    error.code === ErrorCode.NETWORK_ERROR ||
+    error.code === ErrorCode.TIMEOUT)
+
+const succeededOutcome = (
+  table: TableConfig,
+  result: TableExportResult,
+  tries: Pick<RetriedAttempt, 'mode' | 'attempts'>,
+  durationMs: number,
+): TableOutcome => ({
+  tableId: table.id,
+  name: table.name,
+  status: 'succeeded',
+  ...(result.httpStatus === undefined ? {} : { httpStatus: result.httpStatus }),
+  ...attemptsOf(tries),
+  bytesReceived: result.bytesReceived,
+  sha256: result.sha256,
+  format: result.format,
+  encoding: result.encoding,
+  ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
+  ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
+  rows: result.rows,
+  columns: result.columns,
+  objects: result.objects,
+  durationMs,
+  ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+  ...(result.keys ? { keys: result.keys } : {}),
+  ...(result.guards.length > 0 ? { guards: result.guards } : {}),
+})
+
+/** Attempts are requests to the service; a rebuild from the archive makes none, so it records none. */
+const attemptsOf = ({ mode, attempts }: Pick<RetriedAttempt, 'mode' | 'attempts'>) =>
+  mode === RunMode.REPROCESS ? {} : { attempts }
+
+const failedOutcome = (
+  table: TableConfig,
+  error: ExportError,
+  received: Pick<RetriedAttempt, 'mode' | 'attempts'> & {
+    readonly httpStatus?: number | undefined
+    readonly bytesReceived: number
+  },
+  durationMs: number,
+): TableOutcome => ({
+  tableId: table.id,
+  name: table.name,
+  status: 'failed',
+  format: table.format,
+  ...(received.httpStatus === undefined && error.status === undefined
+    ? {}
+    : { httpStatus: error.status ?? received.httpStatus }),
+  ...attemptsOf(received),
+  bytesReceived: received.bytesReceived,
+  objects: [],
+  durationMs,
+  ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
+  error: {
+    code: error.code,
+    failureClass: error.failureClass,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error instanceof DataError && error.line !== undefined ? { line: error.line } : {}),
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+  },
+})
+
+const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] | undefined): readonly TableConfig[] =>
+  wanted === undefined || wanted.length === 0
+    ? tables
+    : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
+
+/** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
+export const mapWithConcurrency = async <T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> => {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}

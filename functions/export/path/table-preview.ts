@@ -1,0 +1,65 @@
+/**
+ * The start of a table's path as the export runs it, stopped after a number of rows: read (decode and parse, or
+ * the workbook reader) -> name -> infer. `npm run check` shows it before anything is deployed, so what it shows
+ * is what an export of the same rows would name and type.
+ */
+
+import type { TableConfig } from '../core/config.ts'
+import type { ColumnType } from '../core/constants.ts'
+import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
+import type { RecordLimits } from '../csv/record-guard.ts'
+import { nameColumns } from '../normalize/columns.ts'
+import { firstRows, rowsAsText } from '../normalize/record-batch.ts'
+import { keyColumnIndices, suggestKey } from '../normalize/row-key.ts'
+import { ColumnTypeInferrer } from '../normalize/types.ts'
+import { openTableRead } from './read-table.ts'
+
+export interface TablePreview {
+  readonly columns: readonly { readonly name: string; readonly header: string; readonly type: ColumnType }[]
+  readonly rowsRead: number
+  /** A column unique and never empty in the rows read, offered as `tables[].key` when none is set. */
+  readonly suggestedKey?: string
+}
+
+export interface PreviewOptions {
+  /** Rows read at most; the rest of the body is never asked for. */
+  readonly rowLimit: number
+  /** Folder for a workbook's spool. */
+  readonly spoolDirectory: string
+  /** The `limits` section, as the export applies it. @default DEFAULT_RECORD_LIMITS */
+  readonly limits?: RecordLimits | undefined
+}
+
+/** Reads the first `rowLimit` rows of `body`; fails as the export would (bad encoding, a forced type, the key). */
+export const previewTable = async (
+  table: TableConfig,
+  body: AsyncIterable<Buffer>,
+  { rowLimit, spoolDirectory, limits }: PreviewOptions,
+): Promise<TablePreview> => {
+  // On this thread: a preview is too short for a parse thread to pay.
+  const read = await openTableRead(table, body, { spoolDirectory, limits, parseThread: 'inline' })
+  try {
+    const named = nameColumns(read.records.header, RESERVED_COLUMN_NAMES)
+    const names = named.map((c) => c.name)
+    const inferrer = new ColumnTypeInferrer({ tableId: table.id, columnNames: names, forced: table.columnTypes })
+    const sample: string[][] = []
+    let rowsRead = 0
+    for await (const batch of read.records.batches) {
+      const rows = firstRows(batch, rowLimit - rowsRead)
+      for (let column = 0; column < names.length; column++) inferrer.observeBatch(column, rows)
+      if (!table.key) sample.push(...rowsAsText(rows))
+      rowsRead += rows.rowCount
+      if (rowsRead >= rowLimit) break
+    }
+    const types = inferrer.types()
+    if (table.key) keyColumnIndices(table.id, table.key, names, [])
+    const suggestedKey = table.key ? undefined : suggestKey(names, sample)
+    return {
+      columns: named.map((c, i) => ({ ...c, type: types[i]! })),
+      rowsRead,
+      ...(suggestedKey ? { suggestedKey } : {}),
+    }
+  } finally {
+    await read.records.close()
+  }
+}
