@@ -1,7 +1,7 @@
 /**
- * The README's configuration reference, generated from the full schema (the runtime's, extended by the deployment
- * section) so the two cannot drift:
- * `npm run docs` rewrites the block between the markers, and a test fails when it is stale.
+ * The configuration reference of docs/configuration.md, generated from the full schema (the runtime's, extended by
+ * the deployment section) so the two cannot drift:
+ * `npm run docs` rewrites the block between the markers, and test/unit/docs.test.ts fails when it is stale.
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import * as z from 'zod'
@@ -101,17 +101,20 @@ export const configurationReference = (): string => {
   ].join('\n')
 }
 
-/** README text with the reference block replaced by a fresh one. */
-export const withFreshReference = (readme: string): string => {
-  const start = readme.indexOf(REFERENCE_START)
-  const end = readme.indexOf(REFERENCE_END)
+/** The page that carries the reference, relative to the repository's root. */
+export const REFERENCE_PAGE = 'docs/configuration.md'
+
+/** The page's text with the reference block replaced by a fresh one. */
+export const withFreshReference = (page: string): string => {
+  const start = page.indexOf(REFERENCE_START)
+  const end = page.indexOf(REFERENCE_END)
   if (start < 0 || end < start) {
-    throw new InternalError({ reason: `README.md lacks the ${REFERENCE_START} ... ${REFERENCE_END} markers` })
+    throw new InternalError({ reason: `${REFERENCE_PAGE} lacks the ${REFERENCE_START} ... ${REFERENCE_END} markers` })
   }
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n${configurationReference()}\n${readme.slice(end)}`
+  return `${page.slice(0, start + REFERENCE_START.length)}\n${configurationReference()}\n${page.slice(end)}`
 }
 
 if (import.meta.main) {
-  const file = new URL('../README.md', import.meta.url)
+  const file = new URL(`../${REFERENCE_PAGE}`, import.meta.url)
   await writeFile(file, withFreshReference(await readFile(file, 'utf8')))
 }

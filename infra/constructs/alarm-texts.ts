@@ -1,6 +1,6 @@
 /** What each alarm means and what to do, as shown in the notification and the console. */
 
-export const DEFAULT_RUNBOOK = 'README.md, section "When an alarm fires"'
+export const DEFAULT_RUNBOOK = 'docs/operations.md, section "When an alarm fires"'
 
 export interface AlarmTextInput {
   readonly failedRunsToAlarm: number

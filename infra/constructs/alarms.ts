@@ -45,7 +45,7 @@ export interface ExportAlarmsProps {
   readonly schedulePeriodHours: number
   /** Thresholds and e-mail addresses (config deployment.alarms). */
   readonly thresholds: DeploymentConfig['alarms']
-  /** Where the runbook is. @default 'README.md, section "When an alarm fires"' */
+  /** Where the runbook is. @default 'docs/operations.md, section "When an alarm fires"' */
   readonly runbook?: string
   /** Prefix of the alarm names. @default the stack name */
   readonly alarmNamePrefix?: string

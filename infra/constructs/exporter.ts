@@ -257,7 +257,7 @@ export class Exporter extends Construct {
     acknowledgeFinding(
       secret,
       'AwsSolutions-SMG4',
-      'The secret holds an API token issued by an administrator of the inventory service; it cannot be rotated by a Lambda, it is replaced by hand (README runbook).',
+      'The secret holds an API token issued by an administrator of the inventory service; it cannot be rotated by a Lambda, it is replaced by hand (docs/operations.md, Rotating the token).',
     )
     return secret
   }

@@ -65,7 +65,7 @@ describe('the alarms built from the sample configuration', () => {
     for (const [, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
       expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
       expect(alarm.OKActions).toEqual([{ Ref: expect.stringMatching(/^AlarmsTopic/) }])
-      expect(alarm.AlarmDescription).toMatch(/Do: .*Runbook: README\.md, section "When an alarm fires"\.$/)
+      expect(alarm.AlarmDescription).toMatch(/Do: .*Runbook: docs\/operations\.md, section "When an alarm fires"\.$/)
       expect((alarm.AlarmDescription as string).length).toBeLessThanOrEqual(1024)
     }
   })

@@ -57,7 +57,7 @@ const exportTables = async (out: string, date: string, tables: readonly Record<s
 
 /**
  * The fingerprint hashes each cell's text as read, and a workbook spells some values differently from the CSV
- * (the README's "Lineage columns" says what that means for `_changes`), so it is left out of the comparison.
+ * (docs/analysts.md, "Lineage columns", says what that means for `_changes`), so it is left out of the comparison.
  */
 const NOT_COMPARED = [...RUN_COLUMNS, '_row_fingerprint']
 

@@ -152,6 +152,6 @@ export type RunMode = (typeof RunMode)[keyof typeof RunMode]
  * benchmark. The main thread allocates many short-lived strings per row; with V8's default young generation
  * (16 MiB semi-spaces, growing) the process's peak RSS grew from 265 to 397 MiB between 100,000 and 1,000,000
  * rows of a workbook while the live heap stayed near 62 MiB. 4 MiB semi-spaces keep it at 229 and 247 MiB
- * (see "Performance" in the README); `test/unit/core/constants.test.ts` keeps the three places in step.
+ * (see docs/performance.md, "Memory"); `test/unit/core/constants.test.ts` keeps the three places in step.
  */
 export const NODE_RUNTIME_FLAGS = ['--max-semi-space-size=4'] as const

@@ -348,7 +348,7 @@ const WORKBOOK_HINTS: Readonly<Record<WorkbookErrorCode, string>> = {
   XLSX_NO_WORKSHEET: 'the workbook has no worksheet; the previous data is kept; check the saved table',
   XLSX_NO_HEADER: 'the first worksheet has no header row; the previous data is kept; check the saved table',
   XLSX_TOO_LARGE:
-    'the workbook exceeds a limit named above (see "Failure behaviour" in the README); the previous data is kept; try "format": "csv"',
+    'the workbook exceeds a limit named above (see docs/failure-behaviour.md, "Workbooks"); the previous data is kept; try "format": "csv"',
 }
 
 /** The body is not a workbook we can read faithfully (see functions/export/xlsx/). */

@@ -73,8 +73,9 @@ export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMe
 
 /**
  * vCPUs from which parsing on every core pays. Chunking, verifying and one more thread cost about a quarter more
- * CPU than the one parse thread (measured, see the README's Performance section), so on two vCPUs both cores are
- * kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its own.
+ * CPU than the one parse thread (measured, see docs/architecture.md, "Parsing on every core"), so on two vCPUs
+ * both cores are kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its
+ * own.
  */
 const MIN_PARALLEL_VCPUS = 3
 

@@ -32,7 +32,7 @@ import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { TokenSecretReader } from './secrets.ts'
 import { startWatchdog } from './watchdog.ts'
 
-/** What a manual invocation or the schedule's input may say; every field optional (README: "The Lambda event"). */
+/** What a manual invocation or the schedule's input may say; every field optional (docs/operations.md: "The Lambda event"). */
 export interface ExportInvocation {
   /** Narrow the run to these table ids or names. */
   readonly tables?: readonly string[]
@@ -220,7 +220,7 @@ const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => v
   return { signal: controller.signal, firesAt: Date.now() + fireInMs, dispose: () => clearTimeout(timer) }
 }
 
-/** Every field an event may carry (ExportInvocation), documented in the README's "The Lambda event". */
+/** Every field an event may carry (ExportInvocation), documented in docs/operations.md, "The Lambda event". */
 const EVENT_FIELDS = [
   'tables',
   'exportDate',

@@ -1,6 +1,6 @@
 /**
  * Column naming: header text -> Athena-safe lowercase ASCII snake_case, unique and never empty.
- * The rule is documented in the README ("Column names"); change both together.
+ * The rule is documented in docs/analysts.md ("Column names"); change both together.
  */
 import { MAX_COLUMN_NAME_LENGTH } from '../core/constants.ts'
 

@@ -3,7 +3,7 @@
  * between the parser and the encoder), so the hot path creates no strings; each answers whether the cell is a
  * faithful value of its type and leaves the value in `parsed`. Inference and conversion call the same functions,
  * so they can never disagree; the string forms at the end wrap them for callers that hold text.
- * The rules are documented in the README ("Column types"); change both together.
+ * The rules are documented in docs/analysts.md ("Column types"); change both together.
  */
 
 /** Where a successful parse leaves its value; one slot instead of an object per cell. */

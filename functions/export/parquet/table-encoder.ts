@@ -28,7 +28,7 @@ export interface RowGroupLimits {
 /**
  * 32 Ki rows or 16 MiB of cell text: the encoder holds a group's values until it is complete, so this bounds the
  * memory a table needs whatever its width; each group carries min/max statistics Athena prunes by.
- * See the README ("Performance", "Row groups").
+ * See docs/architecture.md ("Row groups").
  */
 export const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
 

@@ -1,7 +1,7 @@
 /**
  * The whole read stage of a workbook: body bytes -> spooled file -> zip -> the first worksheet's rows as record
  * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. Runs on this thread:
- * the inflating and XML parsing are cheaper per row than csv-parse's strings (see "Performance" in the README).
+ * the inflating and XML parsing are cheaper per row than csv-parse's strings (see docs/performance.md, "Workbooks").
  */
 import { rm } from 'node:fs/promises'
 import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'

@@ -29,7 +29,7 @@ const documented = (cells: Record<string, string>): bigint => {
 }
 
 describe('RowFingerprinter', () => {
-  it('hashes the non-empty cells in name order exactly as the README documents', () => {
+  it('hashes the non-empty cells in name order exactly as docs/analysts.md documents', () => {
     const long = 'x'.repeat(100)
     const [first, second] = fingerprintsOf(
       ['os', 'device_id', 'notes'],
