@@ -20,6 +20,15 @@ export interface ChunkShape {
   readonly headerFields: number
 }
 
+/** The chunks already read (`head`), then the rest of the body from `rest` unless the body ended within them. */
+export async function* replay(
+  head: readonly Buffer[],
+  rest: AsyncIterator<Buffer> | undefined,
+): AsyncGenerator<Buffer> {
+  yield* head
+  if (rest) for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value
+}
+
 /** A chunk, the last one of the body or not; or the rest of the body, left to one parser. */
 export type ChunkPiece = { readonly bytes: Buffer; readonly last: boolean } | { readonly rest: AsyncIterable<Buffer> }
 
@@ -69,11 +78,6 @@ export const gather = (parts: readonly Buffer[], size = parts.reduce((sum, part)
   return bytes
 }
 
-async function* replay(first: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
-  yield first
-  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value
-}
-
 /** Cuts `head` then the rest of `source` into chunks of about `chunkBytes`, read only as the chunks are taken. */
 export async function* cutChunks(
   head: Buffer,
@@ -105,7 +109,7 @@ export async function* cutChunks(
       if (cut === 0) {
         if (size >= shape.maxLineBytes) {
           handedOver = true
-          yield { rest: replay(bytes, source) }
+          yield { rest: replay([bytes], source) }
           return
         }
         // No line break yet: read on, doubling, so that a long line is copied a few times, not once per read.

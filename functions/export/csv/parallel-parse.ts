@@ -21,7 +21,7 @@ import {
   type RecordBatch,
   RecordBatchBuilder,
 } from '../normalize/record-batch.ts'
-import { type ChunkPiece, cutChunks, gather } from './chunks.ts'
+import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
 import { type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import { DEFAULT_RECORD_LIMITS } from './record-guard.ts'
@@ -37,6 +37,7 @@ import { type ParsedTable, parseDecoded, type TableParserOptions } from './table
 const ROLE = 'inventory-export-csv-chunk-parser'
 const MiB = 1024 * 1024
 
+/** A parallel parse's shape: this many worker threads, chunks of this size (small ones in tests). */
 export interface ParallelShape {
   /** Worker threads parsing chunks. */
   readonly workers: number
@@ -174,13 +175,7 @@ export const parseInParallel = async (
   const limits = options.limits ?? DEFAULT_RECORD_LIMITS
   const batchLimits = options.batchLimits ?? DEFAULT_BATCH_LIMITS
   const { buffered, ended, scan } = await readHeaderLine(decoded, options.delimiter, limits, options.tableId)
-  const serially = () => {
-    async function* replay() {
-      yield* buffered
-      if (!ended) for (let next = await decoded.next(); !next.done; next = await decoded.next()) yield next.value
-    }
-    return parseDecoded(replay(), options, report)
-  }
+  const serially = () => parseDecoded(replay(buffered, ended ? undefined : decoded), options, report)
   const head = Buffer.concat(buffered)
   const end = scan.complete && !ended ? headerLineEnd(head) : -1
   if (end < 0) return serially()

@@ -17,8 +17,9 @@ import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription, reviveError } from '../core/thread-errors.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { Channel } from './channel.ts'
+import { replay } from './chunks.ts'
 import type { DecodeReport } from './decode.ts'
-import { parseInParallel } from './parallel-parse.ts'
+import { type ParallelShape, parseInParallel } from './parallel-parse.ts'
 import { type ParsedTable, parseInline, type TableParserOptions } from './table-parser.ts'
 
 const ROLE = 'inventory-export-csv-parser'
@@ -36,9 +37,9 @@ const MAX_BATCHES_IN_FLIGHT = 8
 
 /**
  * Where the parse stage runs: on its own thread when there is a core to spare and on every core when there are
- * three or more ('auto'), or forced (tests): on this thread, on one thread, or on `ParallelParse`'s threads.
+ * three or more ('auto'), or forced (tests): on this thread, on one thread, or on a `ParallelShape`'s threads.
  */
-export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelParse
+export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelShape
 
 type ToParser =
   | { readonly type: 'block'; readonly block: Uint8Array }
@@ -53,12 +54,6 @@ type FromParser =
 
 /** Lambda gives a function CPU time in proportion to its memory, whatever number of cores it lets it see. */
 const LAMBDA_MB_PER_VCPU = 1769
-
-/** A forced parallel parse: this many worker threads, chunks of this size (small ones in tests). */
-export interface ParallelParse {
-  readonly workers: number
-  readonly chunkBytes?: number
-}
 
 /** vCPUs the function has: its cores, and in Lambda (`lambdaMemoryMb`) no more than its memory buys. */
 export const availableVcpus = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): number =>
@@ -109,18 +104,14 @@ export const openParsedTable = async (
   while (thread === 'auto' && size < (workers > 0 ? PARALLEL_THRESHOLD : THREAD_THRESHOLD)) {
     const next = await iterator.next()
     if (next.done)
-      return size < THREAD_THRESHOLD ? parseInline(body(head), options) : parseOnThread(body(head), options)
+      return size < THREAD_THRESHOLD
+        ? parseInline(replay(head, undefined), options)
+        : parseOnThread(replay(head, undefined), options)
     head.push(next.value)
     size += next.value.length
   }
-  if (workers > 0) return parseInParallel(body(head, iterator), options, { workers })
-  return parseOnThread(body(head, iterator), options)
-}
-
-/** The chunks already read, then the rest of the body. */
-async function* body(head: readonly Buffer[], rest?: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
-  yield* head
-  if (rest) for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value
+  if (workers > 0) return parseInParallel(replay(head, iterator), options, { workers })
+  return parseOnThread(replay(head, iterator), options)
 }
 
 const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {

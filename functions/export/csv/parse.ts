@@ -6,6 +6,7 @@
 import { CsvError, type Info, parse } from 'csv-parse'
 import type { Delimiter } from '../core/constants.ts'
 import { DataError } from '../core/errors.ts'
+import { replay } from './chunks.ts'
 import { type HeaderScan, scanHeaderLine } from './dialect.ts'
 import { DEFAULT_RECORD_LIMITS, guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
 
@@ -62,10 +63,6 @@ export const openCsvWith = async <T>(
   const iterator = source[Symbol.asyncIterator]()
   const limits = options.limits ?? DEFAULT_RECORD_LIMITS
   const { buffered, ended, scan } = await readHeaderLine(iterator, options.delimiter, limits, options.tableId)
-  async function* replay() {
-    yield* buffered
-    if (!ended) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
-  }
   let header: string[] | undefined
   const warnings: string[] = []
   const parsing = {
@@ -74,7 +71,7 @@ export const openCsvWith = async <T>(
     headerFields: scan.fieldCount,
     onLooseQuote: (line: number) => warnings.push(looseQuoteWarning(line)),
   }
-  const guarded = guardRecords(replay(), scan.delimiter, limits, options.tableId)
+  const guarded = guardRecords(replay(buffered, ended ? undefined : iterator), scan.delimiter, limits, options.tableId)
   const batches = parseRecords(guarded, { ...parsing, limits }, (record) => {
     if (header !== undefined) return take(record, header)
     header = options.fieldsAsBytes ? record.map((field) => Buffer.from(field, 'latin1').toString('utf8')) : record
