@@ -48,11 +48,8 @@ const MAX_HEADER_BYTES = 4 * 1024 * 1024
  */
 const RECORD_DELIMITERS = ['\r\n', '\n', '\r']
 
-export const openCsv = (source: AsyncIterable<Buffer>, options: ParseOptions): Promise<ParsedCsv> =>
-  openCsvWith(source, options, (record) => record)
-
 /**
- * Like `openCsv`, handing each data record to `take` as soon as csv-parse completes it, so that records need not
+ * Opens a CSV body, handing each data record to `take` as soon as csv-parse completes it, so that records need not
  * pile up until a chunk is parsed (for a builder that copies them out, that keeps almost nothing alive).
  */
 export const openCsvWith = async <T>(

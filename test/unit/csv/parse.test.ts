@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Delimiter } from '../../../functions/export/core/constants.ts'
 import { DataError } from '../../../functions/export/core/errors.ts'
 import { scanHeaderLine } from '../../../functions/export/csv/dialect.ts'
-import { hasLooseQuote, openCsv } from '../../../functions/export/csv/parse.ts'
+import { hasLooseQuote } from '../../../functions/export/csv/parse.ts'
+import { openCsv } from '../../support/csv.ts'
 
 async function* chunked(text: string, size: number): AsyncGenerator<Buffer> {
   const bytes = Buffer.from(text, 'utf8')

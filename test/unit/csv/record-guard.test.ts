@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { DataError } from '../../../functions/export/core/errors.ts'
-import { openCsv } from '../../../functions/export/csv/parse.ts'
 import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
+import { openCsv } from '../../support/csv.ts'
 
 const LIMITS: RecordLimits = { maxColumns: 4, maxRecordBytes: 64, maxFieldBytes: 16 }
 
