@@ -24,6 +24,7 @@ const CORE = [
   'environment.ts',
   'errors.ts',
   'export-date.ts',
+  'lambda-budget.ts',
   'lineage.ts',
   'make-folder.ts',
   'run-record.ts',
