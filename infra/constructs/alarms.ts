@@ -69,6 +69,13 @@ const validate = (props: ExportAlarmsProps): void => {
   if (problems.length > 0) throw new ConfigError('alarm settings', problems)
 }
 
+/** The name of a table's staleness alarm; resource-limits.ts checks it against CloudWatch's length limit. */
+export const staleAlarmName = (prefix: string, table: string): string => `${prefix}-stale-${table}`
+
+/** Where a table's latest outcome is, as a staleness alarm's description names it. */
+export const latestRecordHint = (warehousePrefix: string, table: string): string =>
+  `s3://<bucket>/${warehousePrefix}/${LATEST_OUTCOMES_FOLDER}/${table}.json`
+
 /** The alarm topic and the alarms; every alarm notifies the topic on ALARM and on OK. */
 export class ExportAlarms extends Construct {
   readonly topic: Topic
@@ -177,7 +184,7 @@ export class ExportAlarms extends Construct {
     const { staleAfterPeriods } = props.thresholds
     const stale = windows.staleWindow(table.periodHours, staleAfterPeriods)
     const warehousePrefix = props.warehousePrefix ?? 'inventory'
-    return this.alarm(`Stale-${table.name}`, `${prefix}-stale-${table.name}`, {
+    return this.alarm(`Stale-${table.name}`, staleAlarmName(prefix, table.name), {
       metric: exportMetric(props.serviceName, MetricName.TABLES_SUCCEEDED, {
         statistic: 'Sum',
         periodSeconds: stale.periodSeconds,
@@ -193,7 +200,7 @@ export class ExportAlarms extends Construct {
         expression: table.expression,
         periodHours: table.periodHours,
         staleAfterPeriods,
-        latestRecord: `s3://<bucket>/${warehousePrefix}/${LATEST_OUTCOMES_FOLDER}/${table.name}.json`,
+        latestRecord: latestRecordHint(warehousePrefix, table.name),
         runbook: props.runbook,
       }),
     })

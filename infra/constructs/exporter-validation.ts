@@ -6,6 +6,7 @@ import { statSync } from 'node:fs'
 import type { Duration } from 'aws-cdk-lib'
 import { ConfigError, type ConfigProblem } from '../../functions/export/index.ts'
 import type { DeployConfig } from '../deployment-config.ts'
+import { resourceLimitProblems } from './resource-limits.ts'
 import { tablePlanProblems } from './table-plan.ts'
 
 /** The exporter's own settings, beside what the configuration decides. */
@@ -34,10 +35,11 @@ const isFile = (path: string): boolean => {
 
 /**
  * The problems of a configuration that only deploying shows: the tables' schedules and memory, the schedule's
- * time zone, and the CA file to bundle (`caPath`, resolved against the project root).
+ * time zone, the names and texts of resources over CloudFormation's limits, and the CA file to bundle (`caPath`,
+ * resolved against the project root).
  */
 export const deploymentProblems = (config: DeployConfig, caPath: string | undefined): ConfigProblem[] => {
-  const problems: ConfigProblem[] = [...tablePlanProblems(config)]
+  const problems: ConfigProblem[] = [...tablePlanProblems(config), ...resourceLimitProblems(config)]
   const problem = (field: string, message: string) => problems.push({ field, message })
   const { schedule } = config.deployment
   if (!isKnownTimeZone(schedule.timeZone)) {

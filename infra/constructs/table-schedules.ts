@@ -11,6 +11,10 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import type { TablePlan } from './table-plan.ts'
 
+/** A table's schedule description; resource-limits.ts checks it against Scheduler's length limit. */
+export const scheduleDescription = (table: TablePlan): string =>
+  `Exports table ${table.name} (${table.id}): ${table.expression} ${table.timeZone}`
+
 /** The event a table's schedule sends: the handler exports exactly that table. */
 export const scheduleInput = (tableName: string): { tables: [string] } => ({ tables: [tableName] })
 
@@ -46,7 +50,7 @@ export class TableSchedules extends Construct {
     for (const table of props.tables) {
       const schedule = new Schedule(this, `Table-${table.name}`, {
         scheduleGroup: this.group,
-        description: `Exports table ${table.name} (${table.id}): ${table.expression} ${table.timeZone}`,
+        description: scheduleDescription(table),
         schedule: ScheduleExpression.expression(table.expression, TimeZone.of(table.timeZone)),
         timeWindow,
         target: new LambdaInvoke(props.functionFor(table.memoryMb), {

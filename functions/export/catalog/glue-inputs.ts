@@ -14,7 +14,7 @@ import {
   tableViews,
 } from './athena.ts'
 import { glueTableInputProblems } from './glue-rules.ts'
-import { encodePrestoView, type PrestoView, VIEW_TYPES } from './presto-view.ts'
+import { encodePrestoView, type PrestoView, VIEW_OWNER, VIEW_TYPES } from './presto-view.ts'
 
 const glueColumn = (column: CatalogColumn): Column =>
   column.comment === undefined
@@ -41,9 +41,11 @@ export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogVi
     catalog: 'awsdatacatalog',
     schema: definition.database,
     columns: view.columns.map((c) => ({ name: c.name, type: VIEW_TYPES[c.type as ColumnType] ?? 'varchar' })),
+    runAsInvoker: true,
   }
   return {
     Name: view.name,
+    Owner: VIEW_OWNER,
     TableType: 'VIRTUAL_VIEW',
     Parameters: { presto_view: 'true', comment: 'Presto View' },
     ViewOriginalText: encodePrestoView(prestoView),

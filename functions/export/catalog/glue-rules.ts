@@ -190,6 +190,10 @@ const checkView = (problems: Problems, input: TableInput) => {
     problems.push('the embedded view lacks originalSql, catalog, schema or columns')
     return
   }
+  // Trino's view codec: an invoker view has no owner, a definer view needs one (its own or the table's).
+  if (typeof view.runAsInvoker !== 'boolean') problems.push('the embedded view lacks runAsInvoker')
+  else if (view.runAsInvoker && view.owner !== undefined) problems.push('an invoker view (runAsInvoker) has no owner')
+  else if (!view.runAsInvoker && !view.owner && !input.Owner) problems.push('a definer view needs an owner')
   const embedded = view.columns.map((c) => c.name)
   const described = (input.StorageDescriptor?.Columns ?? []).map((c) => c.Name)
   const selected = selectedNames(view.originalSql)

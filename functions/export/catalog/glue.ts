@@ -49,8 +49,10 @@ const decidedParts = (table: Table | TableInput) => {
   }
 }
 
+/** The owner counts only where the definition sets one (the views): a table's owner is whoever Glue recorded. */
 export const sameDefinition = (current: Table, wanted: TableInput): boolean =>
-  JSON.stringify(decidedParts(current)) === JSON.stringify(decidedParts(wanted))
+  JSON.stringify(decidedParts(current)) === JSON.stringify(decidedParts(wanted)) &&
+  (wanted.Owner === undefined || current.Owner === wanted.Owner)
 
 /** Creates or updates the table, then each view, wherever Glue differs from the definition. */
 export const reconcileGlueTable = async (

@@ -14,13 +14,28 @@ export const VIEW_TYPES: Readonly<Record<ColumnType | 'string' | 'array<string>'
   'array<string>': 'array(varchar)',
 }
 
-/** The embedded view definition Athena writes into `ViewOriginalText`. */
+/**
+ * The embedded view definition, field for field what Trino's view codec (`ConnectorViewDefinition`) reads.
+ * `runAsInvoker: true` makes the view run with the rights of whoever queries it: an analyst sees through a view
+ * exactly what the analyst may read in the table, nothing more. Trino refuses an `owner` together with
+ * `runAsInvoker` ("owner cannot be present with runAsInvoker"), so an invoker view carries none; a definer view
+ * (`runAsInvoker: false`) without an owner fails with "Run-as identity must be set for a run-as definer view".
+ */
 export interface PrestoView {
   readonly originalSql: string
   readonly catalog: string
   readonly schema: string
   readonly columns: readonly { readonly name: string; readonly type: string }[]
+  readonly owner?: string
+  readonly runAsInvoker: boolean
 }
+
+/**
+ * The Glue `Owner` of the views written here. Trino takes a definer's identity from the table's owner when the
+ * embedded view is not an invoker view; ours are, so it only names who wrote the view (Glue console, audits) and
+ * keeps a reader that ignores `runAsInvoker` from failing for want of an owner.
+ */
+export const VIEW_OWNER = 'inventory-export'
 
 const PRESTO_VIEW_TEXT = /^\/\* Presto View: ([A-Za-z0-9+/=]+) \*\/$/
 

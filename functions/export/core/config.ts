@@ -15,6 +15,7 @@ import {
   VIEW_SUFFIXES,
 } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
+import { lambdaTimeoutProblem } from './lambda-budget.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from './stack-names.ts'
 
 const isSupportedEncoding = (label: string): boolean => {
@@ -383,6 +384,8 @@ export const ExportConfigObject = z
         })
       }
     })
+    const timeout = lambdaTimeoutProblem(config.deployment, config.export.deadlineMarginSeconds)
+    if (timeout) ctx.addIssue({ code: 'custom', path: ['deployment', 'lambda', 'timeoutSeconds'], message: timeout })
   })
 
 /** Fills the names left to the stack name, so every consumer (stack, Lambda, CLI) sees the same ones. */

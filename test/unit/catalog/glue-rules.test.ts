@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { athenaTableDefinition, catalogComment } from '../../../functions/export/catalog/athena.ts'
 import { glueTableInputs } from '../../../functions/export/catalog/glue-inputs.ts'
 import { glueTableInputProblems, selectedNames } from '../../../functions/export/catalog/glue-rules.ts'
-import { encodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
+import { decodePrestoView, encodePrestoView } from '../../../functions/export/catalog/presto-view.ts'
 import { parseExportConfig } from '../../../functions/export/core/config.ts'
 import { ConfigError } from '../../../functions/export/core/errors.ts'
 import { companionName, type TableSchema } from '../../../functions/export/schema/table-schema.ts'
@@ -39,15 +39,21 @@ const withColumn = (column: { Name: string; Type: string; Comment?: string }): T
   ...TABLE,
   StorageDescriptor: { ...TABLE.StorageDescriptor, Columns: [...TABLE.StorageDescriptor!.Columns!, column] },
 })
-const withView = (sql: string, columns = VIEW.StorageDescriptor!.Columns!): TableInput => ({
+const withView = (
+  sql: string,
+  columns = VIEW.StorageDescriptor!.Columns!,
+  rights: { runAsInvoker: boolean; owner?: string } = { runAsInvoker: true },
+): TableInput => ({
   ...VIEW,
   ViewOriginalText: encodePrestoView({
     originalSql: sql,
     catalog: 'awsdatacatalog',
     schema: 'inventory',
     columns: columns.map((c) => ({ name: c.Name!, type: c.Type === 'string' ? 'varchar' : c.Type! })),
+    ...rights,
   }),
 })
+const VIEW_SQL = decodePrestoView(VIEW.ViewOriginalText)!.originalSql
 
 describe('glueTableInputProblems', () => {
   it('accepts the table and latest view the exporter sends', () => {
@@ -106,6 +112,16 @@ describe('glueTableInputProblems', () => {
     ],
     ['a view selecting *', withView('SELECT * FROM "inventory"."devices"'), 'must name every column'],
     ['a view whose SQL lacks a column', withView('SELECT "device_id" FROM "inventory"."devices"'), 'are not the SQL'],
+    [
+      'an invoker view with an owner (Trino: "owner cannot be present with runAsInvoker")',
+      withView(VIEW_SQL, undefined, { runAsInvoker: true, owner: 'someone' }),
+      'an invoker view (runAsInvoker) has no owner',
+    ],
+    [
+      'a definer view with no owner anywhere (Trino: "Run-as identity must be set")',
+      { ...withView(VIEW_SQL, undefined, { runAsInvoker: false }), Owner: undefined },
+      'a definer view needs an owner',
+    ],
   ])('rejects %s', (_, input, problem) => {
     expect(glueTableInputProblems(input).join('\n')).toContain(problem)
   })
