@@ -9,7 +9,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
-import { craftedWorkbook, fillerText, type WorkbookXml } from '../support/crafted-workbook.ts'
+import { craftedWorkbook, fillerText, type WorkbookXml, writeCraftedWorkbook } from '../support/crafted-workbook.ts'
 import { readParquetTable } from '../support/fixtures.ts'
 
 const DATE = '2026-05-01'
@@ -267,4 +267,22 @@ describe('nesting and long XML are refused as they stream', () => {
     const run = await expectRefused(workbook, 'LIMIT_EXCEEDED', { limits: { maxFieldBytes: 2 ** 20 } })
     expect(run.stderr).toMatch(/shared string 2/)
   })
+})
+
+describe('the per-table deadline covers reading the workbook', () => {
+  it('a 1,000,000-row workbook past export.timeouts.tableSeconds fails as DEADLINE_EXCEEDED after its download', async () => {
+    const folder = await tempDir('hostile-wb-deadline-')
+    const file = path.join(folder, 'rows.xlsx')
+    function* rows(): Generator<string> {
+      yield '<row r="1"><c r="A1" t="inlineStr"><is><t>name</t></is></c></row>'
+      for (let at = 2; at <= 1_000_001; at += 10_000) {
+        let piece = ''
+        for (let r = at; r < at + 10_000; r++) piece += `<row r="${r}"><c r="A${r}"><v>${r * 7}</v></c></row>`
+        yield piece
+      }
+    }
+    await writeCraftedWorkbook(file, { sheetData: rows() })
+    const run = await expectRefused({ file }, 'DEADLINE_EXCEEDED', { export: { timeouts: { tableSeconds: 1 } } })
+    expect(run.stderr).toContain('export.timeouts.tableSeconds (1 s)')
+  }, 120_000)
 })
