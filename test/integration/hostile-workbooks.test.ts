@@ -187,6 +187,19 @@ describe('a number in the worksheet or its styles that the sheet cannot have', (
   })
 })
 
+describe('a date cell (t="d") with text that is no date', () => {
+  it('keeps its characters past U+00FF rather than cutting them to a byte', async () => {
+    const out = await tempDir('hostile-wb-d-')
+    const workbook = await craftedWorkbook({
+      sheetData: sheetWith('', 'r="2"').replace('<c r="A2"><v>1</v></c>', '<c r="A2" t="d"><v>2026-05-01 €</v></c>'),
+    })
+    const run = await exportWorkbook(out, workbook)
+    expect(run.exitCode, run.stderr).toBe(0)
+    const table = await readParquetTable(path.join(out, 'wb', `dt=${DATE}`, 'data.parquet'))
+    expect(table.rows.map((row) => row.n)).toEqual(['2026-05-01 €'])
+  })
+})
+
 describe('the styles part is bounded as it streams', () => {
   /** `count` elements made by `element(i)`, streamed in pieces. */
   function* repeated(count: number, element: (i: number) => string): Generator<string> {

@@ -119,7 +119,8 @@ export const openSheetRows = async (
         }
         return ''
       case 'd':
-        return value
+        // Record batches take byte strings: a character past U+00FF would be cut to its low byte.
+        return byteString(value)
       default: {
         if (value === '') return ''
         const number = Number(value)
