@@ -14,7 +14,7 @@ const STYLES =
   '<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
   '<cellXfs><xf numFmtId="0"/><xf numFmtId="14"/></cellXfs></styleSheet>'
 
-const escape = (text: string) =>
+const escapeXml = (text: string) =>
   text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!)
 
 const inRange = (text: string, max: number, min = 0) => /^[0-9]+$/.test(text) && +text >= min && +text <= max
@@ -30,7 +30,7 @@ const read = async (style: string, row: string, reference: string) => {
     styles: STYLES,
     sheetData:
       '<row r="1"><c r="A1" t="inlineStr"><is><t>n</t></is></c></row>' +
-      `<row r="${escape(row)}"><c r="${escape(reference)}" s="${escape(style)}"><v>7</v></c></row>`,
+      `<row r="${escapeXml(row)}"><c r="${escapeXml(reference)}" s="${escapeXml(style)}"><v>7</v></c></row>`,
   })
   async function* body() {
     yield workbook
