@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../support/cli.ts'
+import { fillerText, writeCraftedWorkbook } from '../support/crafted-workbook.ts'
 import { exportWithProbe } from '../support/memory-probe.ts'
 
 const MiB = 2 ** 20
@@ -46,6 +47,34 @@ describe('a hostile table fails on a limit in bounded memory', () => {
       expect(figures.exitCode).toBe(1)
       expect(figures.stdout).toMatch(/hostile\s+FAILED LIMIT_EXCEEDED/)
       expect(figures.stderr).toContain(`limits.${limit}`)
+      expect(figures.peakRssBytes).toBeLessThan(PEAK_RSS_LIMIT)
+    },
+    300_000,
+  )
+})
+
+describe('a hostile workbook fails on a limit in bounded memory', () => {
+  // The workbook is about 7 MB: the cell's text deflates some 60 times, under the zip-bomb ratio.
+  it.each([
+    ['an inline string', '<c r="A2" t="inlineStr"><is><t>', '</t></is></c>'],
+    ['a value', '<c r="A2" t="str"><v>', '</v></c>'],
+  ])(
+    'a cell of 400 MB in %s',
+    async (_, open, close) => {
+      const folder = await tempDir('inventory-limits-xlsx-')
+      folders.push(folder)
+      const file = path.join(folder, 'cell.xlsx')
+      const sheetData = (function* () {
+        yield `<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2">${open}`
+        yield* fillerText(400 * MiB)
+        yield `${close}</row>`
+      })()
+      await writeCraftedWorkbook(file, { sheetData })
+      const csv = await writeCsv('a\n', 'x', 0, '1\n')
+      const figures = await exportWithProbe(csv, [], 'bench=hostile', { file })
+      expect(figures.exitCode).toBe(1)
+      expect(figures.stdout).toMatch(/hostile\s+FAILED LIMIT_EXCEEDED/)
+      expect(figures.stderr).toContain('limits.maxFieldBytes')
       expect(figures.peakRssBytes).toBeLessThan(PEAK_RSS_LIMIT)
     },
     300_000,

@@ -7,21 +7,31 @@ import os from 'node:os'
 import path from 'node:path'
 import { ZipWriter } from '../../bench/workbook-writer.ts'
 
+/** XML as one string, or in pieces streamed to the zip (for parts far larger than a test should hold). */
+export type XmlText = string | Iterable<string> | AsyncIterable<string>
+
 export interface WorkbookXml {
   /** The worksheet's `<sheetData>` content (rows and cells). */
-  readonly sheetData: string
+  readonly sheetData: XmlText
   /** `<si>` items of `xl/sharedStrings.xml`; without them the workbook has no shared-strings part. */
   readonly sharedStrings?: readonly string[] | undefined
   /** The whole `xl/styles.xml`; without it the workbook has no styles part. */
-  readonly styles?: string | undefined
+  readonly styles?: XmlText | undefined
 }
 
 const RELS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
 const MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
 
+async function* concat(...texts: XmlText[]): AsyncGenerator<string> {
+  for (const text of texts) {
+    if (typeof text === 'string') yield text
+    else yield* text
+  }
+}
+
 /** The parts of a one-sheet workbook, by zip path. */
-export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml): Record<string, string> => {
-  const parts: Record<string, string> = {
+export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml): Record<string, XmlText> => {
+  const parts: Record<string, XmlText> = {
     '[Content_Types].xml':
       '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
       '<Default Extension="xml" ContentType="application/xml"/></Types>',
@@ -33,7 +43,11 @@ export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml)
       (sharedStrings ? `<Relationship Id="rId2" Type="${RELS}/sharedStrings" Target="sharedStrings.xml"/>` : '') +
       (styles ? `<Relationship Id="rId3" Type="${RELS}/styles" Target="styles.xml"/>` : '') +
       '</Relationships>',
-    'xl/worksheets/sheet1.xml': `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}"><sheetData>${sheetData}</sheetData></worksheet>`,
+    'xl/worksheets/sheet1.xml': concat(
+      `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}"><sheetData>`,
+      sheetData,
+      '</sheetData></worksheet>',
+    ),
   }
   if (sharedStrings) {
     const items = sharedStrings.map((text) => `<si><t>${text}</t></si>`).join('')
@@ -44,16 +58,54 @@ export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml)
   return parts
 }
 
+/** Writes a one-sheet workbook from crafted XML to `file`, streaming each part through the zip writer. */
+export const writeCraftedWorkbook = async (file: string, xml: WorkbookXml): Promise<void> => {
+  const zip = new ZipWriter(file)
+  for (const [name, content] of Object.entries(workbookParts(xml))) {
+    await zip.entry(name, typeof content === 'string' ? [content] : content)
+  }
+  await zip.close()
+}
+
 /** A one-sheet workbook from crafted XML, zipped by the bench's streaming zip writer. */
 export const craftedWorkbook = async (xml: WorkbookXml): Promise<Buffer> => {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'crafted-workbook-'))
   try {
     const file = path.join(folder, 'crafted.xlsx')
-    const zip = new ZipWriter(file)
-    for (const [name, content] of Object.entries(workbookParts(xml))) await zip.entry(name, [content])
-    await zip.close()
+    await writeCraftedWorkbook(file, xml)
     return await readFile(file)
   } finally {
     await rm(folder, { recursive: true, force: true })
   }
+}
+
+const FILLER_BLOCK_CHARS = 16 * 1024
+const FILLER_NOISE_CHARS = 200
+
+/**
+ * About `chars` letters of cell text that deflates about 60 times, under the reader's zip-bomb ratio (100), so a
+ * test reaches the limit it means to and not that one: a random block repeated, each copy followed by fresh noise.
+ */
+export function* fillerText(chars: number, seed = 1): Generator<string> {
+  let state = seed
+  const letters = (count: number) => {
+    let text = ''
+    for (let i = 0; i < count; i++) {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) & 0x7fffffff
+      text += String.fromCharCode(97 + ((state >>> 16) % 26))
+    }
+    return text
+  }
+  const block = letters(FILLER_BLOCK_CHARS)
+  let pending = ''
+  for (let written = 0; written < chars; ) {
+    const piece = `${block}${letters(FILLER_NOISE_CHARS)}`.slice(0, chars - written)
+    written += piece.length
+    pending += piece
+    if (pending.length >= 1024 * 1024) {
+      yield pending
+      pending = ''
+    }
+  }
+  if (pending) yield pending
 }

@@ -48,8 +48,9 @@ const digitsAt = (bytes: Uint8Array, i: number, count: number): number => {
   return value
 }
 
+// Not String.fromCharCode.apply: a field of a million leading zeros would pass a million arguments and overflow the stack.
 const latin1 = (bytes: Uint8Array, start: number, end: number): string =>
-  String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as number[])
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', start, end)
 
 /** BIGINT: optional sign, no leading zeros except `0` itself, at most 19 digits, within int64. */
 export const bigintAt = (bytes: Uint8Array, start: number, end: number): boolean => {

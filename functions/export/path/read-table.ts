@@ -36,6 +36,8 @@ export interface ReadContext {
   readonly lambdaMemoryMb?: number | undefined
   /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
+  /** The table's deadline: the download stops with it, and so does reading a spooled workbook. */
+  readonly signal?: AbortSignal | undefined
 }
 
 export const openTableRead = async (
@@ -44,8 +46,8 @@ export const openTableRead = async (
   context: ReadContext,
 ): Promise<TableRead> => {
   if (table.format === 'xlsx') {
-    const { spoolDirectory, batchLimits, limits } = context
-    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits })
+    const { spoolDirectory, batchLimits, limits, signal } = context
+    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits, signal })
     return {
       records: workbook,
       details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),

@@ -170,6 +170,8 @@ export const landTable = async (
     )
     let rowsSeen = 0
     for await (const batch of parsed.batches) {
+      // Once the body is in, only this stops a table that overruns export.timeouts.tableSeconds (a spooled workbook).
+      context.signal?.throwIfAborted()
       keys?.observe(batch)
       encoder.push(batch)
       parsed.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
@@ -192,6 +194,7 @@ export const landTable = async (
     if (guards.some((g) => g.action === 'held')) {
       throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
     }
+    context.signal?.throwIfAborted()
     const object = await upload.commit()
     const details = read.details()
     const warnings = [

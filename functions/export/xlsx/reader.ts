@@ -23,6 +23,8 @@ export interface WorkbookReadOptions {
   readonly limits?: RecordLimits | undefined
   /** Shared-string text held in memory before it spills beside the spooled body. @default DEFAULT_MEMORY_BYTES */
   readonly sharedStringMemoryBytes?: number | undefined
+  /** Stops reading the spooled workbook, part by part and chunk by chunk (the table's deadline). */
+  readonly signal?: AbortSignal | undefined
 }
 
 export interface WorkbookTable extends TableRecords {
@@ -36,7 +38,8 @@ export const openWorkbookTable = async (
   source: AsyncIterable<Buffer>,
   options: WorkbookReadOptions,
 ): Promise<WorkbookTable> => {
-  const { tableId } = options
+  const { tableId, signal } = options
+  const limits = options.limits ?? DEFAULT_RECORD_LIMITS
   const file = await newSpoolFile(options.spoolDirectory, SpoolKind.workbook)
   let zip: ZipArchive | undefined
   let parts: WorkbookParts | undefined
@@ -50,15 +53,19 @@ export const openWorkbookTable = async (
     const bytes = await spoolBody(source, file)
     await checkWorkbookStart(file, bytes, tableId)
     zip = await openZip(file, tableId)
-    const workbook = await readWorkbookParts(zip, tableId, {
-      spillPath: file,
-      memoryBytes: options.sharedStringMemoryBytes,
-    })
+    signal?.throwIfAborted()
+    const workbook = await readWorkbookParts(
+      zip,
+      tableId,
+      { spillPath: file, memoryBytes: options.sharedStringMemoryBytes },
+      { maxFieldBytes: limits.maxFieldBytes, signal },
+    )
     parts = workbook
     const rows = await openSheetRows(await zip.open(workbook.sheetPath), workbook, {
       tableId,
       batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
-      limits: options.limits ?? DEFAULT_RECORD_LIMITS,
+      limits,
+      signal,
     })
     return {
       header: rows.header,

@@ -4,9 +4,9 @@
  * the table's size keep a hostile workbook from filling the disk; past them the table fails with XLSX_TOO_LARGE.
  */
 import type { Readable } from 'node:stream'
-import { WorkbookError } from '../core/errors.ts'
+import { DataError, WorkbookError } from '../core/errors.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
-import { parseXmlEntry } from './xml.ts'
+import { parseXmlEntry, type XmlOptions } from './xml.ts'
 
 /** UTF-8 bytes of all shared strings together, on disk once past the memory budget. */
 export const MAX_SHARED_STRING_BYTES = 4 * 1024 ** 3
@@ -33,8 +33,17 @@ export const byteString = (text: string): string =>
  */
 export class StringItemText {
   #parts: string[] = []
+  #length = 0
   #inText = false
   #inPhonetic = false
+  readonly #maxChars: number
+  readonly #tooLong: () => Error
+
+  /** An item longer than `maxChars` (its runs together) fails with `tooLong()` as it grows. */
+  constructor(maxChars: number, tooLong: () => Error) {
+    this.#maxChars = maxChars
+    this.#tooLong = tooLong
+  }
 
   open(name: string): void {
     if (name === 't') this.#inText = !this.#inPhonetic
@@ -42,7 +51,10 @@ export class StringItemText {
   }
 
   text(text: string): void {
-    if (this.#inText) this.#parts.push(text)
+    if (!this.#inText) return
+    this.#length += text.length
+    if (this.#length > this.#maxChars) throw this.#tooLong()
+    this.#parts.push(text)
   }
 
   close(name: string): void {
@@ -54,33 +66,53 @@ export class StringItemText {
   take(): string {
     const text = this.#parts.length === 1 ? this.#parts[0]! : this.#parts.join('')
     this.#parts = []
+    this.#length = 0
     return text
   }
 }
 
+const PART = 'shared strings (xl/sharedStrings.xml)'
+
+/** Reads the part; a string longer than `maxFieldBytes` could never fill a cell, so it fails as LIMIT_EXCEEDED. */
 export const readSharedStrings = async (
   entry: Readable,
   tableId: string,
   options: StringTableOptions,
+  xml: XmlOptions & { readonly maxFieldBytes: number },
 ): Promise<SharedStringTable> => {
   const strings = new SharedStringTable(options)
-  const item = new StringItemText()
+  const item = new StringItemText(
+    xml.maxFieldBytes,
+    () =>
+      new DataError('LIMIT_EXCEEDED', {
+        tableId,
+        reason: `shared string ${strings.count + 1} of the workbook is over limits.maxFieldBytes (${xml.maxFieldBytes})`,
+        hint: 'the previous data is kept; raise limits.maxFieldBytes in the configuration if a cell really is that long, or fix the saved table',
+      }),
+  )
   try {
-    await parseXmlEntry(entry, 'shared strings (xl/sharedStrings.xml)', tableId, {
-      open: (tag) => item.open(tag.name),
-      text: (text) => item.text(text),
-      close: (name) => {
-        item.close(name)
-        if (name !== 'si') return
-        strings.add(unescapeText(item.take()))
-        if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
-          throw new WorkbookError('XLSX_TOO_LARGE', {
-            tableId,
-            reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
-          })
-        }
+    await parseXmlEntry(
+      entry,
+      PART,
+      tableId,
+      {
+        open: (tag) => item.open(tag.name),
+        text: (text) => item.text(text),
+        close: (name) => {
+          item.close(name)
+          if (name !== 'si') return
+          strings.add(unescapeText(item.take()))
+          if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
+            throw new WorkbookError('XLSX_TOO_LARGE', {
+              tableId,
+              reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
+            })
+          }
+        },
+        where: () => `shared string ${strings.count + 1}`,
       },
-    })
+      { maxPendingChars: xml.maxFieldBytes, signal: xml.signal },
+    )
     strings.finish()
   } catch (error) {
     strings.close()

@@ -16,8 +16,12 @@ import { streamXmlEntry, type XmlTag } from './xml.ts'
 
 /** Excel's last column is XFD. */
 export const MAX_SHEET_COLUMNS = 16_384
-/** A shared-string index as SpreadsheetML writes it: a non-negative integer in decimal digits. */
+/** Excel's last row. */
+export const MAX_SHEET_ROWS = 1_048_576
+/** An index or row number as SpreadsheetML writes it: a non-negative integer in decimal digits. */
 const DIGITS = /^[0-9]{1,15}$/
+/** A cell reference: column letters (A to XFD), then the row number. */
+const CELL_REFERENCE = /^[A-Za-z]{1,3}[0-9]{1,7}$/
 /** Characters of a malformed value quoted in an error message. */
 const QUOTED_PREFIX = 32
 const quotePrefix = (value: string): string =>
@@ -46,18 +50,31 @@ export const columnOfReference = (reference: string): number => {
   return i === 0 ? -1 : column - 1
 }
 
+/** The 1-based row of a valid cell reference such as `AB12`. */
+const rowOfReference = (reference: string): number => Number(reference.replace(/^[A-Za-z]+/, ''))
+
 /** Reads up to the header row; the batches then stream the rest of the sheet. */
 export const openSheetRows = async (
   entry: Readable,
   parts: WorkbookParts,
-  options: { readonly tableId: string; readonly batchLimits: BatchLimits; readonly limits: RecordLimits },
+  options: {
+    readonly tableId: string
+    readonly batchLimits: BatchLimits
+    readonly limits: RecordLimits
+    /** Stops the reading between pieces of XML (the table's deadline). */
+    readonly signal?: AbortSignal | undefined
+  },
 ): Promise<SheetRows> => {
-  const { tableId, limits } = options
+  const { tableId, limits, signal } = options
   const { formats, sharedStrings, date1904 } = parts
+  // A workbook without a styles part still names the default style 0.
+  const styleCount = Math.max(formats.length, 1)
   const part = `worksheet "${parts.sheetName}" (${parts.sheetPath})`
   const errorCells = { count: 0, values: new Set<string>() }
   const ready: RecordBatch[] = []
-  const stringItem = new StringItemText()
+  const stringItem = new StringItemText(limits.maxFieldBytes, () =>
+    limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `cell ${cellName()}`),
+  )
   let header: string[] | undefined
   let builder: RecordBatchBuilder | undefined
   let row: string[] = []
@@ -102,7 +119,8 @@ export const openSheetRows = async (
         }
         return ''
       case 'd':
-        return value
+        // Record batches take byte strings: a character past U+00FF would be cut to its low byte.
+        return byteString(value)
       default: {
         if (value === '') return ''
         const number = Number(value)
@@ -160,19 +178,32 @@ export const openSheetRows = async (
     }
   }
 
+  const malformedCell = (what: string) =>
+    new WorkbookError('XLSX_MALFORMED', { tableId, reason: `row ${rowNumber} of ${part} has ${what}` })
+
   const open = (tag: XmlTag) => {
     switch (tag.name) {
       case 'c': {
         reference = tag.attributes.r
-        column = reference === undefined ? column + 1 : columnOfReference(reference)
+        if (reference === undefined) column++
+        else {
+          column = CELL_REFERENCE.test(reference) ? columnOfReference(reference) : -1
+          const referenceRow = column < 0 ? 0 : rowOfReference(reference)
+          if (referenceRow < 1 || referenceRow > MAX_SHEET_ROWS) column = -1
+        }
         if (column < 0 || column >= MAX_SHEET_COLUMNS) {
-          throw new WorkbookError('XLSX_MALFORMED', {
-            tableId,
-            reason: `row ${rowNumber} of ${part} has a cell with the reference "${quotePrefix(reference ?? '')}"`,
-          })
+          throw malformedCell(`a cell with the reference "${quotePrefix(reference ?? '')}"`)
         }
         type = tag.attributes.t ?? 'n'
-        style = tag.attributes.s === undefined ? 0 : Number(tag.attributes.s)
+        // An <is> in a cell of another type must not carry its text into the next inline string.
+        stringItem.take()
+        const s = tag.attributes.s
+        style = s === undefined ? 0 : DIGITS.test(s) ? Number(s) : -1
+        if (style < 0 || style >= styleCount) {
+          throw malformedCell(
+            `cell ${cellName()} with style "${quotePrefix(s ?? '')}", which the workbook does not have (it has ${formats.length})`,
+          )
+        }
         value = ''
         break
       }
@@ -182,20 +213,33 @@ export const openSheetRows = async (
       case 'is':
         inInline = true
         break
-      case 'row':
-        rowNumber = tag.attributes.r === undefined ? rowNumber + 1 : Number(tag.attributes.r)
+      case 'row': {
+        const r = tag.attributes.r
+        rowNumber = r === undefined ? rowNumber + 1 : DIGITS.test(r) ? Number(r) : 0
+        if (rowNumber < 1 || rowNumber > MAX_SHEET_ROWS) {
+          throw new WorkbookError('XLSX_MALFORMED', {
+            tableId,
+            reason: `${part} has a row numbered "${quotePrefix(r ?? String(rowNumber))}" (rows are 1 to ${MAX_SHEET_ROWS.toLocaleString('en-US')})`,
+          })
+        }
         row = []
         rowHasValue = false
         rowBytes = 0
         column = -1
         break
+      }
       default:
         if (inInline) stringItem.open(tag.name)
     }
   }
   const text = (text: string) => {
-    if (inValue) value += text
-    else if (inInline) stringItem.text(text)
+    if (inValue) {
+      // A <v> may come in several text events (split by comments); its whole is bounded as it grows.
+      value += text
+      if (value.length > limits.maxFieldBytes) {
+        throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `cell ${cellName()}`)
+      }
+    } else if (inInline) stringItem.text(text)
   }
   const close = (name: string) => {
     switch (name) {
@@ -216,7 +260,14 @@ export const openSheetRows = async (
     }
   }
 
-  const steps = streamXmlEntry(entry, part, tableId, { open, text, close })
+  const where = () => `row ${rowNumber}${reference === undefined ? '' : `, at cell ${quotePrefix(reference)}`}`
+  const steps = streamXmlEntry(
+    entry,
+    part,
+    tableId,
+    { open, text, close, where },
+    { maxPendingChars: limits.maxFieldBytes, signal },
+  )
   while (header === undefined) {
     const step = await steps.next()
     if (step.done) {

@@ -216,11 +216,17 @@ class BlockCache {
   }
 }
 
-/** Fills `buffer` from `position`; past the file's end (its last block) the rest is left as it was. */
+/**
+ * Fills `buffer` from `position`; past the file's end (its last block) the rest is zeroed, so a block reused from
+ * the cache or fresh from allocUnsafe never carries bytes of another string, or of another table, into a lookup.
+ */
 const readFully = (descriptor: number, buffer: Buffer, position: number): void => {
   for (let at = 0; at < buffer.length; ) {
     const read = readSync(descriptor, buffer, at, buffer.length - at, position + at)
-    if (read === 0) return
+    if (read === 0) {
+      buffer.fill(0, at)
+      return
+    }
     at += read
   }
 }

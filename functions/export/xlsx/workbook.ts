@@ -1,19 +1,35 @@
 /**
  * The parts of a workbook around its cells: which worksheet is the table (the first in workbook order, chart
  * sheets skipped), the date system, each cell style's number format, and the shared strings. Each part is small
- * next to the sheet, except the shared strings (bounded in shared-strings.ts).
+ * next to the sheet, except the shared strings (bounded in shared-strings.ts); what a hostile workbook could make
+ * large here (sheets, relationships, cell styles, number formats) is counted as it streams and bounded.
  */
 import path from 'node:path/posix'
 import { WorkbookError } from '../core/errors.ts'
-import { builtInFormat, customFormat, GENERAL_FORMAT, type NumberFormat } from './number-format.ts'
+import { builtInFormat, customFormat, type NumberFormat } from './number-format.ts'
 import { readSharedStrings } from './shared-strings.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
-import { parseXmlEntry } from './xml.ts'
-import type { ZipArchive } from './zip.ts'
+import { parseXmlEntry, type XmlOptions, type XmlTag } from './xml.ts'
+import { MAX_ZIP_ENTRIES, type ZipArchive } from './zip.ts'
 
 const DEFAULT_WORKBOOK_PATH = 'xl/workbook.xml'
 const OFFICE_DOCUMENT = /\/officeDocument$/
 const WORKSHEET = /\/worksheet$/
+
+/** Cell styles (`<xf>` of `<cellXfs>`): Excel allows 64,000; four times that is still a few MB. */
+export const MAX_CELL_STYLES = 256_000
+/** Custom number formats (`<numFmt>`): Excel allows about 250 per workbook. */
+export const MAX_NUMBER_FORMATS = 4_096
+/** Characters of one number format's code: Excel allows 255. Longer codes are refused before they are read. */
+export const MAX_FORMAT_CODE_CHARS = 1_024
+/** Sheets listed, and relationships of one part: each names a zip entry, and a zip has at most MAX_ZIP_ENTRIES. */
+export const MAX_WORKBOOK_SHEETS = MAX_ZIP_ENTRIES
+export const MAX_RELATIONSHIPS = MAX_ZIP_ENTRIES
+/** Characters of a sheet's name: Excel allows 31. */
+export const MAX_SHEET_NAME_CHARS = 255
+/** Built-in number format ids are 0 to 163; a higher id must be defined by a `<numFmt>`. */
+const FIRST_CUSTOM_FORMAT_ID = 164
+const DIGITS = /^[0-9]{1,9}$/
 
 export interface WorkbookParts {
   /** Name of the worksheet read, as the workbook shows it. */
@@ -32,12 +48,18 @@ interface Relationship {
   readonly target: string
 }
 
+/** How the parts are read: the field limit (which bounds any piece of XML and any shared string), the deadline. */
+export type PartOptions = XmlOptions & { readonly maxFieldBytes: number }
+
 export const readWorkbookParts = async (
   zip: ZipArchive,
   tableId: string,
   strings: StringTableOptions,
+  options: PartOptions,
 ): Promise<WorkbookParts> => {
-  const rootRelations = zip.names.has('_rels/.rels') ? await readRelationships(zip, '_rels/.rels', '', tableId) : []
+  const xml: XmlOptions = { maxPendingChars: options.maxFieldBytes, signal: options.signal }
+  const readRelationships = (part: string, base: string) => readRelationshipsPart(zip, part, base, tableId, xml)
+  const rootRelations = zip.names.has('_rels/.rels') ? await readRelationships('_rels/.rels', '') : []
   const office = [...rootRelations.values()].find((r) => OFFICE_DOCUMENT.test(r.type))
   const workbookPath = office?.target ?? DEFAULT_WORKBOOK_PATH
   if (!zip.names.has(workbookPath)) {
@@ -45,10 +67,8 @@ export const readWorkbookParts = async (
   }
   const base = path.dirname(workbookPath)
   const relationsPath = path.join(base, '_rels', `${path.basename(workbookPath)}.rels`)
-  const relations = zip.names.has(relationsPath)
-    ? await readRelationships(zip, relationsPath, base, tableId)
-    : new Map()
-  const { sheets, date1904 } = await readWorkbook(zip, workbookPath, tableId)
+  const relations = zip.names.has(relationsPath) ? await readRelationships(relationsPath, base) : new Map()
+  const { sheets, date1904 } = await readWorkbook(zip, workbookPath, tableId, xml)
   const sheet = sheets
     .map((s) => ({ name: s.name, relation: relations.get(s.relationId) }))
     .find((s) => s.relation !== undefined && WORKSHEET.test(s.relation.type) && zip.names.has(s.relation.target))
@@ -65,50 +85,67 @@ export const readWorkbookParts = async (
     sheetName: sheet.name,
     sheetPath: sheet.relation!.target,
     date1904,
-    formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId) : [],
+    formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId, xml) : [],
     sharedStrings:
       stringsPath && zip.names.has(stringsPath)
-        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings)
+        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings, options)
         : new SharedStringTable(),
   }
 }
 
 /** A relationships part: id -> type and target, targets resolved against `base` (absolute ones from the root). */
-const readRelationships = async (
+const readRelationshipsPart = async (
   zip: ZipArchive,
   part: string,
   base: string,
   tableId: string,
+  xml: XmlOptions,
 ): Promise<Map<string, Relationship>> => {
   const relations = new Map<string, Relationship>()
-  await parseXmlEntry(await zip.open(part), part, tableId, {
-    open: (tag) => {
-      if (tag.name !== 'Relationship' || tag.attributes.TargetMode === 'External') return
-      const { Id: id, Type: type = '', Target: target = '' } = tag.attributes
-      if (id === undefined) return
-      relations.set(id, {
-        type,
-        target: target.startsWith('/') ? target.slice(1) : path.normalize(path.join(base, target)),
-      })
+  let count = 0
+  await parseXmlEntry(
+    await zip.open(part),
+    part,
+    tableId,
+    {
+      open: (tag) => {
+        if (tag.name !== 'Relationship') return
+        if (++count > MAX_RELATIONSHIPS) throw tooMany(tableId, part, 'relationships', MAX_RELATIONSHIPS)
+        if (tag.attributes.TargetMode === 'External') return
+        const { Id: id, Type: type = '', Target: target = '' } = tag.attributes
+        if (id === undefined) return
+        relations.set(id, {
+          type,
+          target: target.startsWith('/') ? target.slice(1) : path.normalize(path.join(base, target)),
+        })
+      },
     },
-  })
+    xml,
+  )
   return relations
 }
 
-const readWorkbook = async (zip: ZipArchive, part: string, tableId: string) => {
+const readWorkbook = async (zip: ZipArchive, part: string, tableId: string, xml: XmlOptions) => {
   const sheets: { name: string; relationId: string }[] = []
   let date1904 = false
-  await parseXmlEntry(await zip.open(part), part, tableId, {
-    open: (tag) => {
-      if (tag.name === 'sheet') {
-        const relationId = tag.attributes['r:id'] ?? relationAttribute(tag.attributes)
-        if (relationId !== undefined) sheets.push({ name: tag.attributes.name ?? '', relationId })
-      } else if (tag.name === 'workbookPr') {
-        const value = tag.attributes.date1904
-        date1904 = value === '1' || value === 'true'
+  const open = (tag: XmlTag) => {
+    if (tag.name === 'sheet') {
+      if (sheets.length >= MAX_WORKBOOK_SHEETS) throw tooMany(tableId, part, 'sheets', MAX_WORKBOOK_SHEETS)
+      const name = tag.attributes.name ?? ''
+      if (name.length > MAX_SHEET_NAME_CHARS) {
+        throw new WorkbookError('XLSX_MALFORMED', {
+          tableId,
+          reason: `the workbook's ${part} names a sheet of ${name.length} characters (at most ${MAX_SHEET_NAME_CHARS}): "${name.slice(0, 32)}…"`,
+        })
       }
-    },
-  })
+      const relationId = tag.attributes['r:id'] ?? relationAttribute(tag.attributes)
+      if (relationId !== undefined) sheets.push({ name, relationId })
+    } else if (tag.name === 'workbookPr') {
+      const value = tag.attributes.date1904
+      date1904 = value === '1' || value === 'true'
+    }
+  }
+  await parseXmlEntry(await zip.open(part), part, tableId, { open }, xml)
   return { sheets, date1904 }
 }
 
@@ -116,21 +153,61 @@ const readWorkbook = async (zip: ZipArchive, part: string, tableId: string) => {
 const relationAttribute = (attributes: Record<string, string>): string | undefined =>
   Object.entries(attributes).find(([name]) => name.endsWith(':id'))?.[1]
 
-/** Each cell style's number format: `<cellXfs>` in order, their `numFmtId` looked up among `<numFmts>` first. */
-const readCellFormats = async (zip: ZipArchive, part: string, tableId: string): Promise<NumberFormat[]> => {
+/**
+ * Each cell style's number format: `<cellXfs>` in order, their `numFmtId` looked up among `<numFmts>` first. Ids
+ * are digits; a custom id no `<numFmt>` defines is malformed. Styles and formats are counted as they stream.
+ */
+const readCellFormats = async (
+  zip: ZipArchive,
+  part: string,
+  tableId: string,
+  xml: XmlOptions,
+): Promise<NumberFormat[]> => {
   const custom = new Map<number, NumberFormat>()
   const styles: number[] = []
   let inCellXfs = false
-  await parseXmlEntry(await zip.open(part), part, tableId, {
-    open: (tag) => {
-      if (tag.name === 'numFmt') {
-        custom.set(Number(tag.attributes.numFmtId), customFormat(tag.attributes.formatCode ?? ''))
-      } else if (tag.name === 'cellXfs') inCellXfs = true
-      else if (tag.name === 'xf' && inCellXfs) styles.push(Number(tag.attributes.numFmtId ?? 0))
-    },
-    close: (name) => {
-      if (name === 'cellXfs') inCellXfs = false
-    },
+  const formatId = (value: string | undefined, what: string): number => {
+    if (value !== undefined && DIGITS.test(value)) return Number(value)
+    throw new WorkbookError('XLSX_MALFORMED', {
+      tableId,
+      reason: `the workbook's ${part} has ${what} with numFmtId "${(value ?? '').slice(0, 32)}" (an id is a whole number)`,
+    })
+  }
+  const open = (tag: XmlTag) => {
+    if (tag.name === 'numFmt') {
+      if (custom.size >= MAX_NUMBER_FORMATS) throw tooMany(tableId, part, 'number formats', MAX_NUMBER_FORMATS)
+      const id = formatId(tag.attributes.numFmtId, 'a number format')
+      const code = tag.attributes.formatCode ?? ''
+      if (code.length > MAX_FORMAT_CODE_CHARS) {
+        throw new WorkbookError('XLSX_MALFORMED', {
+          tableId,
+          reason: `the workbook's ${part} has number format ${id} with a code of ${code.length} characters (at most ${MAX_FORMAT_CODE_CHARS})`,
+        })
+      }
+      custom.set(id, customFormat(code))
+    } else if (tag.name === 'cellXfs') inCellXfs = true
+    else if (tag.name === 'xf' && inCellXfs) {
+      if (styles.length >= MAX_CELL_STYLES) throw tooMany(tableId, part, 'cell styles', MAX_CELL_STYLES)
+      styles.push(formatId(tag.attributes.numFmtId ?? '0', `cell style ${styles.length}`))
+    }
+  }
+  const close = (name: string) => {
+    if (name === 'cellXfs') inCellXfs = false
+  }
+  await parseXmlEntry(await zip.open(part), part, tableId, { open, close }, xml)
+  return styles.map((id, style) => {
+    const format = custom.get(id)
+    if (format !== undefined) return format
+    if (id < FIRST_CUSTOM_FORMAT_ID) return builtInFormat(id)
+    throw new WorkbookError('XLSX_MALFORMED', {
+      tableId,
+      reason: `the workbook's ${part} has cell style ${style} with number format ${id}, which it does not define`,
+    })
   })
-  return styles.map((id) => (Number.isInteger(id) ? (custom.get(id) ?? builtInFormat(id)) : GENERAL_FORMAT))
 }
+
+const tooMany = (tableId: string, part: string, what: string, bound: number): Error =>
+  new WorkbookError('XLSX_TOO_LARGE', {
+    tableId,
+    reason: `the workbook's ${part} has more than ${bound.toLocaleString('en-US')} ${what}`,
+  })

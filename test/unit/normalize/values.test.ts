@@ -164,3 +164,10 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp(text)).toBeUndefined()
   })
 })
+
+describe('a number text of 16 million characters (limits.maxFieldBytes)', () => {
+  // The rare path hands the text to Number(); its characters once went as that many call arguments.
+  it('is read without overflowing the stack, and refused as a double when it underflows', () => {
+    expect(parseDouble(`0.${'0'.repeat(16 * 1024 * 1024)}15`)).toBeUndefined()
+  })
+})
