@@ -132,6 +132,18 @@ export class QueryError extends ExportError {
   }
 }
 
+/** Characters of an untrusted value that a message quotes. */
+export const QUOTED_PREFIX_LENGTH = 40
+
+/**
+ * An untrusted value for a message: JSON-quoted (so a line break in it cannot split the message), and only its
+ * first characters when it is long, with its length, so a 10 MB value never becomes a 10 MB message.
+ */
+export const quotePrefix = (value: string, max: number = QUOTED_PREFIX_LENGTH): string =>
+  value.length <= max
+    ? JSON.stringify(value)
+    : `${JSON.stringify(value.slice(0, max))}... (${value.length.toLocaleString('en-US')} characters)`
+
 const tableSubject = (tableId: string | undefined): string => (tableId === undefined ? '' : `table ${tableId}: `)
 
 /** 401: the token is missing, unknown, expired or revoked. */
