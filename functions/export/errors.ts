@@ -46,6 +46,8 @@ export const ErrorCode = {
   COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
+  STATE_CORRUPT: 'STATE_CORRUPT',
+  STORAGE_FULL: 'STORAGE_FULL',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
@@ -441,6 +443,44 @@ export class GuardHoldError extends ExportError {
   }
 }
 
+/**
+ * A state object of the exporter's own (the schema registry, the run index, a raw archive) does not have the shape
+ * or content it must: the table fails, and nothing is written from what could not be read. One line, whatever the
+ * object held.
+ */
+export class StateCorruptError extends ExportError {
+  /** The object's key, relative to the warehouse root. */
+  readonly key: string
+  constructor(details: { tableId?: string | undefined; key: string; where: string; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.STATE_CORRUPT,
+      FailureClass.STATE,
+      `${tableSubject(details.tableId)}${details.where}/${details.key} cannot be trusted: ${details.reason.replace(/\s*\n\s*/g, ' ')}`,
+      {
+        ...details,
+        hint: `nothing was written from it and the previous data is kept; on AWS restore ${details.key} from an earlier S3 version (aws s3api list-object-versions), locally delete it to rebuild it on the next run`,
+      },
+    )
+    this.key = details.key
+  }
+}
+
+/** A local disk is full: the spool's (the Lambda's /tmp, the OS temp folder), or a local warehouse folder's. */
+export class StorageFullError extends ExportError {
+  constructor(details: { tableId?: string | undefined; path?: string | undefined; cause?: unknown }) {
+    super(
+      ErrorCode.STORAGE_FULL,
+      FailureClass.STORAGE,
+      `${tableSubject(details.tableId)}the disk is full${details.path === undefined ? '' : ` (writing ${details.path})`}`,
+      {
+        ...details,
+        retryable: true,
+        hint: "the previous data is kept; free space on the disk, or on AWS raise deployment.lambda.ephemeralStorageMb (the function's /tmp) or lower export.concurrency; the next run retries",
+      },
+    )
+  }
+}
+
 /** Something that should not happen did: a bug, or an environment problem such as a full disk. */
 export class InternalError extends ExportError {
   constructor(details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
@@ -459,6 +499,9 @@ export class InternalError extends ExportError {
 /** Wraps anything thrown into a coded error, keeping coded ones as they are. */
 export const toExportError = (error: unknown, tableId?: string): ExportError => {
   if (error instanceof ExportError) return error
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') {
+    return new StorageFullError({ tableId, path: (error as NodeJS.ErrnoException).path, cause: error })
+  }
   const reason = error instanceof Error ? error.message : String(error)
   return new InternalError({ tableId, reason, cause: error })
 }

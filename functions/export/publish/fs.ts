@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { PublishError, WriteConflictError } from '../errors.ts'
+import { PublishError, StorageFullError, WriteConflictError } from '../errors.ts'
 import { makeFolder } from '../make-folder.ts'
 import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
@@ -197,7 +197,10 @@ export class FolderWarehouseStore implements WarehouseStore {
     return path.join(folder, `${randomUUID()}${TEMP_SUFFIX}`)
   }
 
-  #error(key: string, cause: unknown): PublishError {
+  #error(key: string, cause: unknown): PublishError | StorageFullError {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOSPC') {
+      return new StorageFullError({ path: path.join(this.root, key), cause })
+    }
     return new PublishError({
       target: path.join(this.root, key),
       reason: cause instanceof Error ? cause.message : String(cause),
