@@ -46,6 +46,7 @@ export const ErrorCode = {
   COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
+  CATALOG_REFUSED: 'CATALOG_REFUSED',
   STATE_CORRUPT: 'STATE_CORRUPT',
   STORAGE_FULL: 'STORAGE_FULL',
   INTERNAL: 'INTERNAL',
@@ -440,6 +441,21 @@ export class GuardHoldError extends ExportError {
     )
     this.findings = details.findings
     this.rows = details.rows
+  }
+}
+
+/** The catalog (Glue) would refuse the table's definition by its documented rules; checked before anything moves. */
+export class CatalogRefusedError extends ExportError {
+  constructor(details: { tableId?: string | undefined; name: string; problems: readonly string[] }) {
+    super(
+      ErrorCode.CATALOG_REFUSED,
+      FailureClass.DATA,
+      `${tableSubject(details.tableId)}the catalog would refuse the definition of ${details.name}: ${details.problems.join('; ')}`,
+      {
+        tableId: details.tableId,
+        hint: "nothing moved: the previous date's data, registry, run index and catalog stay as they were; the table's columns pass a catalog limit named above (fewer columns, e.g. a saved table that shows fewer, or a shorter tables[].key, bring it back within)",
+      },
+    )
   }
 }
 
