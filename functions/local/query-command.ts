@@ -65,7 +65,9 @@ export const runQueryCommand = async (argv: readonly string[], output: TerminalO
   try {
     // Loaded only here: DuckDB's native library is tens of MB of resident memory that the other commands do not need.
     const { queryWarehouse, renderResult } = await import('./warehouse-sql.ts')
-    output.out(renderResult(await queryWarehouse(root, positionals[0]!)))
+    const result = await queryWarehouse(root, positionals[0]!)
+    for (const skipped of result.skipped ?? []) output.err(`warning: ${skipped}`)
+    output.out(renderResult(result))
     return ExitCode.OK
   } catch (error) {
     if (error instanceof ExportError) throw error

@@ -9,6 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import {
   assertGlueAccepts,
   athenaTableDefinition,
+  ExportError,
   FolderWarehouseStore,
   glueTableInputs,
   readTableSchema,
@@ -19,6 +20,8 @@ import { registerCatalog } from './duckdb-catalog.ts'
 export interface QueryResult {
   readonly columns: readonly string[]
   readonly rows: readonly (readonly unknown[])[]
+  /** Tables left out of the catalog (a registry of the wrong shape, a definition Glue would refuse), and why. */
+  readonly skipped?: readonly string[]
 }
 
 /** The Glue database the local catalog stands for. */
@@ -35,18 +38,32 @@ export const warehouseTables = async (root: string): Promise<string[]> => {
 }
 
 /** The Glue definitions of every table of the warehouse and its views, located in the warehouse folder. */
-export const warehouseTableInputs = async (root: string, database = LOCAL_DATABASE): Promise<TableInput[]> => {
+export const warehouseTableInputs = async (root: string, database = LOCAL_DATABASE): Promise<TableInput[]> =>
+  (await warehouseCatalog(root, database)).inputs
+
+/**
+ * The definitions of every table that has a good one; a table whose registry cannot be read or whose definition
+ * Glue would refuse is left out with its reason, so that it never breaks the queries on the others.
+ */
+const warehouseCatalog = async (root: string, database: string) => {
   const store = new FolderWarehouseStore(root)
   const inputs: TableInput[] = []
-  for (const table of await warehouseTables(root)) {
-    const schema = (await readTableSchema(store, table))!
-    const definition = athenaTableDefinition(schema, database, `${path.join(store.root, table)}${path.sep}`)
-    for (const input of glueTableInputs(definition)) {
-      assertGlueAccepts(input, schema.sourceTableId)
-      inputs.push(input)
+  const skipped: string[] = []
+  const names = (await store.listKeys(SCHEMAS_FOLDER)).filter((key) => key.endsWith('.json'))
+  for (const table of names.map((key) => path.posix.basename(key, '.json')).sort()) {
+    try {
+      const schema = await readTableSchema(store, table)
+      if (schema === undefined) continue
+      const definition = athenaTableDefinition(schema, database, `${path.join(store.root, table)}${path.sep}`)
+      const tableInputs = glueTableInputs(definition)
+      for (const input of tableInputs) assertGlueAccepts(input, schema.sourceTableId)
+      inputs.push(...tableInputs)
+    } catch (error) {
+      if (!(error instanceof ExportError)) throw error
+      skipped.push(`${table} is left out of the catalog: [${error.code}] ${error.message.replace(/\s*\n\s*/g, ' ')}`)
     }
   }
-  return inputs
+  return { inputs, skipped }
 }
 
 export interface QueryOptions {
@@ -58,13 +75,15 @@ export interface QueryOptions {
 
 /** Runs `sql` with every table of the warehouse registered. Values come back JSON-friendly. */
 export const queryWarehouse = async (root: string, sql: string, options: QueryOptions = {}): Promise<QueryResult> => {
-  const inputs = options.inputs ?? (await warehouseTableInputs(root))
+  const { inputs, skipped } = options.inputs
+    ? { inputs: options.inputs, skipped: [] }
+    : await warehouseCatalog(root, LOCAL_DATABASE)
   const instance = await DuckDBInstance.create(':memory:')
   const connection = await instance.connect()
   try {
     await registerCatalog(connection, LOCAL_DATABASE, inputs, options.now ?? new Date())
     const reader = await connection.runAndReadAll(sql)
-    return { columns: reader.columnNames(), rows: reader.getRowsJson() }
+    return { columns: reader.columnNames(), rows: reader.getRowsJson(), ...(skipped.length > 0 ? { skipped } : {}) }
   } finally {
     connection.closeSync()
     instance.closeSync()

@@ -180,7 +180,7 @@ describe('the Lambda handler', () => {
   })
 
   it.each([
-    [{ tables: ['nope'] }, 'tables: "nope" is not a configured table'],
+    [{ tables: ['nope'] }, 'tables[0]: "nope" is not a configured table'],
     [{ tables: 'users' }, 'tables: must be a list of table ids or names'],
     [{ exportDate: '2026-02-30' }, 'exportDate: must be a calendar date as YYYY-MM-DD'],
     [{ exportDate: 20261124 }, 'exportDate: must be a date as YYYY-MM-DD'],
@@ -188,7 +188,7 @@ describe('the Lambda handler', () => {
     [{ exportDate: '2206-11-24' }, 'exportDate: must be between 2000-01-01 and '],
     [{ reprocess: true }, 'exportDate: is required with reprocess'],
     [{ reprocess: 'yes', exportDate: DATE }, 'reprocess: must be true or false'],
-    [{ reprocesss: true, exportDate: DATE }, 'reprocesss: is not a field of the event (fields: tables, exportDate'],
+    [{ reprocesss: true, exportDate: DATE }, 'reprocesss: is not a known key; did you mean "reprocess"?'],
   ])('rejects the event %j with a ConfigError naming the field', async (event, message) => {
     const error = await newHandler()(event as never, lambdaContext()).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })

@@ -5,7 +5,7 @@
  */
 import type { Column, TableInput } from '@aws-sdk/client-glue'
 import type { ColumnType } from '../core/constants.ts'
-import { InternalError } from '../core/errors.ts'
+import { CatalogRefusedError } from '../core/errors.ts'
 import {
   type AthenaTableDefinition,
   type CatalogColumn,
@@ -60,13 +60,10 @@ export const glueTableInputs = (definition: AthenaTableDefinition): TableInput[]
   ...tableViews(definition).map((view) => glueViewInput(definition, view)),
 ]
 
-/** Fails (as a bug of ours) when Glue would reject the input; nothing is sent then. */
+/** Fails with CATALOG_REFUSED when Glue would reject the input; nothing is sent then. */
 export const assertGlueAccepts = (input: TableInput, tableId?: string): void => {
   const problems = glueTableInputProblems(input)
   if (problems.length > 0) {
-    throw new InternalError({
-      tableId,
-      reason: `Glue would reject the definition of ${input.Name}: ${problems.join('; ')}`,
-    })
+    throw new CatalogRefusedError({ tableId, name: input.Name ?? '(unnamed)', problems })
   }
 }

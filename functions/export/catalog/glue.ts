@@ -15,6 +15,7 @@ import {
   type TableInput,
   UpdateTableCommand,
 } from '@aws-sdk/client-glue'
+import type { TableSchema } from '../schema/table-schema.ts'
 import { type AthenaTableDefinition, athenaTableDefinition } from './athena.ts'
 import { assertGlueAccepts, glueTableInputs } from './glue-inputs.ts'
 import type { TableCatalog } from './table-catalog.ts'
@@ -71,11 +72,13 @@ export const reconcileGlueTable = async (
 }
 
 /** The Glue catalog as the export path sees it; `locationRoot` is e.g. `s3://bucket/inventory`. */
-export const glueTableCatalog = (glue: GlueClient, database: string, locationRoot: string): TableCatalog => ({
-  publish: (schema) =>
-    reconcileGlueTable(
-      glue,
-      athenaTableDefinition(schema, database, `${locationRoot.replace(/\/+$/, '')}/${schema.table}/`),
-      schema.sourceTableId,
-    ),
-})
+export const glueTableCatalog = (glue: GlueClient, database: string, locationRoot: string): TableCatalog => {
+  const definition = (schema: TableSchema) =>
+    athenaTableDefinition(schema, database, `${locationRoot.replace(/\/+$/, '')}/${schema.table}/`)
+  return {
+    publish: (schema) => reconcileGlueTable(glue, definition(schema), schema.sourceTableId),
+    check: (schema) => {
+      for (const input of glueTableInputs(definition(schema))) assertGlueAccepts(input, schema.sourceTableId)
+    },
+  }
+}

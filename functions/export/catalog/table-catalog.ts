@@ -11,4 +11,9 @@ export interface TableCatalog {
    * run, before the registry is written, so a catalog that lost the table heals and a failed update is retried.
    */
   publish(schema: TableSchema): Promise<void>
+  /**
+   * Throws the coded refusal when the catalog would refuse the definition of `schema` by its documented rules.
+   * Called before the data is published, so that such a refusal leaves the previous date wholly in place.
+   */
+  check(schema: TableSchema): void
 }

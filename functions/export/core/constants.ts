@@ -26,6 +26,10 @@ export const FailureClass = {
   INTERNAL: 'internal',
   /** Held by an upstream change guard: the service's answer changed too much to publish unchecked. */
   GUARD: 'guard',
+  /** The exporter's own state in the warehouse (registry, run index, raw archive) cannot be trusted. */
+  STATE: 'state',
+  /** The local disk the exporter spools to is full. */
+  STORAGE: 'storage',
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
 

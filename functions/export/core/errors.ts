@@ -46,6 +46,9 @@ export const ErrorCode = {
   COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
+  CATALOG_REFUSED: 'CATALOG_REFUSED',
+  STATE_CORRUPT: 'STATE_CORRUPT',
+  STORAGE_FULL: 'STORAGE_FULL',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
@@ -131,6 +134,18 @@ export class QueryError extends ExportError {
     })
   }
 }
+
+/** Characters of an untrusted value that a message quotes. */
+export const QUOTED_PREFIX_LENGTH = 40
+
+/**
+ * An untrusted value for a message: JSON-quoted (so a line break in it cannot split the message), and only its
+ * first characters when it is long, with its length, so a 10 MB value never becomes a 10 MB message.
+ */
+export const quotePrefix = (value: string, max: number = QUOTED_PREFIX_LENGTH): string =>
+  value.length <= max
+    ? JSON.stringify(value)
+    : `${JSON.stringify(value.slice(0, max))}... (${value.length.toLocaleString('en-US')} characters)`
 
 const tableSubject = (tableId: string | undefined): string => (tableId === undefined ? '' : `table ${tableId}: `)
 
@@ -429,6 +444,59 @@ export class GuardHoldError extends ExportError {
   }
 }
 
+/** The catalog (Glue) would refuse the table's definition by its documented rules; checked before anything moves. */
+export class CatalogRefusedError extends ExportError {
+  constructor(details: { tableId?: string | undefined; name: string; problems: readonly string[] }) {
+    super(
+      ErrorCode.CATALOG_REFUSED,
+      FailureClass.DATA,
+      `${tableSubject(details.tableId)}the catalog would refuse the definition of ${details.name}: ${details.problems.join('; ')}`,
+      {
+        tableId: details.tableId,
+        hint: "nothing moved: the previous date's data, registry, run index and catalog stay as they were; the table's columns pass a catalog limit named above (fewer columns, e.g. a saved table that shows fewer, or a shorter tables[].key, bring it back within)",
+      },
+    )
+  }
+}
+
+/**
+ * A state object of the exporter's own (the schema registry, the run index, a raw archive) does not have the shape
+ * or content it must: the table fails, and nothing is written from what could not be read. One line, whatever the
+ * object held.
+ */
+export class StateCorruptError extends ExportError {
+  /** The object's key, relative to the warehouse root. */
+  readonly key: string
+  constructor(details: { tableId?: string | undefined; key: string; where: string; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.STATE_CORRUPT,
+      FailureClass.STATE,
+      `${tableSubject(details.tableId)}${details.where}/${details.key} cannot be trusted: ${details.reason.replace(/\s*\n\s*/g, ' ')}`,
+      {
+        ...details,
+        hint: `nothing was written from it and the previous data is kept; on AWS restore ${details.key} from an earlier S3 version (aws s3api list-object-versions), locally delete it to rebuild it on the next run`,
+      },
+    )
+    this.key = details.key
+  }
+}
+
+/** A local disk is full: the spool's (the Lambda's /tmp, the OS temp folder), or a local warehouse folder's. */
+export class StorageFullError extends ExportError {
+  constructor(details: { tableId?: string | undefined; path?: string | undefined; cause?: unknown }) {
+    super(
+      ErrorCode.STORAGE_FULL,
+      FailureClass.STORAGE,
+      `${tableSubject(details.tableId)}the disk is full${details.path === undefined ? '' : ` (writing ${details.path})`}`,
+      {
+        ...details,
+        retryable: true,
+        hint: "the previous data is kept; free space on the disk, or on AWS raise deployment.lambda.ephemeralStorageMb (the function's /tmp) or lower export.concurrency; the next run retries",
+      },
+    )
+  }
+}
+
 /** Something that should not happen did: a bug, or an environment problem such as a full disk. */
 export class InternalError extends ExportError {
   constructor(details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
@@ -447,6 +515,9 @@ export class InternalError extends ExportError {
 /** Wraps anything thrown into a coded error, keeping coded ones as they are. */
 export const toExportError = (error: unknown, tableId?: string): ExportError => {
   if (error instanceof ExportError) return error
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') {
+    return new StorageFullError({ tableId, path: (error as NodeJS.ErrnoException).path, cause: error })
+  }
   const reason = error instanceof Error ? error.message : String(error)
   return new InternalError({ tableId, reason, cause: error })
 }

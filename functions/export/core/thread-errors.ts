@@ -3,7 +3,15 @@
  * fields, so the worker thread describes the error and the calling thread rebuilds the same coded error: malformed
  * CSV fails the table as DATA, with its line, exactly as it does when the stage runs on the calling thread.
  */
-import { DataError, type ExportError, InternalError, ProtocolError, PublishError, WorkbookError } from './errors.ts'
+import {
+  DataError,
+  type ExportError,
+  InternalError,
+  ProtocolError,
+  PublishError,
+  StorageFullError,
+  WorkbookError,
+} from './errors.ts'
 
 export interface ErrorDescription {
   readonly name: string
@@ -13,7 +21,7 @@ export interface ErrorDescription {
   readonly fields: Record<string, unknown>
 }
 
-const CODED = { DataError, InternalError, ProtocolError, PublishError, WorkbookError } as const
+const CODED = { DataError, InternalError, ProtocolError, PublishError, StorageFullError, WorkbookError } as const
 
 export const describeError = (error: unknown): ErrorDescription => {
   if (error instanceof Error) {
@@ -25,6 +33,10 @@ export const describeError = (error: unknown): ErrorDescription => {
 /** The coded error described; anything else becomes an InternalError naming the original message. */
 export const reviveError = (description: ErrorDescription, tableId: string): ExportError => {
   const coded = CODED[description.name as keyof typeof CODED]
+  // A full spool disk on the worker is the same storage failure as on the calling thread.
+  if (coded === undefined && description.fields.code === 'ENOSPC') {
+    return new StorageFullError({ tableId, path: description.fields.path as string | undefined })
+  }
   if (coded === undefined) {
     return new InternalError({ tableId, reason: `a worker thread failed: ${description.message}` })
   }

@@ -12,45 +12,23 @@ import { glueTableCatalog } from '../catalog/glue.ts'
 import type { ExportConfig } from '../core/config.ts'
 import { FailureClass } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
-import {
-  ConfigError,
-  type ConfigProblem,
-  DeadlineError,
-  ErrorCode,
-  ExportError,
-  toExportError,
-} from '../core/errors.ts'
-import { exportDateProblem } from '../core/export-date.ts'
+import { DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
 import { type RunRecord, runRecordKey } from '../core/run-record.ts'
-import { type RunDependencies, type RunOptions, runExport } from '../path/run.ts'
+import { type RunDependencies, runExport } from '../path/run.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
 import { archiveSource } from '../source/archive-source.ts'
 import { readCaCertificates } from '../source/ca-certificates.ts'
 import { serviceSource } from '../source/service-source.ts'
 import { applySecretBaseUrl } from '../source/token.ts'
+import { type ExportInvocation, type InvocationRequest, parseEvent } from './invocation-event.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { TokenSecretReader } from './secrets.ts'
 import { startWatchdog } from './watchdog.ts'
 
-/** What a manual invocation or the schedule's input may say; every field optional (docs/operations.md: "The Lambda event"). */
-export interface ExportInvocation {
-  /** Narrow the run to these table ids or names. */
-  readonly tables?: readonly string[]
-  /** Export date (the dt= partition); UTC today when absent. Required with `reprocess`. */
-  readonly exportDate?: string
-  /** Publish what the upstream change guards would hold, once an operator has checked the change. */
-  readonly acceptChanges?: boolean
-  /** Rebuild `exportDate`'s Parquet from the raw archive in the bucket instead of calling the service. */
-  readonly reprocess?: boolean
-}
-
-/** The run an event asks for: its options, and whether it rebuilds from the raw archive. */
-export interface InvocationRequest extends RunOptions {
-  readonly reprocess: boolean
-}
-
-/** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail`. */
+/** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail` (invocation-event.ts). */
 export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
+
+export { type ExportInvocation, type InvocationRequest, parseEvent }
 
 export interface ExportSummary {
   readonly runId: string
@@ -218,62 +196,6 @@ const deadlineSignal = (context: Context, marginSeconds: number, onFire: () => v
   }
   const timer = setTimeout(fire, Math.min(Math.max(0, fireInMs), 2 ** 31 - 1))
   return { signal: controller.signal, firesAt: Date.now() + fireInMs, dispose: () => clearTimeout(timer) }
-}
-
-/** Every field an event may carry (ExportInvocation), documented in docs/operations.md, "The Lambda event". */
-const EVENT_FIELDS = [
-  'tables',
-  'exportDate',
-  'acceptChanges',
-  'reprocess',
-] as const satisfies readonly (keyof ExportInvocation)[]
-
-const isScheduledEvent = (event: object): event is ScheduledEvent<ExportInvocation> =>
-  'detail-type' in event && 'detail' in event
-
-/** The run an event asks for; every problem is reported in one ConfigError. */
-export const parseEvent = (event: ExportEvent, config: ExportConfig): InvocationRequest => {
-  if (event === null || event === undefined) return { reprocess: false }
-  if (typeof event !== 'object' || Array.isArray(event)) {
-    throw new ConfigError('invocation event', [{ field: '(event)', message: 'must be a JSON object' }])
-  }
-  const input: Readonly<Record<string, unknown>> = { ...(isScheduledEvent(event) ? event.detail : event) }
-  const problems: ConfigProblem[] = []
-  const { tables, exportDate, acceptChanges, reprocess } = input
-  // A misspelt field would otherwise be ignored: `{"reprocesss": true}` would export from the service instead.
-  for (const field of Object.keys(input).filter((key) => !(EVENT_FIELDS as readonly string[]).includes(key))) {
-    problems.push({ field, message: `is not a field of the event (fields: ${EVENT_FIELDS.join(', ')})` })
-  }
-  if (tables !== undefined) {
-    const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
-    if (!Array.isArray(tables) || tables.some((t) => typeof t !== 'string')) {
-      problems.push({ field: 'tables', message: 'must be a list of table ids or names' })
-    } else {
-      for (const wanted of tables as string[]) {
-        if (!known.has(wanted)) problems.push({ field: 'tables', message: `"${wanted}" is not a configured table` })
-      }
-    }
-  }
-  if (exportDate !== undefined) {
-    const problem = typeof exportDate === 'string' ? exportDateProblem(exportDate) : 'must be a date as YYYY-MM-DD'
-    if (problem) problems.push({ field: 'exportDate', message: problem })
-  }
-  if (acceptChanges !== undefined && typeof acceptChanges !== 'boolean') {
-    problems.push({ field: 'acceptChanges', message: 'must be true or false' })
-  }
-  if (reprocess !== undefined && typeof reprocess !== 'boolean') {
-    problems.push({ field: 'reprocess', message: 'must be true or false' })
-  }
-  if (reprocess === true && exportDate === undefined) {
-    problems.push({ field: 'exportDate', message: 'is required with reprocess: which export date to rebuild' })
-  }
-  if (problems.length > 0) throw new ConfigError('invocation event', problems)
-  return {
-    reprocess: reprocess === true,
-    ...(tables === undefined ? {} : { tables: tables as string[] }),
-    ...(exportDate === undefined ? {} : { exportDate: exportDate as string }),
-    ...(acceptChanges === true ? { acceptChanges: true } : {}),
-  }
 }
 
 const summarize = (record: RunRecord, runRecord: string): ExportSummary => ({

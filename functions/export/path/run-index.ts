@@ -4,10 +4,13 @@
  * failed table keeps pointing at its last success. One object per table, so runs of different tables never
  * write the same object.
  */
+import { z } from 'zod'
 import type { FailureClass } from '../core/constants.ts'
-import { LATEST_OUTCOMES_FOLDER } from '../core/constants.ts'
+import { EXPORT_DATE_PATTERN, LATEST_OUTCOMES_FOLDER } from '../core/constants.ts'
+import { StateCorruptError } from '../core/errors.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { parseStateObject } from '../schema/state-object.ts'
 
 /** Where a run of this table ended, and when it last succeeded. */
 export interface LatestOutcome {
@@ -66,25 +69,59 @@ export const latestOutcome = (
   }
 }
 
-const readPrevious = async (store: WarehouseStore, key: string): Promise<LatestOutcome | undefined> => {
+const text = z.string().min(1)
+const date = z.string().regex(EXPORT_DATE_PATTERN, 'must be a date as YYYY-MM-DD')
+const run = { runId: text, exportDate: date, finishedAt: text }
+
+/** What writeLatestOutcomes writes (LatestOutcome); keys it does not know are kept. */
+const LatestOutcomeDocument = z.looseObject({
+  table: text,
+  tableId: text,
+  status: z.enum(['succeeded', 'failed']),
+  ...run,
+  runRecord: text,
+  rows: z.int().min(0).optional(),
+  error: z
+    .looseObject({
+      code: text,
+      failureClass: text,
+      message: z.string(),
+      status: z.int().optional(),
+      hint: z.string().optional(),
+    })
+    .optional(),
+  lastSuccess: z.looseObject(run).optional(),
+})
+
+/** The table's entry, undefined before its first run; STATE_CORRUPT when it has the wrong shape. */
+export const readLatestOutcome = async (
+  store: WarehouseStore,
+  tableName: string,
+): Promise<LatestOutcome | undefined> => {
+  const key = latestOutcomeKey(tableName)
   const body = await store.getObject(key)
-  if (body === undefined) return undefined
-  try {
-    return JSON.parse(body.toString('utf8')) as LatestOutcome
-  } catch {
-    // An unreadable entry only loses its lastSuccess; the entry written now replaces it.
-    return undefined
-  }
+  return body === undefined
+    ? undefined
+    : (parseStateObject(LatestOutcomeDocument, body, { root: store.root, key }) as LatestOutcome)
 }
 
-/** Rewrites the entry of every table of the run. */
+/**
+ * Rewrites the entry of every table of the run. An entry it cannot read is replaced only by a success, which
+ * needs nothing from it; a failure would carry its lastSuccess forward, so that entry is left for the operator to
+ * restore (the table failed with STATE_CORRUPT already, see run.ts).
+ */
 export const writeLatestOutcomes = async (store: WarehouseStore, record: RunRecord): Promise<void> => {
   const pending = [...record.tables]
   const worker = async (): Promise<void> => {
     for (let outcome = pending.shift(); outcome !== undefined; outcome = pending.shift()) {
-      const key = latestOutcomeKey(outcome.name)
-      const entry = latestOutcome(record, outcome, await readPrevious(store, key))
-      await store.putObject(key, `${JSON.stringify(entry, null, 2)}\n`, 'application/json')
+      let previous: LatestOutcome | undefined
+      try {
+        previous = await readLatestOutcome(store, outcome.name)
+      } catch (error) {
+        if (!(error instanceof StateCorruptError) || outcome.status === 'failed') continue
+      }
+      const entry = latestOutcome(record, outcome, previous)
+      await store.putObject(latestOutcomeKey(outcome.name), `${JSON.stringify(entry, null, 2)}\n`, 'application/json')
     }
   }
   await Promise.all(Array.from({ length: Math.min(INDEX_WRITE_CONCURRENCY, pending.length) }, worker))

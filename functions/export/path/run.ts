@@ -14,7 +14,7 @@ import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-rec
 import type { WarehouseStore } from '../publish/store.ts'
 import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
-import { writeLatestOutcomes } from './run-index.ts'
+import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
 import {
   exportTable,
   type RunIdentity,
@@ -152,6 +152,17 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
   deps.telemetry.tableStarted(table)
   const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
   try {
+    // Read before anything is exported: an entry of the wrong shape fails the table (STATE_CORRUPT) rather than
+    // losing its lastSuccess to the entry this run writes.
+    const corrupt = await readLatestOutcome(deps.store, table.name).then(
+      () => undefined,
+      (error: unknown) => toExportError(error, table.id),
+    )
+    if (corrupt !== undefined) {
+      const failed = failedOutcome(table, corrupt, { mode: deps.source.mode, attempts: 0, bytesReceived: 0 }, 0)
+      deps.telemetry.tableFinished(failed)
+      return failed
+    }
     const outcome = await exportWithRetries(table, context, budget.signal, clock)
     const durationMs = clock.now() - started
     const finished =

@@ -21,6 +21,7 @@ import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from '..
 import { type RowGroupLimits, TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { mergeSchemas } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -195,6 +196,10 @@ export const landTable = async (
       throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
     }
     context.signal?.throwIfAborted()
+    // The catalog's documented rules are checked before anything moves: a definition it would refuse leaves the
+    // previous date wholly in place (data, registry, run index, catalog).
+    const mine = { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) }
+    context.catalog?.check(mergeSchemas(previous, mine))
     const object = await upload.commit()
     const details = read.details()
     const warnings = [
@@ -207,15 +212,11 @@ export const landTable = async (
     const keyReport = keys?.report()
     if (keyReport) warnings.push(...keyWarnings(keyReport))
     const archived = raw ? await commitArchive(raw, warnings) : undefined
-    // Reconciled on every run, so a catalog that lost the table heals; written before the registry, so that a
-    // failed catalog update leaves the change for the next run to see. The registry is merged with whatever
-    // another run registered meanwhile, and the catalog told the merged schema.
-    const catalog = context.catalog
-    await registerTableSchema(
-      context.store,
-      { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) },
-      catalog && ((schema) => catalog.publish(schema)),
-    )
+    // The registry is merged with whatever another run registered meanwhile, and the catalog told the merged
+    // schema after it is written: the date is then in place with its registry and run index whatever the catalog
+    // answers, and every run reconciles the catalog with the registry, so the next run retries a failed update.
+    const registered = await registerTableSchema(context.store, mine)
+    if (context.catalog) await publishCatalog(context.catalog, registered, warnings)
     return {
       httpStatus: source.httpStatus,
       bytesReceived: source.received(),
@@ -251,6 +252,18 @@ const withChangeHistory = (plan: WritePlan, before: TableSchema | undefined, tab
   const { key: _, ...schema } = plan.schema
   const exportDates = [...new Set([...(before?.exportDates ?? []), date])].sort()
   return { ...plan, schema: { ...schema, exportDates, ...(table.key ? { key: table.key } : {}) } }
+}
+
+/** A catalog that did not take the update: reported with the table, which is published all the same. */
+const publishCatalog = async (catalog: TableCatalog, schema: TableSchema, warnings: string[]): Promise<void> => {
+  try {
+    await catalog.publish(schema)
+  } catch (error) {
+    const reason = toExportError(error).message.replace(/\s*\n\s*/g, ' ')
+    warnings.push(
+      `the catalog was not updated (${reason}); the date's data, registry and run index are in place, and the next run updates the catalog`,
+    )
+  }
 }
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>

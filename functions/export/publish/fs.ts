@@ -5,9 +5,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { link, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
-import { PublishError, WriteConflictError } from '../core/errors.ts'
+import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
 import { makeFolder } from '../scratch/make-folder.ts'
 import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
@@ -15,8 +16,8 @@ const TEMP_FOLDER = '_tmp'
 const TEMP_SUFFIX = '.partial'
 /** A temporary file untouched for this long belongs to a run that died; live uploads write far more often. */
 const STALE_TEMP_MS = 24 * 60 * 60 * 1000
-/** A lock is held for one small read and write; one this old belongs to a run that died holding it. */
-const STALE_LOCK_MS = 30 * 1000
+/** A lock is held for one small read and write; one held past this lease belongs to a run that died holding it. */
+const LOCK_LEASE_MS = 30 * 1000
 const LOCK_POLL_MS = 20
 
 export class FolderWarehouseStore implements WarehouseStore {
@@ -130,17 +131,18 @@ export class FolderWarehouseStore implements WarehouseStore {
     await makeFolder(path.dirname(lockPath)).catch((error: unknown) => {
       throw this.#error(key, error)
     })
+    const holder = JSON.stringify({ pid: process.pid, host: os.hostname(), expiresAt: Date.now() + LOCK_LEASE_MS })
     for (const started = Date.now(); ; ) {
       try {
-        const handle = await open(lockPath, 'wx')
-        await handle.close()
+        await createWithContent(lockPath, holder)
         return () => rm(lockPath, { force: true })
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw this.#error(key, error)
       }
-      const held = await stat(lockPath).catch(() => undefined)
-      if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) await rm(lockPath, { force: true })
-      else if (Date.now() - started > STALE_LOCK_MS) throw new WriteConflictError({ target: lockPath })
+      const held = await readFile(lockPath, 'utf8').catch(() => undefined)
+      // Taken over at once when its holder is gone: a killed run's lock no longer costs the next run its lease.
+      if (held !== undefined && abandoned(held)) await removeIfUnchanged(lockPath, held)
+      else if (Date.now() - started > LOCK_LEASE_MS) throw new WriteConflictError({ target: lockPath })
       else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
     }
   }
@@ -197,13 +199,67 @@ export class FolderWarehouseStore implements WarehouseStore {
     return path.join(folder, `${randomUUID()}${TEMP_SUFFIX}`)
   }
 
-  #error(key: string, cause: unknown): PublishError {
+  #error(key: string, cause: unknown): PublishError | StorageFullError {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOSPC') {
+      return new StorageFullError({ path: path.join(this.root, key), cause })
+    }
     return new PublishError({
       target: path.join(this.root, key),
       reason: cause instanceof Error ? cause.message : String(cause),
       cause,
     })
   }
+}
+
+/**
+ * Creates `file` with `content` in one step, failing with EEXIST when it exists: written to a temporary name and
+ * hard-linked into place, so a lock file is never seen empty (a run killed between create and write).
+ */
+const createWithContent = async (file: string, content: string): Promise<void> => {
+  const temp = `${file}.${randomUUID()}${TEMP_SUFFIX}`
+  await writeFile(temp, content, { flag: 'wx' })
+  try {
+    await link(temp, file)
+  } finally {
+    await rm(temp, { force: true })
+  }
+}
+
+/** Whether a lock's holder is gone: its lease ran out, or it is a process of this host that no longer runs. */
+const abandoned = (held: string): boolean => {
+  let holder: { pid?: unknown; host?: unknown; expiresAt?: unknown }
+  try {
+    holder = JSON.parse(held) as typeof holder
+  } catch {
+    // Not written by this version (an empty file of an older one): it has no holder to wait for.
+    return true
+  }
+  if (typeof holder.expiresAt !== 'number' || holder.expiresAt < Date.now()) return true
+  return holder.host === os.hostname() && typeof holder.pid === 'number' && !processRuns(holder.pid)
+}
+
+const processRuns = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Removes an abandoned lock unless another run took it over meanwhile (its content changed). */
+const removeIfUnchanged = async (file: string, held: string): Promise<void> => {
+  const aside = `${file}.${randomUUID()}.stale`
+  // Renamed aside first, then compared: a lock that changed hands in between is put back (unless a third run has
+  // taken the name since; the conditional write's version check still refuses a lost update then).
+  const moved = await rename(file, aside).then(
+    () => readFile(aside, 'utf8'),
+    () => undefined,
+  )
+  if (moved === undefined) return
+  if (moved !== held) await link(aside, file).catch(() => undefined)
+  await rm(aside, { force: true })
 }
 
 const contentVersion = (body: Buffer): string => createHash('sha256').update(body).digest('hex')

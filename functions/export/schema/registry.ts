@@ -2,37 +2,71 @@
  * The schema registry's I/O: one document per table beside the data (`_schemas/<name>.json`), read before an
  * export and registered after it with a conditional write, so two runs never lose each other's columns.
  */
-import { SCHEMAS_FOLDER } from '../core/constants.ts'
+import { z } from 'zod'
+import { ColumnType, EXPORT_DATE_PATTERN, SCHEMAS_FOLDER } from '../core/constants.ts'
 import { WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { mergeSchemas } from './merge.ts'
-import type { TableSchema } from './table-schema.ts'
+import { parseStateObject } from './state-object.ts'
+import { SCHEMA_DOCUMENT_VERSION, type TableSchema } from './table-schema.ts'
 
-const schemaKey = (table: string): string => `${SCHEMAS_FOLDER}/${table}.json`
+export const schemaKey = (table: string): string => `${SCHEMAS_FOLDER}/${table}.json`
 
+const date = z.string().regex(EXPORT_DATE_PATTERN, 'must be a date as YYYY-MM-DD')
+const name = z.string().min(1)
+
+/** What registry.ts writes (TableSchema); keys it does not know are kept, as a later version may add some. */
+const TableSchemaDocument = z.looseObject({
+  version: z.literal(SCHEMA_DOCUMENT_VERSION),
+  table: name,
+  sourceTableId: name,
+  firstExportDate: date,
+  lastExportDate: date,
+  columns: z.array(
+    z.looseObject({
+      name,
+      header: z.string().optional(),
+      type: z.enum(Object.values(ColumnType) as [ColumnType, ...ColumnType[]]),
+      textOf: name.optional(),
+      firstSeen: date,
+      lastSeen: date,
+    }),
+  ),
+  key: z.array(name).min(1).optional(),
+  exportDates: z.array(date).optional(),
+  latestExport: z
+    .looseObject({
+      exportDate: date,
+      runId: name,
+      rows: z.int().min(0),
+      columns: z.array(z.looseObject({ name, header: z.string() })),
+    })
+    .optional(),
+}) satisfies z.ZodType<TableSchema>
+
+const parseRegistry = (store: WarehouseStore, table: string, body: Buffer): TableSchema =>
+  parseStateObject(TableSchemaDocument, body, { root: store.root, key: schemaKey(table) })
+
+/** The table's registered schema, undefined before its first export; STATE_CORRUPT when it has the wrong shape. */
 export const readTableSchema = async (store: WarehouseStore, table: string): Promise<TableSchema | undefined> => {
   const bytes = await store.getObject(schemaKey(table))
-  return bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as TableSchema)
+  return bytes === undefined ? undefined : parseRegistry(store, table, bytes)
 }
 
 /** Conditional writes lost in a row before giving up: each loss means another run's change was merged in. */
 const MAX_REGISTER_ATTEMPTS = 8
 
 /**
- * Registers this export's schema without losing another run's: read the registry with its version, merge, tell
- * the catalog, and write only if nobody wrote in between; else read again. Returns the schema as registered.
+ * Registers this export's schema without losing another run's: read the registry with its version, merge, and
+ * write only if nobody wrote in between; else read again. Returns the schema as registered.
  */
-export const registerTableSchema = async (
-  store: WarehouseStore,
-  mine: TableSchema,
-  publish?: (schema: TableSchema) => Promise<void>,
-): Promise<TableSchema> => {
+export const registerTableSchema = async (store: WarehouseStore, mine: TableSchema): Promise<TableSchema> => {
   const key = schemaKey(mine.table)
   for (let attempt = 1; ; attempt++) {
     const current = await store.getObjectVersion(key)
-    const registered = current === undefined ? undefined : (JSON.parse(current.body.toString('utf8')) as TableSchema)
+    // Never merged from a document it could not read: that would write the garbage back (STATE_CORRUPT instead).
+    const registered = current === undefined ? undefined : parseRegistry(store, mine.table, current.body)
     const merged = mergeSchemas(registered, mine)
-    if (publish) await publish(merged)
     try {
       await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
       return merged

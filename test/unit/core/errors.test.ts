@@ -2,6 +2,8 @@ import { truncateSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { toExportError } from '../../../functions/export/core/errors.ts'
+import { describeError, reviveError } from '../../../functions/export/core/thread-errors.ts'
 import { BatchSpool } from '../../../functions/export/normalize/batch-spool.ts'
 import { tempDir } from '../../support/cli.ts'
 
@@ -37,5 +39,19 @@ describe('coded errors', () => {
       expect.objectContaining({ code: 'INTERNAL', message: expect.stringContaining(`spool file ${file} is short`) }),
     )
     spool.close()
+  })
+
+  it('a full disk is STORAGE_FULL of class storage, on this thread and from a worker thread', async () => {
+    // /dev/full answers every write with ENOSPC, as a full spool disk does.
+    const { writeFile } = await import('node:fs/promises')
+    const full = await writeFile('/dev/full', 'x').catch((error: unknown) => error)
+
+    const here = toExportError(full, '1001')
+    const fromWorker = reviveError(describeError(full), '1001')
+
+    for (const error of [here, fromWorker]) {
+      expect(error).toMatchObject({ code: 'STORAGE_FULL', failureClass: 'storage', retryable: true, tableId: '1001' })
+      expect(error.message).toBe('table 1001: the disk is full')
+    }
   })
 })
