@@ -6,6 +6,7 @@
 import { CreateTableCommand, GetDatabaseCommand, GlueClient, type TableInput } from '@aws-sdk/client-glue'
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
 import { sampleConfigInput, synthesize } from '../infra/synth.ts'
 import { type AwsHarness, startAwsHarness } from './harness.ts'
 import { type IdentityPolicy, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
@@ -45,7 +46,7 @@ const start = async (policies: IdentityPolicy[]) => {
 
 beforeAll(() => {
   shipped = shippedPolicies()
-})
+}, 240_000)
 afterAll(async () => {
   for (const harness of harnesses) await harness.close()
 })
@@ -61,13 +62,29 @@ describe('S3 in the harness', () => {
     expect((await statusOf(head('inventory/_schemas/devices.json'))).status).toBe(403)
   })
 
-  it('answers a missing key 404 NoSuchKey to the role the stack ships, which may list the bucket', async () => {
-    client = (await start(shipped)).s3.client
+  it('answers a missing key 404 NoSuchKey to a role that may list the whole bucket', async () => {
+    const listAll = { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${NAMES.bucket}` }
+    client = (await start([...shipped, { name: 'list-all', policy: { Version: '2012-10-17', Statement: [listAll] } }]))
+      .s3.client
     expect(await statusOf(get('inventory/_schemas/devices.json'))).toEqual({ status: 404, name: 'NoSuchKey' })
     expect((await statusOf(head('inventory/_runs/latest/devices.json'))).status).toBe(404)
   })
 
-  it('denies the shipped role objects outside its prefix, and deletes anywhere', async () => {
+  it('lets the store tell a missing key from a denied one under the shipped role, which may list only its prefix', async () => {
+    const harness = await start(shipped)
+    client = harness.s3.client
+    const store = new S3WarehouseStore(client, NAMES.bucket, 'inventory')
+    expect(await statusOf(get('inventory/_schemas/devices.json'))).toEqual({ status: 403, name: 'AccessDenied' })
+    expect(await store.getObject('_schemas/devices.json')).toBeUndefined()
+    expect(await store.getObjectVersion('_runs/latest/devices.json')).toBeUndefined()
+    await store.putObject('_schemas/devices.json', '{}', 'application/json')
+    expect((await store.getObject('_schemas/devices.json'))?.toString()).toBe('{}')
+    // Outside the prefix the role may not list either: the 403 stands, nothing is taken for absent.
+    const outside = new S3WarehouseStore(client, NAMES.bucket, 'elsewhere')
+    await expect(outside.getObject('report.csv')).rejects.toThrow(/AccessDenied/)
+  })
+
+  it('denies the shipped role objects outside its prefix', async () => {
     const harness = await start(shipped)
     client = harness.s3.client
     expect(await statusOf(get('elsewhere/report.csv'))).toEqual({ status: 403, name: 'AccessDenied' })
