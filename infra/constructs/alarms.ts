@@ -30,6 +30,21 @@ import { exportMetric } from './telemetry.ts'
 /** How often the dead-letter queue depth is looked at. */
 export const QUEUE_ALARM_PERIOD_SECONDS = 300
 
+/**
+ * The key policy statement AWS documents for CloudWatch alarms publishing to an SNS topic encrypted with a customer
+ * managed key (CloudWatch User Guide, "Using Amazon SNS topics with alarms"; SNS "Configure AWS KMS permissions for
+ * AWS services"): kms:Decrypt and kms:GenerateDataKey* for cloudwatch.amazonaws.com, with no condition. A condition
+ * the service's request does not carry would drop every notification silently; the confused-deputy guard is the
+ * topic policy's aws:SourceAccount on sns:Publish, which no other account's alarm passes.
+ */
+export const alarmTopicKeyStatement = (): PolicyStatement =>
+  new PolicyStatement({
+    sid: 'CloudWatchAlarmsPublishToTopic',
+    principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+    actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+    resources: ['*'],
+  })
+
 export interface ExportAlarmsProps {
   /** The `service` dimension of the metrics (POWERTOOLS_SERVICE_NAME). */
   readonly serviceName: string
@@ -211,17 +226,7 @@ export class ExportAlarms extends Construct {
       enableKeyRotation: true,
       description: 'Encrypts the inventory export alarm topic',
     })
-    // CloudWatch publishes alarm notifications itself, so it needs the data key of the encrypted topic.
-    key.addToResourcePolicy(
-      new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublishToTopic',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-        resources: ['*'],
-        // Only on behalf of this account's alarms, as the topic's own policy says.
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-      }),
-    )
+    key.addToResourcePolicy(alarmTopicKeyStatement())
     const topic = new Topic(this, 'Topic', { displayName: 'Inventory export alarms', masterKey: key, enforceSSL: true })
     topic.addToResourcePolicy(
       new PolicyStatement({

@@ -106,26 +106,21 @@ export const secretReference = (nameOrArn: string | undefined): SecretReference 
 }
 
 /**
- * S3 actions on objects under the prefix: read, write (conditional writes need nothing more), and multipart upload
- * housekeeping. No delete: no code path deletes an object, and with the bucket's version expiry a compromised
- * function could otherwise erase the warehouse.
+ * S3 actions on objects under the prefix: read, write (conditional writes and multipart uploads need nothing more),
+ * and aborting a failed multipart upload. No delete: no code path deletes an object, and with the bucket's version
+ * expiry a compromised function could otherwise erase the warehouse. No ListMultipartUploadParts: lib-storage
+ * keeps the parts' ETags itself and never lists them (test/aws/first-run.test.ts measures what is sent).
  */
-export const WAREHOUSE_OBJECT_ACTIONS = [
-  's3:GetObject',
-  's3:PutObject',
-  's3:AbortMultipartUpload',
-  's3:ListMultipartUploadParts',
-] as const
+export const WAREHOUSE_OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'] as const
 
-/** Glue actions that keep the table definitions in step with the data. */
-export const GLUE_CATALOG_ACTIONS = [
-  'glue:GetDatabase',
-  'glue:GetTable',
-  'glue:CreateTable',
-  'glue:UpdateTable',
-] as const
+/** Glue actions that keep the table definitions in step with the data; the database is named, never read. */
+export const GLUE_CATALOG_ACTIONS = ['glue:GetTable', 'glue:CreateTable', 'glue:UpdateTable'] as const
 
-/** Object rights under `<bucket>/<prefix>/*` and listing restricted to that prefix. */
+/**
+ * Object rights under `<bucket>/<prefix>/*` and listing restricted to that prefix. The listing also tells a missing
+ * key from a denied one: S3 answers a missing key 403 to a role that may not list the whole bucket, and the store
+ * then lists the key's own name under the prefix (publish/s3.ts) instead of the role listing the whole bucket.
+ */
 export const warehouseStatements = (bucketArn: string, prefix: string): PolicyStatement[] => [
   new PolicyStatement({
     sid: 'WarehouseObjectsUnderPrefix',
@@ -168,6 +163,30 @@ export const kmsStatements = (keys: { secretKeyArn?: string; bucketKeyArn?: stri
         }),
       ]),
 ]
+
+/**
+ * Reading the token: GetSecretValue only (CDK's grantRead adds DescribeSecret, which the function never sends).
+ * `secretArn` is the complete ARN, or a name-based one ending in `-??????` for the suffix Secrets Manager appends.
+ */
+export const tokenSecretStatement = (secretArn: string): PolicyStatement =>
+  new PolicyStatement({
+    sid: 'ReadTokenSecret',
+    effect: Effect.ALLOW,
+    actions: ['secretsmanager:GetSecretValue'],
+    resources: [secretArn],
+  })
+
+/**
+ * Lambda delivering a failed asynchronous invocation to the on-failure queue, with the function's role: SendMessage
+ * only (CDK's SqsDestination grants GetQueueAttributes and GetQueueUrl as well, which Lambda does not need).
+ */
+export const failureQueueStatement = (queueArn: string): PolicyStatement =>
+  new PolicyStatement({
+    sid: 'SendFailedInvocations',
+    effect: Effect.ALLOW,
+    actions: ['sqs:SendMessage'],
+    resources: [queueArn],
+  })
 
 /** Glue rights on the catalog, the one database and its tables. */
 export const glueStatements = (stack: Stack, databaseName: string): PolicyStatement[] => [

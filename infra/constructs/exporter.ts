@@ -7,8 +7,13 @@ import { fileURLToPath } from 'node:url'
 import { Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda'
-import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations'
+import {
+  Architecture,
+  type DestinationConfig,
+  type IDestination,
+  type IFunction,
+  Runtime,
+} from 'aws-cdk-lib/aws-lambda'
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import type { IBucket } from 'aws-cdk-lib/aws-s3'
@@ -22,6 +27,14 @@ import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
 import { memorySizes, reservedConcurrency, type TablePlan } from './table-plan.ts'
 import { TableSchedules } from './table-schedules.ts'
+
+/** An on-failure destination whose grant is SendMessage alone (see settings.failureQueueStatement). */
+const sendOnlyQueue = (queue: Queue): IDestination => ({
+  bind: (_scope: Construct, fn: IFunction): DestinationConfig => {
+    fn.addToRolePolicy(settings.failureQueueStatement(queue.queueArn))
+    return { destination: queue.queueArn }
+  },
+})
 
 /** The repository root, which holds package-lock.json and functions/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -212,7 +225,7 @@ export class Exporter extends Construct {
       // A failed invocation is not retried whole: requests are retried inside it, the table by its next run.
       retryAttempts: 0,
       maxEventAge: Duration.seconds(spec.maxEventAgeSeconds),
-      onFailure: new SqsDestination(this.failureQueue),
+      onFailure: sendOnlyQueue(this.failureQueue),
       environment: settings.functionEnvironment({
         bucketName: props.bucket.bucketName,
         secretArn: this.secret.secretArn,
@@ -299,7 +312,8 @@ export class Exporter extends Construct {
   private grantRuntimeAccess(props: ExporterProps, inVpc: boolean): void {
     const { bucket } = props
     const { prefix, glueDatabase } = props.runtime.warehouse
-    this.secret.grantRead(this.role)
+    // secretFullArn is unknown for a secret imported by name or partial ARN: its policy ARN then ends in -??????.
+    this.role.addToPolicy(settings.tokenSecretStatement(this.secret.secretFullArn ?? `${this.secret.secretArn}-??????`))
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
     const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }

@@ -21,13 +21,28 @@ describe('the alarms built from the sample configuration', () => {
     alarms = alarmDefinitions(template.toJSON())
   })
 
-  it("lets CloudWatch use the topic's key only on behalf of this account's alarms", () => {
+  it("grants CloudWatch the topic key's actions AWS documents for alarms on an encrypted topic, and only where the topic lets this account's alarms publish", () => {
+    // CloudWatch User Guide, "Using Amazon SNS topics with alarms": kms:Decrypt and kms:GenerateDataKey* for
+    // cloudwatch.amazonaws.com. A condition CloudWatch's request does not carry would drop notifications silently.
     template.hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: {
         Statement: Match.arrayWith([
-          Match.objectLike({
+          {
             Sid: 'CloudWatchAlarmsPublishToTopic',
+            Effect: 'Allow',
             Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+            Resource: '*',
+          },
+        ]),
+      },
+    })
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
             Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
           }),
         ]),

@@ -334,7 +334,7 @@ describe('the exporter with a secret imported by name', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({
-            Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+            Action: 'secretsmanager:GetSecretValue',
             Resource: { 'Fn::Join': ['', Match.arrayWith([':secret:inventory/api-token-??????'])] },
           }),
         ]),

@@ -16,7 +16,8 @@ export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3R
 export const S3RVER_REGION = 'us-east-1'
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/'
 
-interface KoaContext {
+/** The part of s3rver's Koa context the shims (and test/aws's IAM front) use. */
+export interface KoaContext {
   get(header: string): string
   store: { getMetadata(bucket: string, key: string): Promise<{ etag: string }> }
   method: string
@@ -27,7 +28,7 @@ interface KoaContext {
   type: string
   body: unknown
 }
-type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
+export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
 interface S3rverInstance {
   middleware: KoaMiddleware[]
   run(): Promise<{ port: number }>
@@ -153,8 +154,13 @@ const listV2Shim: KoaMiddleware = async (ctx, next) => {
   if (result.IsTruncated === true && contents.length > 0) result.NextContinuationToken = toToken(contents.at(-1)!.Key)
 }
 
+export interface StartS3Options {
+  /** Middleware run before every shim and route, e.g. test/aws's IAM decisions. @default none */
+  readonly front?: readonly KoaMiddleware[]
+}
+
 /** Starts s3rver on 127.0.0.1 (a free port) over a fresh temporary folder, with `bucket` created. */
-export const startS3 = async (bucket = 'warehouse'): Promise<RunningS3> => {
+export const startS3 = async (bucket = 'warehouse', { front = [] }: StartS3Options = {}): Promise<RunningS3> => {
   const directory = await mkdtemp(path.join(os.tmpdir(), 's3rver-'))
   const server = new S3rver({
     address: '127.0.0.1',
@@ -166,7 +172,7 @@ export const startS3 = async (bucket = 'warehouse'): Promise<RunningS3> => {
   })
   // After s3rver's logger and XML encoder (so ctx.body is still an object), before its routes.
   if (server.middleware.length !== 5) throw new Error('s3rver changed its middleware; revisit test/support/s3rver.ts')
-  server.middleware.splice(2, 0, multipartShim(directory), listV2Shim, conditionalWriteShim())
+  server.middleware.splice(2, 0, ...front, multipartShim(directory), listV2Shim, conditionalWriteShim())
   const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   const client = new S3Client({

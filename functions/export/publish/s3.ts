@@ -137,7 +137,7 @@ export class S3WarehouseStore implements WarehouseStore {
         response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
       return { body, version: response.ETag ?? '' }
     } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      if (await this.#isAbsent(error, key)) return undefined
       throw this.#error(key, error)
     }
   }
@@ -176,7 +176,7 @@ export class S3WarehouseStore implements WarehouseStore {
       const response = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
       return response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
     } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      if (await this.#isAbsent(error, key)) return undefined
       throw this.#error(key, error)
     }
   }
@@ -187,7 +187,7 @@ export class S3WarehouseStore implements WarehouseStore {
       // In Node the SDK's body is a Readable: it streams the object as it arrives.
       return (response.Body as AsyncIterable<Buffer> | undefined) ?? (async function* () {})()
     } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined
+      if (await this.#isAbsent(error, key)) return undefined
       throw this.#error(key, error)
     }
   }
@@ -216,6 +216,28 @@ export class S3WarehouseStore implements WarehouseStore {
       continuationToken = page.NextContinuationToken
     } while (continuationToken !== undefined)
     return keys.sort()
+  }
+
+  /**
+   * Whether a failed GetObject means the key is not there. S3 answers a missing key 404 NoSuchKey only to a caller
+   * that may list the bucket with no prefix; the role may list only under its prefix, so S3 answers it 403
+   * AccessDenied (S3 GetObject, "Permissions"). A listing of the key's own name, which the prefix grant covers,
+   * tells absence from a real denial: absent only when the key is not listed; a failed listing keeps the 403.
+   */
+  async #isAbsent(error: unknown, key: string): Promise<boolean> {
+    const name = (error as { name?: string }).name
+    if (name === 'NoSuchKey') return true
+    if (name !== 'AccessDenied') return false
+    const objectKey = this.#key(key)
+    try {
+      // The key itself sorts first among the keys it prefixes, so one entry answers.
+      const page = await this.#client.send(
+        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: objectKey, MaxKeys: 1 }),
+      )
+      return !(page.Contents ?? []).some((object) => object.Key === objectKey)
+    } catch {
+      return false
+    }
   }
 
   /** The full object key; keys are relative and may not climb out of the prefix. */
