@@ -25,6 +25,13 @@ export const INTEG_CONFIG_FILE = join(PROJECT_ROOT, 'integ/export-config.json')
 
 const QUERY_TIMEOUT = Duration.minutes(3)
 
+/**
+ * The feature flags of cdk.json, as `cdk deploy` gives them to infra/app.ts: the test deploys what a deployment
+ * deploys, whichever runner synthesizes it (integ-runner passes its own defaults otherwise).
+ */
+export const integContext = (): Record<string, unknown> =>
+  (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context
+
 export interface IntegApp {
   readonly standIn: StandInStack
   readonly exporter: ExportStack

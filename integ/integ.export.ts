@@ -5,8 +5,8 @@
  * snapshot in integ.export.ts.snapshot/.
  */
 import { App } from 'aws-cdk-lib'
-import { addIntegTest } from './integ-app.ts'
+import { addIntegTest, integContext } from './integ-app.ts'
 
-const app = new App()
+const app = new App({ context: integContext() })
 addIntegTest(app)
 app.synth()
