@@ -127,6 +127,9 @@ export class ExportStack extends Stack {
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
       AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
       ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
+      // What `npm run verify` needs besides the above: where run records live, which tables to try.
+      WarehousePrefix: config.warehouse.prefix,
+      ExportedTables: config.tables.map((table) => table.name).join(','),
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
     // After everything is added, so the log group and the created secret are covered as well.

@@ -46,6 +46,12 @@ export const ErrorCode = {
   COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
   RUN_FAILED: 'RUN_FAILED',
+  // `npm run verify` against a deployed stack (functions/local/verify-errors.ts).
+  AWS_UNAVAILABLE: 'AWS_UNAVAILABLE',
+  STACK_NOT_FOUND: 'STACK_NOT_FOUND',
+  STACK_OUTPUT_MISSING: 'STACK_OUTPUT_MISSING',
+  ATHENA_QUERY_FAILED: 'ATHENA_QUERY_FAILED',
+  VERIFY_MISMATCH: 'VERIFY_MISMATCH',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
