@@ -1,5 +1,5 @@
 /** The deployable stack: warehouse, exporter, alarms and dashboard, all shaped by one parsed configuration. */
-import { CfnOutput, CfnResource, Stack, type StackProps } from 'aws-cdk-lib'
+import { CfnOutput, CfnResource, RemovalPolicies, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib'
 import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam'
 import type { Construct } from 'constructs'
 import { ConfigError, DEFAULT_SERVICE_NAME, stackResourceNames } from '../functions/export/index.ts'
@@ -24,6 +24,11 @@ export interface ExportStackProps extends StackProps {
   readonly serviceName?: string
   /** Root of the npm project (lock file, functions/, relative CA path). @default the repository root */
   readonly projectRoot?: string
+  /**
+   * Delete everything with the stack: the buckets are emptied (autoDeleteObjects) and every resource's removal
+   * policy is DESTROY. Only for the integration test's stack (integ/), never for a deployment. @default false
+   */
+  readonly disposable?: boolean
 }
 
 export class ExportStack extends Stack {
@@ -50,6 +55,7 @@ export class ExportStack extends Stack {
       glueDatabaseName: config.warehouse.glueDatabase,
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
+      ...(props.disposable === true ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
       namedQueries: namedQueries(
         deployment.athena.tableQueries ? config.tables.map((table) => table.name) : [],
@@ -121,8 +127,13 @@ export class ExportStack extends Stack {
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
       AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
       ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
+      // What `npm run verify` needs besides the above: where run records live, which tables to try.
+      WarehousePrefix: config.warehouse.prefix,
+      ExportedTables: config.tables.map((table) => table.name).join(','),
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
+    // After everything is added, so the log group and the created secret are covered as well.
+    if (props.disposable === true) RemovalPolicies.of(this).destroy()
     checkResourceCount(this, config)
   }
 }

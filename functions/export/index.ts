@@ -18,6 +18,7 @@ export { DEFAULT_STACK_NAME, stackResourceNames } from './core/stack-names.ts'
 export { describeGuards } from './guards/guards.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { runExport } from './path/run.ts'
+export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
 export type { TableProgress } from './path/table-export.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'
 export type { RetryEvent, RunTelemetry } from './path/telemetry.ts'

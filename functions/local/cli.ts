@@ -10,6 +10,7 @@ import { runExportCommand } from './export-command.ts'
 import { runDdlCommand, runQueryCommand } from './query-command.ts'
 import { runReprocessCommand } from './reprocess-command.ts'
 import { consoleOutput, type TerminalOutput } from './terminal.ts'
+import { runVerifyCommand } from './verify-command.ts'
 
 const COMMANDS = {
   export: runExportCommand,
@@ -17,6 +18,7 @@ const COMMANDS = {
   query: runQueryCommand,
   ddl: runDdlCommand,
   reprocess: runReprocessCommand,
+  verify: runVerifyCommand,
 } as const
 
 export const main = async (argv: readonly string[], output: TerminalOutput = consoleOutput): Promise<ExitCode> => {

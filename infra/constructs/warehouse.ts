@@ -44,6 +44,11 @@ export interface WarehouseProps {
   readonly namedQueries?: readonly AnalystQuery[]
   /** Of the buckets; the catalog and workgroup are rebuilt by a deploy and the next run. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy
+  /**
+   * Empty the buckets (every object version) when the stack is deleted, so a DESTROY removal policy can delete them.
+   * For test stacks only (integ/): a deployed warehouse keeps its data. @default false
+   */
+  readonly autoDeleteObjects?: boolean
 }
 
 /** Lifecycle rules of a new warehouse bucket. */
@@ -126,6 +131,7 @@ export class Warehouse extends Construct {
         ...secureBucketDefaults,
         lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(props.accessLogExpirationDays ?? 365) }],
         removalPolicy,
+        autoDeleteObjects: props.autoDeleteObjects ?? false,
       })
       acknowledgeFinding(
         logs,
@@ -140,6 +146,7 @@ export class Warehouse extends Construct {
         serverAccessLogsPrefix: 'warehouse/',
         lifecycleRules: warehouseLifecycleRules(props),
         removalPolicy,
+        autoDeleteObjects: props.autoDeleteObjects ?? false,
       })
     } else {
       this.accessLogBucket = undefined

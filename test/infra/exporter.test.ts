@@ -42,12 +42,20 @@ describe('the exporter built from the sample configuration', () => {
       'AnalystPolicyArn',
       'AthenaWorkgroupName',
       'ExportFunctionName',
+      'ExportedTables',
       'FailureQueueUrl',
       'GlueDatabaseName',
       'ScheduleGroupName',
       'TokenSecretArn',
       'WarehouseBucketName',
+      'WarehousePrefix',
     ])
+  })
+
+  it('names in its outputs what npm run verify reads: the tables in configuration order and the warehouse prefix', () => {
+    expect(template.findOutputs('ExportedTables').ExportedTables?.Value).toBe('devices,installed_software,users')
+    expect(template.findOutputs('WarehousePrefix').WarehousePrefix?.Value).toBe('inventory')
+    expect(template.findOutputs('ExportFunctionName').ExportFunctionName?.Value).toEqual({ Ref: expect.any(String) })
   })
 
   it('runs on Node.js 24 on arm64 with the configured memory, timeout and /tmp size', () => {

@@ -26,6 +26,14 @@ describe('the Lambda bundle', () => {
     expect(clients.filter((input) => input.includes('/dist-cjs/'))).toEqual([])
   })
 
+  it('leaves out the SDK clients only `npm run verify` and the integration test use (devDependencies)', () => {
+    const clients = new Set(
+      inputs.flatMap((input) => /node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//.exec(input)?.[1] ?? []),
+    )
+
+    expect([...clients].sort()).toEqual(['client-glue', 'client-s3', 'client-secrets-manager'])
+  })
+
   it("carries zod's English messages only, not its 60-odd locales (a namespace import lets esbuild drop them)", () => {
     const locales = inputs.filter((input) => input.includes('node_modules/zod/v4/locales/'))
 

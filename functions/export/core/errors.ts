@@ -49,6 +49,12 @@ export const ErrorCode = {
   CATALOG_REFUSED: 'CATALOG_REFUSED',
   STATE_CORRUPT: 'STATE_CORRUPT',
   STORAGE_FULL: 'STORAGE_FULL',
+  // `npm run verify` against a deployed stack (functions/local/verify-errors.ts).
+  AWS_UNAVAILABLE: 'AWS_UNAVAILABLE',
+  STACK_NOT_FOUND: 'STACK_NOT_FOUND',
+  STACK_OUTPUT_MISSING: 'STACK_OUTPUT_MISSING',
+  ATHENA_QUERY_FAILED: 'ATHENA_QUERY_FAILED',
+  VERIFY_MISMATCH: 'VERIFY_MISMATCH',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
