@@ -9,6 +9,8 @@ export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
 // The vocabulary every side shares: configuration, constants, coded errors.
 export * from './config.ts'
+// "did you mean": the local CLI suggests flags and commands as the configuration suggests keys.
+export { closestKey } from './config-keys.ts'
 export * from './constants.ts'
 export { type Environment, processEnvironment } from './environment.ts'
 export * from './errors.ts'

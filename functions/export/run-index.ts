@@ -5,7 +5,8 @@
  * write the same object.
  */
 import type { FailureClass } from './constants.ts'
-import { LATEST_OUTCOMES_FOLDER } from './constants.ts'
+import { LATEST_OUTCOMES_FOLDER, RunMode } from './constants.ts'
+import { ErrorCode } from './errors.ts'
 import type { WarehouseStore } from './publish/store.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from './run-record.ts'
 
@@ -77,9 +78,16 @@ const readPrevious = async (store: WarehouseStore, key: string): Promise<LatestO
   }
 }
 
-/** Rewrites the entry of every table of the run. */
+/**
+ * A reprocess that found no archive for a table did nothing to it: its data and its last outcome stand, so its entry
+ * is not rewritten (operators read `failed` there as "the table's data is in trouble").
+ */
+const leftUntouched = (record: RunRecord, outcome: TableOutcome): boolean =>
+  record.mode === RunMode.REPROCESS && outcome.error?.code === ErrorCode.RAW_ARCHIVE_MISSING
+
+/** Rewrites the entry of every table the run acted on. */
 export const writeLatestOutcomes = async (store: WarehouseStore, record: RunRecord): Promise<void> => {
-  const pending = [...record.tables]
+  const pending = record.tables.filter((outcome) => !leftUntouched(record, outcome))
   const worker = async (): Promise<void> => {
     for (let outcome = pending.shift(); outcome !== undefined; outcome = pending.shift()) {
       const key = latestOutcomeKey(outcome.name)
