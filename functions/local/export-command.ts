@@ -21,7 +21,11 @@ export const runExportCommand = async (
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
     const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
-    if (unknown.length > 0) throw new UsageError(`--only "${unknown[0]}" is not a configured table id or name`)
+    if (unknown.length > 0)
+      throw new UsageError(
+        `--only "${unknown[0]}" is not a configured table id or name`,
+        `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
+      )
     const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
