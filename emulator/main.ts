@@ -1,4 +1,4 @@
-/** `node emulator/main.ts`: runs the emulator in the foreground and prints how to reach it. */
+/** `npm run emulator`: runs the emulator in the foreground and prints how to reach it. */
 import { parseCliArgs, USAGE } from './cli-args.ts'
 import { demoTables } from './demo-tables.ts'
 import { EmulatorError, EmulatorErrorCode } from './errors.ts'
@@ -12,7 +12,17 @@ const run = async (): Promise<void> => {
     return
   }
   const tables = demoTables({ seed: options.seed, rows: options.rows })
-  const emulator = await startInventoryEmulator({ host: options.host, port: options.port, tables })
+  const today = new Date().toISOString().slice(0, 10)
+  const emulator = await startInventoryEmulator({ host: options.host, port: options.port, tables, date: today })
+  const unknown = options.changes.find((change) => !tables.some((t) => t.id === change.tableId))
+  if (unknown) {
+    await emulator.close()
+    throw new EmulatorError(
+      EmulatorErrorCode.USAGE_INVALID,
+      `no table ${unknown.tableId} to change; the tables are ${tables.map((t) => t.id).join(', ')}`,
+    )
+  }
+  for (const change of options.changes) emulator.upstream.add({ ...change, from: today })
   const lines = [
     `Inventory service emulator listening on ${emulator.baseUrl}`,
     `  API doc:      ${emulator.baseUrl}/apidoc`,
@@ -21,6 +31,10 @@ const run = async (): Promise<void> => {
     `  revoked:      ${DEMO_TOKENS.revoked}   expired: ${DEMO_TOKENS.expired}`,
     '  tables:',
     ...tables.map((t) => `    ${t.id}  ${t.title}${t.exportEnabled === false ? '  (export disabled: 404)' : ''}`),
+    ...options.changes.map(
+      (c) =>
+        `  upstream change: table ${c.tableId} ${c.keepRows === undefined ? `without column "${c.dropColumns?.join('", "')}"` : `serves ${c.keepRows * 100}% of its rows`}`,
+    ),
     `  try: curl -H 'token: ${DEMO_TOKENS.valid}' ${emulator.baseUrl}/rest/tables/1001/csv`,
     'Press Ctrl-C to stop.',
   ]

@@ -3,7 +3,7 @@
  * Flags and a `--config` file may be combined; flags win. The token's variable comes from environment.ts.
  */
 import { readFile } from 'node:fs/promises'
-import { parseArgs } from 'node:util'
+import path from 'node:path'
 import {
   checkTokenCharacters,
   type Environment,
@@ -15,33 +15,103 @@ import {
   TokenUnavailableError,
   UsageError,
 } from '../export/index.ts'
+import { type FlagSpecs, type FlagValues, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
+
+const SERVICE_FLAGS = {
+  'base-url': { type: 'string', value: 'URL', help: 'the inventory service, e.g. https://inventory.example.com' },
+  table: {
+    type: 'string',
+    multiple: true,
+    value: 'ID[=NAME]',
+    help: 'a saved table id, optionally with its warehouse name (repeatable);\nNAME defaults to table_<id> and must be lowercase letters, digits and _',
+  },
+  format: {
+    type: 'string',
+    value: 'csv|xlsx',
+    help: 'which export to read for the --table flags (and the demo): the CSV (default) or the\nworkbook; both land the same',
+  },
+  'token-file': {
+    type: 'string',
+    value: 'FILE',
+    help: `file holding the API token (else the ${TOKEN_ENVIRONMENT_VARIABLE} environment variable)`,
+  },
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: 'a configuration file (the same JSON the CDK app deploys); flags override it',
+  },
+  'allow-insecure-http': { type: 'boolean', help: 'allow plain http to a non-loopback host (logged as a warning)' },
+} as const satisfies FlagSpecs
+
+const DATE_FLAG = {
+  type: 'string',
+  value: 'YYYY-MM-DD',
+  help: 'export date, the dt= partition (default: today, UTC)',
+} as const
+const OUT_FLAG = { type: 'string', value: 'DIR', help: 'warehouse folder (default ./warehouse)' } as const
+const LOG_FORMAT_FLAG = {
+  type: 'string',
+  value: 'text|json',
+  help: 'progress and log lines on stderr as plain text (default) or as one JSON object a line',
+} as const
+const DEMO_FLAG = {
+  type: 'boolean',
+  help: 'use the built-in stand-in service and its demo tables (may be combined with --out, --date)',
+} as const
+
+/** `npm start`. */
+export const EXPORT_FLAGS = {
+  ...SERVICE_FLAGS,
+  out: OUT_FLAG,
+  date: DATE_FLAG,
+  concurrency: { type: 'string', value: 'N', help: 'tables downloaded at once (default 2)' },
+  only: { type: 'string', multiple: true, value: 'ID|NAME', help: 'export only this configured table (repeatable)' },
+  'accept-changes': {
+    type: 'boolean',
+    help: "publish what the upstream change guards would hold (ROW_COUNT_DROP,\nCOLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI",
+  },
+  'log-format': LOG_FORMAT_FLAG,
+  demo: DEMO_FLAG,
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
+
+/** `npm run check`: reads the service only, writes nothing. */
+export const CHECK_FLAGS = {
+  ...SERVICE_FLAGS,
+  date: { ...DATE_FLAG, help: 'the day the demo stand-in acts out (default: today, UTC)' },
+  demo: { ...DEMO_FLAG, help: 'check the built-in stand-in service and its demo tables' },
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
+
+/** `npm run reprocess`: reads the archive, never the service. */
+export const REPROCESS_FLAGS = {
+  date: { ...DATE_FLAG, help: 'the export date to rebuild (required)' },
+  config: { type: 'string', value: 'FILE', help: 'the configuration whose tables (and per-table options) to rebuild' },
+  table: {
+    type: 'string',
+    multiple: true,
+    value: 'ID=NAME',
+    help: 'a table to rebuild (repeatable), when there is no configuration file',
+  },
+  out: { ...OUT_FLAG, help: 'the warehouse folder (default ./warehouse)' },
+  'log-format': LOG_FORMAT_FLAG,
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
 
 export const EXPORT_USAGE = `Usage: npm start -- [flags]
 
 Exports saved tables of the inventory service as Parquet, partitioned by date.
 With no flags at all (or with --demo), starts the built-in stand-in service with demo data and exports it.
 
-Flags:
-  --base-url URL         the inventory service, e.g. https://inventory.example.com
-  --table ID[=NAME]      a saved table id, optionally with its warehouse name (repeatable);
-                         NAME defaults to table_<id> and must be lowercase letters, digits and _
-  --format csv|xlsx      which export to read for the --table flags (and the demo): the CSV (default) or the
-                         workbook; both land the same
-  --token-file FILE      file holding the API token (else the INVENTORY_TOKEN environment variable)
-  --config FILE          a configuration file (the same JSON the CDK app deploys); flags override it
-  --out DIR              warehouse folder (default ./warehouse)
-  --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
-  --concurrency N        tables downloaded at once (default 2)
-  --only ID|NAME         export only this configured table (repeatable)
-  --accept-changes       publish what the upstream change guards would hold (ROW_COUNT_DROP,
-                         COLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI
-  --allow-insecure-http  allow plain http to a non-loopback host (logged as a warning)
-  --demo                 use the built-in stand-in service and its demo tables (may be combined with --out, --date)
-  -h, --help             this text
+${flagHelp(EXPORT_FLAGS)}
 
-Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.`
+Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.
+All commands: npm run help`
+
+export const LOG_FORMATS = ['text', 'json'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
 
 export interface ExportCommand {
   readonly help: boolean
@@ -57,28 +127,24 @@ export interface ExportCommand {
   /** Configured tables (ids or names) to export; every table when empty. */
   readonly only: readonly string[]
   readonly acceptChanges: boolean
+  /** `--log-format`: plain lines (default) or JSON objects on stderr. */
+  readonly logFormat: LogFormat
 }
 
-export interface ParseExportOptions {
-  /** Whether the command can run against the built-in stand-in (export, check), as opposed to reprocess. */
-  readonly demoAllowed?: boolean
-}
-
+/** Parses the flags of export, check or reprocess (`flags`: which of them the command takes). */
 export const parseExportArgs = async (
   argv: readonly string[],
-  { demoAllowed = true }: ParseExportOptions = {},
+  flags: FlagSpecs = EXPORT_FLAGS,
 ): Promise<ExportCommand> => {
-  let parsed: ReturnType<typeof parseFlags>
-  try {
-    parsed = parseFlags(argv)
-  } catch (error) {
-    throw new UsageError((error as Error).message)
-  }
-  const { values, positionals } = parsed
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  const values: Flags = parseFlags(flags, argv).values
   const dateProblem = values.date === undefined ? undefined : exportDateProblem(values.date)
   if (dateProblem) throw new UsageError(`--date ${dateProblem}, got "${values.date}"`)
-  const demo = demoAllowed ? demoMode(values) : rejectDemo(values)
+  // reprocess takes no --demo: it reads the archive, never a service.
+  const demo = 'demo' in flags ? demoMode(values) : false
+  const logFormat = values['log-format'] ?? 'text'
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`)
+  }
   const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
   const fromFile = values.config ? await readConfigFile(values.config) : {}
   const configInput: Record<string, unknown> = { ...fromFile }
@@ -106,31 +172,11 @@ export const parseExportArgs = async (
     tableFormat,
     only: values.only ?? [],
     acceptChanges: values['accept-changes'] === true,
+    logFormat: logFormat as LogFormat,
   }
 }
 
-const parseFlags = (argv: readonly string[]) =>
-  parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      'base-url': { type: 'string' },
-      table: { type: 'string', multiple: true },
-      'token-file': { type: 'string' },
-      config: { type: 'string' },
-      out: { type: 'string' },
-      date: { type: 'string' },
-      concurrency: { type: 'string' },
-      format: { type: 'string' },
-      'allow-insecure-http': { type: 'boolean' },
-      only: { type: 'string', multiple: true },
-      'accept-changes': { type: 'boolean' },
-      demo: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
-
-type Flags = ReturnType<typeof parseFlags>['values']
+type Flags = FlagValues<typeof EXPORT_FLAGS>
 
 /**
  * The demo runs only when asked for (--demo) or when nothing points at a real service: a --table or --token-file
@@ -151,11 +197,6 @@ const demoMode = (values: Flags): boolean => {
     )
   }
   return values.demo === true || source.length === 0
-}
-
-const rejectDemo = (values: Flags): false => {
-  if (values.demo) throw new UsageError('--demo is not available here: this command reads no service')
-  return false
 }
 
 const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
@@ -181,13 +222,31 @@ const readConfigFile = async (file: string): Promise<Record<string, unknown>> =>
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new UsageError(`cannot read --config ${file}: ${(error as Error).message}`)
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
+    throw new UsageError(
+      `cannot read --config ${file}: ${reason}`,
+      `check the path of the configuration file (${path.resolve(file)}); config/sample.json is a starting point`,
+    )
   }
   try {
     return JSON.parse(text) as Record<string, unknown>
   } catch (error) {
-    throw new UsageError(`--config ${file} is not valid JSON: ${(error as Error).message}`)
+    const at = jsonPosition(text, (error as Error).message)
+    const where = at ? ` at line ${at.line}, column ${at.column}` : ''
+    throw new UsageError(
+      `--config ${file} is not valid JSON${where}: ${(error as Error).message.replace(/ in JSON at position.*$/, '')}`,
+      `fix the JSON in ${file}${where}`,
+    )
   }
+}
+
+/** Line and column (from 1) of JSON.parse's "at position N", or of the end for "Unexpected end". */
+export const jsonPosition = (text: string, message: string): { line: number; column: number } | undefined => {
+  const match = /at position (\d+)/.exec(message)
+  const offset = match ? Number(match[1]) : /end of JSON input/.test(message) ? text.length : undefined
+  if (offset === undefined) return undefined
+  const before = text.slice(0, offset).split('\n')
+  return { line: before.length, column: before.at(-1)!.length + 1 }
 }
 
 /** The token from --token-file, else INVENTORY_TOKEN; surrounding white space is dropped. */

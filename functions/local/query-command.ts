@@ -2,7 +2,7 @@
  * `npm run query -- "SQL"`: SQL over the local warehouse with the names analysts use in Athena.
  * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table.
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util'
+import path from 'node:path'
 import {
   athenaTableDefinition,
   createTableDdl,
@@ -13,85 +13,104 @@ import {
   readTableSchema,
   tableViews,
   UsageError,
+  WarehouseEmptyError,
 } from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
+import { type FlagSpecs, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
+import { type QueryResult, renderCsv, renderJson, renderResult } from './query-formats.ts'
 import type { TerminalOutput } from './terminal.ts'
 
-export const QUERY_USAGE = `Usage: npm run query -- [--out DIR] "SQL"
+const QUERY_FORMATS = ['table', 'csv', 'json'] as const
+type QueryFormat = (typeof QUERY_FORMATS)[number]
+
+const OUT_FLAG = { type: 'string', value: 'DIR', help: 'the warehouse folder (default ./warehouse)' } as const
+
+const QUERY_FLAGS = {
+  out: OUT_FLAG,
+  format: {
+    type: 'string',
+    value: 'table|csv|json',
+    help: 'table: aligned text, long cells clipped (default); csv: RFC 4180 with a header line;\njson: an array of objects, one per row',
+  },
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
+
+const DDL_FLAGS = {
+  out: { ...OUT_FLAG, help: 'the warehouse folder whose registry to read (default ./warehouse)' },
+  database: { type: 'string', value: 'NAME', help: 'Glue database (default inventory)' },
+  'location-root': {
+    type: 'string',
+    value: 'S3_URI',
+    help: 'where the tables live in S3 (default s3://YOUR-BUCKET/inventory)',
+  },
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
+
+export const QUERY_USAGE = `Usage: npm run query -- [--out DIR] [--format table|csv|json] "SQL"
 
 Runs SQL with DuckDB over the local warehouse, in UTC as Athena does. Every table is registered under its Athena
 name (the export dates its projection range names, with the dt partition column) together with its <table>_latest
 view, built from the Glue definitions the exporter sends, e.g.
   npm run query -- "SELECT operating_system, count(*) AS devices FROM devices_latest GROUP BY 1 ORDER BY 2 DESC"
+  npm run query -- --format csv "SELECT * FROM users_latest" > users.csv
 
-Flags:
-  --out DIR    the warehouse folder (default ./warehouse)
-  -h, --help   this text`
+${flagHelp(QUERY_FLAGS)}
+
+Exit status: 0 the query ran; 1 the SQL failed or nothing has been exported yet; 2 bad usage.`
 
 export const DDL_USAGE = `Usage: npm run ddl -- [--out DIR] [--database NAME] [--location-root S3_URI]
 
 Prints the Athena CREATE EXTERNAL TABLE (with partition projection) and CREATE VIEW statements for every table
 in the warehouse's schema registry, for accounts that do not let the exporter write to Glue.
 
-Flags:
-  --out DIR              the warehouse folder whose registry to read (default ./warehouse)
-  --database NAME        Glue database (default inventory)
-  --location-root URI    where the tables live in S3 (default s3://YOUR-BUCKET/inventory)
-  -h, --help             this text`
-
-/** parseArgs, with its errors as usage errors. */
-export const parseFlags = <T extends ParseArgsConfig>(config: T) => {
-  try {
-    return parseArgs(config)
-  } catch (error) {
-    throw new UsageError((error as Error).message)
-  }
-}
-
-const HELP = { type: 'boolean', short: 'h' } as const
+${flagHelp(DDL_FLAGS)}`
 
 export const runQueryCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
-  const { values, positionals } = parseFlags({
-    args: [...argv],
-    allowPositionals: true,
-    options: { out: { type: 'string' }, help: HELP },
-  })
+  const { values, positionals } = parseFlags(QUERY_FLAGS, argv, { positionals: true })
   if (values.help) {
     output.out(QUERY_USAGE)
     return ExitCode.OK
   }
+  const format = values.format ?? 'table'
+  if (!(QUERY_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be one of ${QUERY_FORMATS.join(', ')}, got "${format}"`)
+  }
   if (positionals.length !== 1) throw new UsageError('give exactly one SQL statement, in quotes')
   const root = values.out ?? 'warehouse'
+  // Loaded only here: DuckDB's native library is tens of MB of resident memory that the other commands do not need.
+  const sql = await import('./warehouse-sql.ts')
+  let result: Awaited<ReturnType<typeof sql.queryWarehouse>>
   try {
-    // Loaded only here: DuckDB's native library is tens of MB of resident memory that the other commands do not need.
-    const { queryWarehouse, renderResult } = await import('./warehouse-sql.ts')
-    const result = await queryWarehouse(root, positionals[0]!)
-    for (const skipped of result.skipped ?? []) output.err(`warning: ${skipped}`)
-    output.out(renderResult(result))
-    return ExitCode.OK
+    result = await sql.queryWarehouse(root, positionals[0]!)
   } catch (error) {
     if (error instanceof ExportError) throw error
+    // DuckDB's "Table with name devices does not exist! Did you mean duckdb_views?" misleads before any export.
+    if ((await sql.warehouseTables(root)).length === 0) throw new WarehouseEmptyError(path.resolve(root))
     throw new QueryError((error as Error).message)
   }
+  for (const skipped of result.skipped ?? []) output.err(`warning: ${skipped}`)
+  output.out(RENDERERS[format as QueryFormat](result))
+  return ExitCode.OK
 }
 
+const RENDERERS = {
+  table: (result: QueryResult) => renderResult(result),
+  csv: (result: QueryResult) => renderCsv(result),
+  json: (result: QueryResult) => renderJson(result),
+} as const
+
 export const runDdlCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
-  const { values, positionals } = parseFlags({
-    args: [...argv],
-    allowPositionals: true,
-    options: { out: { type: 'string' }, database: { type: 'string' }, 'location-root': { type: 'string' }, help: HELP },
-  })
+  const { values } = parseFlags(DDL_FLAGS, argv)
   if (values.help) {
     output.out(DDL_USAGE)
     return ExitCode.OK
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
   const store = new FolderWarehouseStore(values.out ?? 'warehouse')
   const database = values.database ?? 'inventory'
   const locationRoot = (values['location-root'] ?? 's3://YOUR-BUCKET/inventory').replace(/\/+$/, '')
   const { warehouseTables } = await import('./warehouse-sql.ts')
   const tables = await warehouseTables(store.root)
-  if (tables.length === 0) throw new UsageError(`no table has been exported to ${store.root} yet; run npm start first`)
+  if (tables.length === 0) throw new WarehouseEmptyError(store.root)
   const statements: string[] = []
   for (const table of tables) {
     const schema = (await readTableSchema(store, table))!

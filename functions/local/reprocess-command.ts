@@ -6,8 +6,9 @@ import {
   runExport,
   UsageError,
 } from '../export/index.ts'
-import { parseExportArgs } from './args.ts'
+import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { flagHelp } from './flags.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
 
@@ -15,17 +16,13 @@ export const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (-
 
 Rebuilds the Parquet of the given export date from the raw archive (tables with "archiveRaw": true keep their
 CSV, gzip-compressed, under _raw/), through the same decode, parse, naming and typing as an export, and replaces
-that date's objects atomically. The service is not called; no token is needed.
+that date's objects atomically. The service is not called; no token is needed. A table with no archive for the
+date is reported and keeps its data; its latest outcome is left as it was.
 
-Flags:
-  --date YYYY-MM-DD    the export date to rebuild (required)
-  --config FILE        the configuration whose tables (and per-table options) to rebuild
-  --table ID=NAME      a table to rebuild (repeatable), when there is no configuration file
-  --out DIR            the warehouse folder (default ./warehouse)
-  -h, --help           this text`
+${flagHelp(REPROCESS_FLAGS)}`
 
 export const runReprocessCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
-  const command = await parseExportArgs(argv, { demoAllowed: false })
+  const command = await parseExportArgs(argv, REPROCESS_FLAGS)
   if (command.help) {
     output.out(REPROCESS_USAGE)
     return ExitCode.OK
@@ -39,9 +36,13 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
-    { source: archiveSource(store), store, telemetry: terminalTelemetry(output) },
+    {
+      source: archiveSource(store),
+      store,
+      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'archive' }),
+    },
     { exportDate: command.exportDate },
   )
-  output.out(renderSummary(record, store.root))
+  output.out(renderSummary(record, store.root, output.colour?.out))
   return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED
 }

@@ -2,6 +2,8 @@
 import path from 'node:path'
 import {
   describeGuards,
+  type ExportError,
+  processEnvironment,
   type RetryEvent,
   type RunRecord,
   type RunTelemetry,
@@ -9,12 +11,17 @@ import {
   type TableOutcome,
   type TableProgress,
 } from '../export/index.ts'
+import type { LogFormat } from './args.ts'
+import { colourEnabled, paint, Tone, toneOf } from './colour.ts'
+import { localHint } from './next-step.ts'
 
 export interface TerminalOutput {
   readonly out: (line: string) => void
   readonly err: (line: string) => void
   /** Rewrites one status line in place (on a terminal); absent when output is not a TTY. */
   readonly status?: (line: string) => void
+  /** Whether status words on stdout (`out`) and stderr (`err`) are coloured; none when absent. */
+  readonly colour?: { readonly out: boolean; readonly err: boolean }
 }
 
 /** Clears the status line, so a permanent line can be printed where it stood. */
@@ -22,11 +29,18 @@ const CLEAR_LINE = '\r\x1b[K'
 
 /** stdout for results, stderr for progress; on a terminal, progress is one line rewritten in place. */
 export const consoleOutput: TerminalOutput = (() => {
+  const env = processEnvironment()
+  const colour = { out: colourEnabled(process.stdout, env), err: colourEnabled(process.stderr, env) }
   if (!process.stderr.isTTY) {
-    return { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) }
+    return {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+      colour,
+    }
   }
   let current = ''
   return {
+    colour,
     out: (line) => {
       process.stderr.write(CLEAR_LINE)
       process.stdout.write(`${line}\n`)
@@ -60,16 +74,40 @@ export const formatBytes = (bytes: number): string => {
   return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`
 }
 
-const formatFields = (fields: Record<string, unknown> | undefined): string =>
-  fields === undefined ? '' : ` ${JSON.stringify(fields)}`
+/** Fields of a log event as plain words: `key value` pairs, lists joined; a coded error is shown on its own. */
+const plainFields = (fields: Record<string, unknown> | undefined): string => {
+  const words = Object.entries(fields ?? {})
+    .filter(([key]) => key !== 'error')
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(', ') : String(value)}`)
+  return words.length === 0 ? '' : ` (${words.join('; ')})`
+}
+
+export interface TerminalTelemetryOptions {
+  /** `text` (default): plain lines; `json`: one JSON object a line, as the Lambda logs. */
+  readonly logFormat?: LogFormat
+  /** Where the table's bytes come from: the service (an export) or the raw archive (a reprocess). */
+  readonly reading?: 'service' | 'archive'
+}
 
 /**
  * Telemetry that writes human-readable lines. On a terminal, the tables in flight share one status line (bytes,
  * rows, rate) rewritten in place; otherwise a plain progress line per table at most every two seconds.
  */
-export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTelemetry => {
+export const terminalTelemetry = (
+  output: TerminalOutput = consoleOutput,
+  { logFormat = 'text', reading = 'service' }: TerminalTelemetryOptions = {},
+): RunTelemetry => {
+  if (logFormat === 'json') return jsonTelemetry(output)
   const lastProgress = new Map<string, number>()
   const active = new Map<string, { startedAt: number; progress: TableProgress }>()
+  // A failure that hits every table (a rejected token) says its next step once, not once per table.
+  const hintsShown = new Set<string>()
+  const nextStep = (prefix: string, hint: string | undefined) => {
+    if (hint === undefined || hintsShown.has(hint)) return
+    hintsShown.add(hint)
+    output.err(`${prefix}next step: ${hint}`)
+  }
+  const colour = output.colour?.err ?? false
   let lastStatus = 0
   const describe = (name: string) => {
     const entry = active.get(name)!
@@ -84,12 +122,21 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
     output.status([...active.keys()].map(describe).join(' | '))
   }
   return {
-    info: (message, fields) => output.err(`${message}${formatFields(fields)}`),
-    warn: (message, fields) => output.err(`warning: ${message}${formatFields(fields)}`),
-    error: (message, fields) => output.err(`error: ${message}${formatFields(fields)}`),
+    info: (message, fields) => output.err(`${message}${plainFields(fields)}`),
+    warn: (message, fields) => output.err(`warning: ${message}${plainFields(fields)}`),
+    error: (message, fields) => {
+      const error = fields?.error as Partial<ReturnType<ExportError['toJSON']>> | undefined
+      const coded = typeof error?.code === 'string' ? ` [${error.code}] ${String(error.message)}` : ''
+      output.err(`${paint('error', Tone.BAD, colour)}: ${message}${coded}${plainFields(fields)}`)
+      if (error?.code !== undefined) nextStep('', localHint(error as { code: string; hint?: string }))
+    },
     tableStarted: (table: TableConfig) => {
       active.set(table.name, { startedAt: Date.now(), progress: { bytes: 0, rows: 0 } })
-      output.err(`${table.name}: downloading table ${table.id}`)
+      output.err(
+        reading === 'archive'
+          ? `${table.name}: reading the archived export of table ${table.id}`
+          : `${table.name}: downloading table ${table.id}`,
+      )
       redraw(true)
     },
     tableProgress: (table: TableConfig, progress: TableProgress) => {
@@ -100,21 +147,24 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
       if (now - (lastProgress.get(table.name) ?? 0) < PROGRESS_INTERVAL_MS) return
       lastProgress.set(table.name, now)
       output.err(
-        `${table.name}: ${formatBytes(progress.bytes)} received, ${progress.rows.toLocaleString('en-US')} rows, ${entry ? rate(progress.bytes, entry.startedAt) : '-'}`,
+        `${table.name}: ${formatBytes(progress.bytes)} ${reading === 'archive' ? 'read' : 'received'}, ${progress.rows.toLocaleString('en-US')} rows, ${entry ? rate(progress.bytes, entry.startedAt) : '-'}`,
       )
     },
     tableFinished: (outcome: TableOutcome) => {
       active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
         const from = outcome.format === 'xlsx' ? ` from worksheet "${outcome.sheet}" of the xlsx` : ''
-        output.err(`${outcome.name}: done, ${outcome.rows?.toLocaleString('en-US')} rows${from}`)
+        output.err(
+          `${outcome.name}: ${paint('done', Tone.GOOD, colour)}, ${outcome.rows?.toLocaleString('en-US')} rows${from}`,
+        )
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
         if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${describeGuards(outcome.guards)}`)
       } else {
+        const word = outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'
         output.err(
-          `${outcome.name}: ${outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} [${outcome.error?.code}] ${outcome.error?.message}`,
+          `${outcome.name}: ${paint(word, toneOf(word), colour)} [${outcome.error?.code}] ${outcome.error?.message}`,
         )
-        if (outcome.error?.hint) output.err(`${outcome.name}:   next step: ${outcome.error.hint}`)
+        if (outcome.error) nextStep(`${outcome.name}:   `, localHint(outcome.error))
       }
       redraw(true)
     },
@@ -126,33 +176,87 @@ export const terminalTelemetry = (output: TerminalOutput = consoleOutput): RunTe
   }
 }
 
-/** The per-table summary table printed at the end of a run. */
-export const renderSummary = (record: RunRecord, warehouseRoot: string): string => {
-  const header = ['table', 'status', 'rows', 'columns', 'bytes in', 'bytes out', 'seconds', 'from', 'output']
+/** `--log-format json`: each event one JSON object on stderr, for programs that read the run as it goes. */
+const jsonTelemetry = (output: TerminalOutput): RunTelemetry => {
+  const log = (level: string, message: string, fields?: Record<string, unknown>) =>
+    output.err(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }))
+  const lastProgress = new Map<string, number>()
+  return {
+    info: (message, fields) => log('info', message, fields),
+    warn: (message, fields) => log('warn', message, fields),
+    error: (message, fields) => log('error', message, fields),
+    tableStarted: (table) => log('info', 'table started', { table: table.name, tableId: table.id }),
+    tableProgress: (table, progress) => {
+      const now = Date.now()
+      if (now - (lastProgress.get(table.name) ?? 0) < PROGRESS_INTERVAL_MS) return
+      lastProgress.set(table.name, now)
+      log('info', 'table progress', { table: table.name, ...progress })
+    },
+    tableFinished: (outcome) =>
+      outcome.status === 'succeeded'
+        ? log('info', 'table exported', { ...outcome })
+        : log('error', 'table export failed', { ...outcome }),
+    retried: (event) => log('warn', 'retrying', { ...event, error: event.error.toJSON() }),
+    runFinished: () => undefined,
+  }
+}
+
+/** Bytes of a table's objects: its Parquet, and the raw archive kept beside it (`archiveRaw`). */
+const objectBytes = (outcome: TableOutcome, kind: 'parquet' | 'archive'): string => {
+  const objects = outcome.objects.filter((o) => o.key.endsWith('.parquet') === (kind === 'parquet'))
+  return objects.length === 0 ? '-' : formatBytes(objects.reduce((sum, o) => sum + o.bytes, 0))
+}
+
+/**
+ * The per-table summary table printed at the end of a run. Its words match `npm run check` and the run record:
+ * data columns are the service's (check's count), lineage columns the ones every export appends; Parquet bytes
+ * are the table's data, archive bytes the compressed copy of the raw export.
+ */
+export const renderSummary = (record: RunRecord, warehouseRoot: string, colour = false): string => {
+  const archived = record.tables.some((t) => t.objects.some((o) => !o.key.endsWith('.parquet')))
+  const header = [
+    'table',
+    'status',
+    'rows',
+    'data columns',
+    'lineage columns',
+    record.mode === 'reprocess' ? 'archive read' : 'received',
+    'parquet',
+    ...(archived ? ['archive'] : []),
+    'seconds',
+    'from',
+    'output',
+  ]
   const rows = record.tables.map((t) => [
     t.name,
     t.status === 'succeeded'
       ? `ok${t.guards ? ` (${t.guards.map((g) => `${g.code} ${g.action}`).join(', ')})` : ''}`
       : `${t.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} ${t.error?.code ?? ''}`.trim(),
     t.rows === undefined ? '-' : t.rows.toLocaleString('en-US'),
-    t.columns === undefined ? '-' : String(t.columns.length),
+    t.columns === undefined ? '-' : String(t.columns.filter((c) => c.header !== undefined).length),
+    t.columns === undefined ? '-' : String(t.columns.filter((c) => c.header === undefined).length),
     formatBytes(t.bytesReceived),
-    t.objects.length === 0 ? '-' : formatBytes(t.objects.reduce((sum, o) => sum + o.bytes, 0)),
+    objectBytes(t, 'parquet'),
+    ...(archived ? [objectBytes(t, 'archive')] : []),
     (t.durationMs / 1000).toFixed(2),
     t.format ?? 'csv',
     t.objects[0] ? path.relative(process.cwd(), t.objects[0].location) || t.objects[0].location : '-',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: readonly string[]) =>
+  // Padded before painting: escape codes take no room on the screen but count in a string's length.
+  const line = (cells: readonly string[], statusTone = false) =>
     cells
-      .map((c, i) => c.padEnd(widths[i]!))
+      .map((c, i) => {
+        const padded = c.padEnd(widths[i]!)
+        return statusTone && i === 1 ? paint(padded, toneOf(c), colour) : padded
+      })
       .join('  ')
       .trimEnd()
   const failed = record.tables.filter((t) => t.status === 'failed').length
   return [
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    ...rows.map((r) => line(r, true)),
     '',
     `run ${record.runId} for dt=${record.exportDate}: ${record.tables.length - failed} of ${record.tables.length} tables exported to ${warehouseRoot}`,
   ].join('\n')

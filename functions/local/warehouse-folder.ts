@@ -8,14 +8,18 @@ import { open, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../export/index.ts'
 
+const WRITABLE_FOLDER =
+  'give --out a folder you can write (it is created when missing), or leave it out for ./warehouse'
+
 export const checkWarehouseFolder = async (outDir: string): Promise<void> => {
   let folder = path.resolve(outDir)
   for (;;) {
     const found = await stat(folder).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined
-      throw new UsageError(`--out ${outDir} cannot be used: ${error.message}`)
+      throw new UsageError(`--out ${outDir} cannot be used: ${error.message}`, WRITABLE_FOLDER)
     })
-    if (found && !found.isDirectory()) throw new UsageError(`--out ${outDir} is not a folder: ${folder} is a file`)
+    if (found && !found.isDirectory())
+      throw new UsageError(`--out ${outDir} is not a folder: ${folder} is a file`, WRITABLE_FOLDER)
     if (found) break
     const parent = path.dirname(folder)
     if (parent === folder) break
@@ -25,7 +29,7 @@ export const checkWarehouseFolder = async (outDir: string): Promise<void> => {
   try {
     await (await open(probe, 'wx')).close()
   } catch (error) {
-    throw new UsageError(`--out ${outDir} cannot be written: ${(error as Error).message}`)
+    throw new UsageError(`--out ${outDir} cannot be written: ${(error as Error).message}`, WRITABLE_FOLDER)
   }
   await rm(probe, { force: true })
 }

@@ -16,13 +16,9 @@ import {
   SCHEMAS_FOLDER,
 } from '../export/index.ts'
 import { registerCatalog } from './duckdb-catalog.ts'
+import type { QueryResult } from './query-formats.ts'
 
-export interface QueryResult {
-  readonly columns: readonly string[]
-  readonly rows: readonly (readonly unknown[])[]
-  /** Tables left out of the catalog (a registry of the wrong shape, a definition Glue would refuse), and why. */
-  readonly skipped?: readonly string[]
-}
+export type { QueryResult } from './query-formats.ts'
 
 /** The Glue database the local catalog stands for. */
 export const LOCAL_DATABASE = 'inventory'
@@ -88,27 +84,4 @@ export const queryWarehouse = async (root: string, sql: string, options: QueryOp
     connection.closeSync()
     instance.closeSync()
   }
-}
-
-/** A plain-text table of a result, cells clipped to keep lines readable. */
-export const renderResult = (result: QueryResult, maxCell = 40): string => {
-  const cell = (value: unknown): string => {
-    const text =
-      value === null || value === undefined ? 'NULL' : typeof value === 'object' ? JSON.stringify(value) : String(value)
-    const flat = text.replace(/\r?\n/g, '⏎')
-    return flat.length > maxCell ? `${flat.slice(0, maxCell - 1)}…` : flat
-  }
-  const rows = result.rows.map((row) => row.map(cell))
-  const widths = result.columns.map((name, i) => Math.max(name.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join(' | ')
-      .trimEnd()
-  return [
-    line(result.columns),
-    widths.map((w) => '-'.repeat(w)).join('-+-'),
-    ...rows.map(line),
-    `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`,
-  ].join('\n')
 }

@@ -67,6 +67,18 @@ describe('demoTables', () => {
   })
 
   it.each([
+    ['2026-05-04', 2500, 10_000],
+    ['2026-11-23', 20, 200],
+  ])(
+    'lists a title once per device, as the demo key (device_id, software_name) says (%s, %i devices)',
+    (date, devices, software) => {
+      const tables = demoTables({ date, rows: { devices, software } })
+      const keys = rowsOf(generated(tables, DemoTableId.SOFTWARE)).map((row) => `${row[0]}\t${row[1]}`)
+      expect(new Set(keys).size).toBe(keys.length)
+    },
+  )
+
+  it.each([
     [{ seed: 1.5 }, 'seed must be an integer, got 1.5'],
     [{ rows: { devices: -1 } }, 'rows.devices must be a non-negative integer, got -1'],
     [{ rows: { printers: 5 } as never }, 'rows.printers is not a demo table'],

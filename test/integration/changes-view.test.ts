@@ -155,25 +155,25 @@ describe('the changes view over three dates of the demo, through npm run query',
     ])
   })
 
-  it('shows the software installed and removed, by a key that repeats', async () => {
+  it('shows the software installed and removed, by device and title (a title once per device)', async () => {
     const rows = await rowsOf(
       out,
       'SELECT dt, change, device_id, software_name FROM installed_software_changes ORDER BY dt, change, device_id, software_name',
     )
     expect(rows).toEqual([
       ['2026-11-22', 'added', '000384', 'Python 3.12.7 (64-bit)'],
-      ['2026-11-22', 'added', '001675', 'SAP GUI for Windows 8.00 "Compilation 2"'],
+      ['2026-11-22', 'added', '001675', 'Mozilla Firefox (x64 de)'],
       ['2026-11-22', 'added', '002086', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
       ['2026-11-22', 'added', '002303', 'Microsoft Visual Studio Code (User)'],
-      ['2026-11-22', 'removed', '000007', 'Google Chrome'],
+      ['2026-11-22', 'removed', '000007', 'Mozilla Firefox (x64 de)'],
       ['2026-11-22', 'removed', '001171', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],
       ['2026-11-22', 'removed', '001330', 'Adobe Acrobat (64-bit)'],
       ['2026-11-22', 'removed', '001465', 'Microsoft 365 Apps for enterprise - de-de'],
-      ['2026-11-22', 'removed', '001542', 'Microsoft 365 Apps for enterprise - de-de'],
+      ['2026-11-22', 'removed', '001542', 'Mozilla Firefox (x64 de)'],
       ['2026-11-22', 'removed', '001618', 'Notepad++ (64-bit x64)'],
       ['2026-11-23', 'added', '000084', 'Mozilla Firefox (x64 de)'],
       ['2026-11-23', 'added', '000326', '7-Zip 24.08 (x64)'],
-      ['2026-11-23', 'added', '000917', 'Google Chrome'],
+      ['2026-11-23', 'added', '000917', 'Zoom Workplace (64-bit)'],
       ['2026-11-23', 'removed', '000770', 'Notepad++ (64-bit x64)'],
       ['2026-11-23', 'removed', '001475', 'Mozilla Firefox (x64 de)'],
       ['2026-11-23', 'removed', '001500', 'Microsoft Visual C++ 2015-2022 Redistributable (x64) - 14.40.33810'],

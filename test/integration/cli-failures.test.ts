@@ -79,6 +79,8 @@ interface Case {
   readonly exitCode: number
   readonly code: string
   readonly names: RegExp
+  /** What the `next step:` line must say; only problems with the flags themselves point at --help. */
+  readonly nextStep?: RegExp
   readonly run: () => Promise<CliResult>
 }
 
@@ -140,6 +142,7 @@ const cases: [string, Case][] = [
       exitCode: 2,
       code: 'USAGE_INVALID',
       names: /--out .*plain-file is not a folder/,
+      nextStep: /give --out a folder/,
       run: async () => exportWithoutRequests(await file('plain-file', 'x')),
     },
   ],
@@ -172,7 +175,58 @@ const cases: [string, Case][] = [
   ],
   [
     'start: an unknown flag',
-    { command: 'start', exitCode: 2, code: 'USAGE_INVALID', names: /--bogus/, run: () => cli(['export', '--bogus']) },
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /unknown flag --bogus$/,
+      nextStep: /run with --help/,
+      run: () => cli(['export', '--bogus']),
+    },
+  ],
+  [
+    'start: a misspelt flag',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /unknown flag --tabel; did you mean --table\?/,
+      nextStep: /run with --help/,
+      run: () => cli(['export', '--tabel', '1001=devices']),
+    },
+  ],
+  [
+    'check: a misspelt flag',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /unknown flag --tokenfile; did you mean --token-file\?/,
+      nextStep: /run with --help/,
+      run: () => cli(['check', '--tokenfile', 'x']),
+    },
+  ],
+  [
+    'start: a flag of another command (check takes no --only)',
+    {
+      command: 'check',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /unknown flag --only/,
+      nextStep: /run with --help/,
+      run: () => cli(['check', '--only', 'devices']),
+    },
+  ],
+  [
+    'start: no token, run locally (the next step names --token-file and INVENTORY_TOKEN, not Secrets Manager)',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'TOKEN_UNAVAILABLE',
+      names: /the API token could not be read from --token-file or INVENTORY_TOKEN/,
+      nextStep: /^next step: pass --token-file FILE .* or set INVENTORY_TOKEN$/,
+      run: () => cli(['export', '--base-url', emulator.baseUrl, '--table', '1001']),
+    },
   ],
   [
     'start: a misspelt configuration key',
@@ -210,8 +264,20 @@ const cases: [string, Case][] = [
       command: 'start',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /--config .* is not valid JSON/,
-      run: async () => cli(['export', '--config', await file('broken.json', '{')]),
+      names: /--config .*broken\.json is not valid JSON at line 3, column 1: /,
+      nextStep: /fix the JSON in .*broken\.json at line 3, column 1$/,
+      run: async () => cli(['export', '--config', await file('broken.json', '{\n  "a": 1,\n}')]),
+    },
+  ],
+  [
+    'start: a configuration file that does not exist',
+    {
+      command: 'start',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /cannot read --config .*missing\.json: no such file$/,
+      nextStep: /check the path of the configuration file \(.*missing\.json\)/,
+      run: () => cli(['export', '--config', path.join(dir, 'missing.json')]),
     },
   ],
   [
@@ -268,10 +334,44 @@ const cases: [string, Case][] = [
     'ddl: an empty warehouse',
     {
       command: 'ddl',
+      exitCode: 1,
+      code: 'WAREHOUSE_EMPTY',
+      names: /no table has been exported to .* yet$/,
+      nextStep: /export first: npm start/,
+      run: () => cli(['ddl', '--out', dir]),
+    },
+  ],
+  [
+    'query: an empty warehouse (not DuckDB\'s "did you mean duckdb_views")',
+    {
+      command: 'query',
+      exitCode: 1,
+      code: 'WAREHOUSE_EMPTY',
+      names: /no table has been exported to .* yet$/,
+      nextStep: /export first: npm start/,
+      run: () => cli(['query', '--out', dir, 'SELECT count(*) FROM devices']),
+    },
+  ],
+  [
+    'query: an unknown --format',
+    {
+      command: 'query',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /no table has been exported to .*; run npm start first/,
-      run: () => cli(['ddl', '--out', dir]),
+      names: /--format must be one of table, csv, json, got "xml"/,
+      nextStep: /run with --help/,
+      run: () => cli(['query', '--format', 'xml', 'SELECT 1']),
+    },
+  ],
+  [
+    'reset: a folder this tool did not write',
+    {
+      command: 'reset',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /refusing to delete .*: it has no _schemas folder/,
+      nextStep: /point --out at a warehouse folder npm start wrote/,
+      run: () => cli(['reset', '--out', dir]),
     },
   ],
   [
@@ -311,7 +411,7 @@ const cases: [string, Case][] = [
       command: 'reprocess',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /--demo is not available here/,
+      names: /unknown flag --demo/,
       run: () => cli(['reprocess', '--demo', '--date', '2026-01-01']),
     },
   ],
@@ -321,7 +421,8 @@ const cases: [string, Case][] = [
       command: 'cli',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /unknown command "exprot"/,
+      names: /unknown command "exprot"; did you mean "export"\?/,
+      nextStep: /npm run help/,
       run: () => cli(['exprot']),
     },
   ],
@@ -438,18 +539,53 @@ describe.each(cases)('%s', (_name, failure) => {
       result.stderr,
     ).toEqual([])
     expect(result.stderr).not.toMatch(/^\s+at /m)
+    if (failure.nextStep) {
+      expect(
+        lines.find((line) => line.startsWith('next step: ')),
+        result.stderr,
+      ).toMatch(failure.nextStep)
+      if (!failure.nextStep.source.includes('--help')) expect(result.stderr).not.toContain('--help')
+    }
+    expect(result.stderr).not.toContain('secretsmanager')
   })
 })
 
 describe('help', () => {
   it.each([
     ['bench', 'bench/run.ts', /Usage: npm run bench/],
-    ['emulator', 'emulator/main.ts', /Usage: node emulator\/main\.ts/],
+    ['emulator', 'emulator/main.ts', /^Usage: npm run emulator -- \[flags\]$[\s\S]*--keep-rows[\s\S]*--drop-column/m],
     ['start', 'functions/local/cli.ts', /Usage: npm start/],
   ])('%s --help prints its usage and exits 0', async (_name, script, usage) => {
     const argv = script.endsWith('cli.ts') ? ['export', '--help'] : ['--help']
     const result = await run(script, argv)
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toMatch(usage)
+    // The system's Node cannot run the .ts files; the npm scripts run the project's own.
+    expect(result.stdout).not.toContain('node emulator/main.ts')
+  })
+
+  it('--help on its own lists every command with its npm script', async () => {
+    const result = await cli(['--help'])
+    expect(result.exitCode).toBe(0)
+    for (const script of ['npm start', 'check', 'query', 'ddl', 'reprocess', 'reset']) {
+      expect(result.stdout).toMatch(new RegExp(`^  (npm run )?${script} +\\S`, 'm'))
+    }
+  })
+
+  it.each([
+    [
+      'export',
+      ['--base-url URL', '--table ID[=NAME]', '--token-file FILE', '--only ID|NAME', '--log-format text|json'],
+    ],
+    ['check', ['--base-url URL', '--table ID[=NAME]', '--token-file FILE', '--config FILE', '--demo']],
+    ['query', ['--out DIR', '--format table|csv|json']],
+    ['ddl', ['--out DIR', '--database NAME', '--location-root S3_URI']],
+    ['reprocess', ['--date YYYY-MM-DD', '--config FILE', '--table ID=NAME', '--out DIR']],
+    ['reset', ['--out DIR']],
+  ])('%s --help lists its flags', async (command, flags) => {
+    const result = await cli([command, '--help'])
+    expect(result.exitCode).toBe(0)
+    const listed = result.stdout.slice(result.stdout.indexOf('\nFlags:\n'))
+    for (const flag of [...flags, '-h, --help']) expect(listed).toContain(`  ${flag}  `)
   })
 })

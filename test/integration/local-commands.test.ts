@@ -1,14 +1,25 @@
+import { existsSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, DEMO_TOKENS, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import { runCliProcess, runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
+import {
+  type CliResult,
+  runCliProcess,
+  runCommandInProcess,
+  runExportInProcess,
+  tempDir,
+  tokenFile,
+} from '../support/cli.ts'
 
 let emulator: RunningEmulator
 let demoWarehouse: string
+let demo: CliResult
 
 beforeAll(async () => {
   emulator = await startInventoryEmulator()
   demoWarehouse = await tempDir()
-  const demo = await runExportInProcess(['--demo', '--out', demoWarehouse, '--date', '2026-05-04'])
+  demo = await runExportInProcess(['--demo', '--out', demoWarehouse, '--date', '2026-05-04'])
   expect(demo.exitCode).toBe(0)
 })
 afterAll(() => emulator.close())
@@ -27,7 +38,8 @@ describe('npm run check', () => {
     const result = await check(DEMO_TOKEN, '1001=devices', '1003')
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toContain('token: OK, it belongs to api-export')
-    expect(result.stdout).toMatch(/table 1001 -> devices: OK, 20 columns/)
+    // The same counts as the export's summary and run record: data columns apart from the lineage columns.
+    expect(result.stdout).toMatch(/table 1001 -> devices: OK, 20 data columns, and 5 lineage columns the export adds/)
     expect(result.stdout).toMatch(/ram_gb\s+bigint\s+"RAM \(GB\)"/)
     expect(result.stdout).toMatch(/last_seen\s+timestamp\s+"Last Seen"/)
     expect(result.stdout).toMatch(/table 1003 -> table_1003: OK/)
@@ -60,7 +72,11 @@ describe('npm run check', () => {
     const result = await check(DEMO_TOKENS.revoked, '1001')
     expect(result.exitCode).toBe(1)
     expect(result.stdout).toContain('token: NOT READY [AUTH_REJECTED HTTP 401]')
-    expect(result.stdout).toMatch(/next step: create a new API token/)
+    // Run locally, the token comes from --token-file or INVENTORY_TOKEN: no Secrets Manager advice here.
+    expect(result.stdout).toMatch(
+      /next step: create a new API token .*pass --token-file FILE \(or set INVENTORY_TOKEN\)/,
+    )
+    expect(result.stdout).not.toContain('secret')
   })
 
   it('explains a table the token may not read (403) and an unknown table (404), and exits 1', async () => {
@@ -90,11 +106,38 @@ describe('npm run query', () => {
     ])
   })
 
-  it('exits 2 with the database error on bad SQL, as a query error rather than a usage error', async () => {
+  it('exits 1 with the database error on bad SQL, as a query error rather than a usage error (2)', async () => {
     const result = await runCommandInProcess('query', ['--out', demoWarehouse, 'SELECT nope FROM devices'])
-    expect(result.exitCode).toBe(2)
+    expect(result.exitCode).toBe(1)
     expect(result.stderr).toMatch(/^error \[QUERY_FAILED\]: the query failed: .*nope/)
     expect(result.stderr).not.toContain('--help')
+  })
+
+  it('answers as CSV with a header line, quoting what needs it, and NULL as an empty field', async () => {
+    const result = await runCommandInProcess('query', [
+      '--out',
+      demoWarehouse,
+      '--format',
+      'csv',
+      `SELECT 'a,b' AS odd, 'say "hi"' AS quoted, NULL AS nothing, count(*) AS devices FROM devices_latest`,
+    ])
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout.split('\n')).toEqual(['odd,quoted,nothing,devices', '"a,b","say ""hi""",,2500'])
+  })
+
+  it('answers as a JSON array of objects keyed by column name', async () => {
+    const result = await runCommandInProcess('query', [
+      '--out',
+      demoWarehouse,
+      '--format',
+      'json',
+      'SELECT device_id, ram_gb FROM devices_latest ORDER BY device_id LIMIT 2',
+    ])
+    expect(result.exitCode).toBe(0)
+    const rows = JSON.parse(result.stdout) as Record<string, unknown>[]
+    expect(rows).toHaveLength(2)
+    expect(Object.keys(rows[0]!)).toEqual(['device_id', 'ram_gb'])
+    expect(rows[0]!.device_id).toBe('000001')
   })
 
   it("gives the same answers whatever the machine's time zone, reading timestamps in UTC as Athena does", async () => {
@@ -121,5 +164,56 @@ describe('npm run ddl', () => {
     ])
     expect(result.exitCode).toBe(0)
     await expect(`${result.stdout}\n`).toMatchFileSnapshot('../fixtures/ddl/demo-tables.sql')
+  })
+})
+
+describe('the demo', () => {
+  it('runs without a warning: its data keeps its own key', () => {
+    expect(demo.stderr).not.toMatch(/warning/i)
+    expect(demo.stdout).not.toMatch(/warning/i)
+  })
+
+  it('says what its summary counts: data and lineage columns as check does, Parquet bytes apart from what was received', () => {
+    const [header, , devices] = demo.stdout.split('\n')
+    expect(header!.split(/ {2,}/)).toEqual([
+      'table',
+      'status',
+      'rows',
+      'data columns',
+      'lineage columns',
+      'received',
+      'parquet',
+      'seconds',
+      'from',
+      'output',
+    ])
+    expect(devices!.split(/ {2,}/).slice(0, 5)).toEqual(['devices', 'ok', '2,500', '20', '5'])
+  })
+})
+
+describe('npm run reset', () => {
+  it('deletes a warehouse the export wrote, and says so', async () => {
+    const out = await tempDir()
+    expect((await runExportInProcess(['--demo', '--out', out, '--date', '2026-05-04'])).exitCode).toBe(0)
+    const result = await runCommandInProcess('reset', ['--out', out])
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toContain(`deleted the warehouse ${out}`)
+    expect(existsSync(out)).toBe(false)
+  })
+
+  it('refuses a warehouse folder holding something the export did not write, and deletes nothing', async () => {
+    const out = await tempDir()
+    expect((await runExportInProcess(['--demo', '--out', out, '--date', '2026-05-04'])).exitCode).toBe(0)
+    await writeFile(path.join(out, 'devices', 'notes.txt'), 'mine')
+    const result = await runCommandInProcess('reset', ['--out', out])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toMatch(/refusing to delete .*: "devices\/notes\.txt" is not an export date's partition/)
+    expect(existsSync(path.join(out, '_schemas', 'devices.json'))).toBe(true)
+  })
+
+  it('has nothing to do for a folder that does not exist', async () => {
+    const result = await runCommandInProcess('reset', ['--out', path.join(await tempDir(), 'none')])
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toMatch(/nothing to reset/)
   })
 })

@@ -116,12 +116,25 @@ describe('the raw archive', () => {
     }
   })
 
-  it('says clearly when a date has no archive to rebuild from', async () => {
+  it('says clearly when a date has no archive to rebuild from, and leaves the latest outcome as it was', async () => {
+    expect((await reprocess('2026-04-01')).exitCode).toBe(0)
+    const latest = path.join(out, '_runs/latest/users.json')
+    const before = await readFile(latest, 'utf8')
     const result = await reprocess('2026-04-02')
     expect(result.exitCode).toBe(1)
     expect(result.stderr).toContain(
       'users: FAILED [RAW_ARCHIVE_MISSING] table 1003: there is no raw archive _raw/users/dt=2026-04-02/body.csv.gz',
     )
+    // Nothing was done to the table: its data and the outcome operators read stay those of the last run that acted.
+    expect(await readFile(latest, 'utf8')).toBe(before)
+    expect(JSON.parse(before)).toMatchObject({ status: 'succeeded', exportDate: '2026-04-01' })
+  })
+
+  it('speaks of reading the archive, not of downloading', async () => {
+    const result = await reprocess('2026-04-01')
+    expect(result.stderr).toContain('users: reading the archived export of table 1003')
+    expect(result.stderr).not.toMatch(/download/i)
+    expect(result.stdout.split('\n')[0]).toMatch(/ archive read /)
   })
 
   it('stops reading the archive, delivering nothing more, when the export path cancels it', async () => {

@@ -192,7 +192,7 @@ describe('the --format flag', () => {
     const result = await runCommandInProcess('check', ['--format', 'xlsx'])
     expect(result.exitCode, result.stdout).toBe(0)
     expect(result.stdout).toMatch(
-      /table 1001 -> devices: OK, 20 columns \(types judged from the first \d+ rows of its xlsx\)/,
+      /table 1001 -> devices: OK, 20 data columns, and 5 lineage columns the export adds \(types judged from the first \d+ rows of its xlsx\)/,
     )
     expect(result.stdout).toMatch(/ram_gb\s+bigint/)
     expect(result.stdout).toMatch(/purchase_date\s+date/)

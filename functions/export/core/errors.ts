@@ -45,6 +45,7 @@ export const ErrorCode = {
   COLUMNS_REMOVED: 'COLUMNS_REMOVED',
   COLUMNS_ADDED: 'COLUMNS_ADDED',
   QUERY_FAILED: 'QUERY_FAILED',
+  WAREHOUSE_EMPTY: 'WAREHOUSE_EMPTY',
   RUN_FAILED: 'RUN_FAILED',
   CATALOG_REFUSED: 'CATALOG_REFUSED',
   STATE_CORRUPT: 'STATE_CORRUPT',
@@ -124,18 +125,21 @@ export class ConfigError extends ExportError {
   }
 }
 
-/** Bad command-line usage. */
+/**
+ * Bad command-line usage (exit 2). Only a problem with the flags themselves points at --help; a flag whose value
+ * names something unusable (a missing file, a file where a folder belongs) gets a next step about that thing.
+ */
 export class UsageError extends ExportError {
-  constructor(message: string) {
-    super(ErrorCode.USAGE_INVALID, FailureClass.CONFIG, message, { hint: 'run with --help for the list of flags' })
+  constructor(message: string, hint = 'run with --help for the list of flags') {
+    super(ErrorCode.USAGE_INVALID, FailureClass.CONFIG, message, { hint })
   }
 }
 
 /** SQL the local warehouse could not run (`npm run query`): the statement is at fault, not the flags. */
 export class QueryError extends ExportError {
   constructor(reason: string) {
-    // Input the user can fix, like a bad flag: the CONFIG class makes the runner exit 2.
-    super(ErrorCode.QUERY_FAILED, FailureClass.CONFIG, `the query failed: ${reason}`, {
+    // The DATA class makes the runner exit 1: the command was used right, the SQL did not run.
+    super(ErrorCode.QUERY_FAILED, FailureClass.DATA, `the query failed: ${reason}`, {
       hint: 'fix the SQL; tables and <name>_latest views go by their Athena names (SHOW TABLES lists them)',
     })
   }
@@ -152,6 +156,14 @@ export const quotePrefix = (value: string, max: number = QUOTED_PREFIX_LENGTH): 
   value.length <= max
     ? JSON.stringify(value)
     : `${JSON.stringify(value.slice(0, max))}... (${value.length.toLocaleString('en-US')} characters)`
+/** `npm run query` or `npm run ddl` on a warehouse folder no export has written to yet. */
+export class WarehouseEmptyError extends ExportError {
+  constructor(root: string) {
+    super(ErrorCode.WAREHOUSE_EMPTY, FailureClass.NOT_FOUND, `no table has been exported to ${root} yet`, {
+      hint: 'export first: npm start (the demo), or npm start -- --config FILE; or point --out at the warehouse folder',
+    })
+  }
+}
 
 const tableSubject = (tableId: string | undefined): string => (tableId === undefined ? '' : `table ${tableId}: `)
 
@@ -418,7 +430,8 @@ export class TokenUnavailableError extends ExportError {
   constructor(source: string, cause?: unknown) {
     super(ErrorCode.TOKEN_UNAVAILABLE, FailureClass.CONFIG, `the API token could not be read from ${source}`, {
       cause,
-      hint: 'put the token in the secret (aws secretsmanager put-secret-value) or pass --token-file / INVENTORY_TOKEN',
+      // The Lambda's advice; the local runner gives its own (--token-file, INVENTORY_TOKEN) for this code.
+      hint: "put the token in the secret: aws secretsmanager put-secret-value --secret-id <the stack output TokenSecretArn> --secret-string '<token>'",
     })
   }
 }

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod'
 import type { FailureClass } from '../core/constants.ts'
-import { EXPORT_DATE_PATTERN, LATEST_OUTCOMES_FOLDER } from '../core/constants.ts'
-import { StateCorruptError } from '../core/errors.ts'
+import { EXPORT_DATE_PATTERN, LATEST_OUTCOMES_FOLDER, RunMode } from '../core/constants.ts'
+import { ErrorCode, StateCorruptError } from '../core/errors.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { parseStateObject } from '../schema/state-object.ts'
@@ -106,12 +106,19 @@ export const readLatestOutcome = async (
 }
 
 /**
- * Rewrites the entry of every table of the run. An entry it cannot read is replaced only by a success, which
+ * A reprocess that found no archive for a table did nothing to it: its data and its last outcome stand, so its entry
+ * is not rewritten (operators read `failed` there as "the table's data is in trouble").
+ */
+const leftUntouched = (record: RunRecord, outcome: TableOutcome): boolean =>
+  record.mode === RunMode.REPROCESS && outcome.error?.code === ErrorCode.RAW_ARCHIVE_MISSING
+
+/**
+ * Rewrites the entry of every table the run acted on. An entry it cannot read is replaced only by a success, which
  * needs nothing from it; a failure would carry its lastSuccess forward, so that entry is left for the operator to
  * restore (the table failed with STATE_CORRUPT already, see run.ts).
  */
 export const writeLatestOutcomes = async (store: WarehouseStore, record: RunRecord): Promise<void> => {
-  const pending = [...record.tables]
+  const pending = record.tables.filter((outcome) => !leftUntouched(record, outcome))
   const worker = async (): Promise<void> => {
     for (let outcome = pending.shift(); outcome !== undefined; outcome = pending.shift()) {
       let previous: LatestOutcome | undefined

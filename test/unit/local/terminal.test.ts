@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { parseExportConfig } from '../../../functions/export/core/config.ts'
-import { terminalTelemetry } from '../../../functions/local/terminal.ts'
+import { renderSummary, terminalTelemetry } from '../../../functions/local/terminal.ts'
 
 const [devices, users] = parseExportConfig({
   source: { baseUrl: 'http://127.0.0.1' },
@@ -59,5 +59,54 @@ describe('progress of a local run', () => {
     expect(statuses.at(-2)).toBe('devices: 3.0 MB, 10,000 rows, 1.3 MB/s | users: 1.0 MB, 1,800 rows, 435 KB/s')
     expect(statuses.at(-1)).toBe('devices: 3.0 MB, 10,000 rows, 1.3 MB/s')
     expect(lines).toContain('users: done, 1,800 rows')
+  })
+})
+
+describe('the summary of a run', () => {
+  it('counts data and lineage columns apart, and Parquet bytes apart from the archive kept beside them', () => {
+    const summary = renderSummary(
+      {
+        runId: 'r1',
+        exportDate: '2026-11-22',
+        startedAt: '2026-11-22T10:00:00Z',
+        finishedAt: '2026-11-22T10:00:01Z',
+        status: 'succeeded',
+        mode: 'export',
+        tables: [
+          {
+            tableId: '1003',
+            name: 'users',
+            status: 'succeeded',
+            rows: 800,
+            bytesReceived: 97_400,
+            columns: [
+              { name: 'user_id', header: 'User ID', type: 'string' },
+              { name: 'email', header: 'Email', type: 'string' },
+              { name: '_export_run_id', type: 'string' },
+            ],
+            objects: [
+              {
+                key: 'users/dt=2026-11-22/data.parquet',
+                location: '/w/users/dt=2026-11-22/data.parquet',
+                bytes: 25_400,
+              },
+              { key: '_raw/users/dt=2026-11-22/body.csv.gz', location: '/w/_raw/x', bytes: 30_000 },
+            ],
+            durationMs: 300,
+          },
+        ],
+      },
+      '/w',
+    )
+    const [header, , users] = summary.split('\n')
+    expect(header!.split(/ {2,}/).slice(2, 8)).toEqual([
+      'rows',
+      'data columns',
+      'lineage columns',
+      'received',
+      'parquet',
+      'archive',
+    ])
+    expect(users!.split(/ {2,}/).slice(2, 8)).toEqual(['800', '2', '1', '97.4 KB', '25.4 KB', '30.0 KB'])
   })
 })
