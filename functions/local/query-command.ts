@@ -5,6 +5,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import {
   athenaTableDefinition,
+  companionTables,
   createTableDdl,
   createViewDdl,
   ExportError,
@@ -96,8 +97,7 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
     const definition = athenaTableDefinition(schema, database, `${locationRoot}/${table}/`)
     statements.push(
       `-- ${table}: saved table ${schema.sourceTableId}`,
-      createTableDdl(definition),
-      '',
+      ...[definition, ...companionTables(definition)].flatMap((each) => [createTableDdl(each), '']),
       ...tableViews(definition).flatMap((view) => [createViewDdl(definition, view), '']),
     )
   }

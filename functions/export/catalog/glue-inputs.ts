@@ -10,6 +10,7 @@ import {
   type AthenaTableDefinition,
   type CatalogColumn,
   type CatalogView,
+  companionTables,
   PARQUET_FORMAT,
   tableViews,
 } from './athena.ts'
@@ -52,9 +53,13 @@ export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogVi
   }
 }
 
-/** Everything a table needs in Glue, in the order it is written: the table first, so no view names a column it lacks. */
+/**
+ * Everything a table needs in Glue, in the order it is written: the tables first (the table, then its dates
+ * relation), so no view names a column or a table that is not there yet.
+ */
 export const glueTableInputs = (definition: AthenaTableDefinition): TableInput[] => [
   glueTableInput(definition),
+  ...companionTables(definition).map(glueTableInput),
   ...tableViews(definition).map((view) => glueViewInput(definition, view)),
 ]
 

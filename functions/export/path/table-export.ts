@@ -21,9 +21,9 @@ import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from '..
 import { type RowGroupLimits, TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { recordExportDate } from '../schema/export-dates.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
-import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
@@ -180,7 +180,7 @@ export const landTable = async (
     }
     const encoded = await encoder.finish()
     const { rows } = encoded
-    const plan = withChangeHistory(encoded.plan, previous, table, context.run.exportDate)
+    const plan = withChangeHistory(encoded.plan, table)
     const snapshot = {
       exportDate: context.run.exportDate,
       runId: context.run.runId,
@@ -193,6 +193,8 @@ export const landTable = async (
       throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings: guards })
     }
     const object = await upload.commit()
+    // The date joins the dates relation right after its data, before the registry and the catalog (see there).
+    await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
     const details = read.details()
     const warnings = [
       ...details.warnings,
@@ -240,14 +242,13 @@ export const landTable = async (
 }
 
 /**
- * The registry keeps the key and the dates published, so the catalog and `npm run query` can build
- * `<table>_changes` from it alone (dates from before the registry kept them are not compared: they have no
- * fingerprints either).
+ * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it; the dates
+ * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
+ * `exportDates` (written before the relation existed) is read once for them and written back without.
  */
-const withChangeHistory = (plan: WritePlan, before: TableSchema | undefined, table: TableConfig, date: string) => {
-  const { key: _, ...schema } = plan.schema
-  const exportDates = [...new Set([...(before?.exportDates ?? []), date])].sort()
-  return { ...plan, schema: { ...schema, exportDates, ...(table.key ? { key: table.key } : {}) } }
+const withChangeHistory = (plan: WritePlan, table: TableConfig) => {
+  const { key: _, exportDates: _legacy, ...schema } = plan.schema
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
 }
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>

@@ -53,7 +53,10 @@ export interface TableSchema {
   readonly columns: readonly RegisteredColumn[]
   /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
   readonly key?: readonly string[]
-  /** Export dates published since the registry began to keep them: the dates `<table>_changes` compares. */
+  /**
+   * Read only, from registries written before the dates relation (schema/export-dates.ts): the dates published
+   * then. The next export of the table moves them to the relation and writes the registry without them.
+   */
   readonly exportDates?: readonly string[]
   /** Absent before the first export that recorded it (then no guard compares). */
   readonly latestExport?: ExportBaseline
