@@ -78,19 +78,26 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
     `SELECT d.${dt} AS _change_dt, d.${previousDt} AS _change_previous_dt, ${value} AS _change_side, t.* FROM ${input.dates} d JOIN ${input.source} t ON t.${dt} = d.${date} WHERE d.${previousDt} IS NOT NULL`
   const branches = [side(1, dt), side(0, previousDt)]
   const pair = `_change_key_rows = 2 AND _change_key_after = 1 AND ${keys.map((k) => `${k} IS NOT NULL`).join(' AND ')}`
+  // The row before a changed one is its pair's other row: in `unmatched` a pair's key has exactly those two rows,
+  // so `lag` by side finds it without joining the CTE to itself (a self-join would make DuckDB materialize the
+  // CTE, and a `dt` filter would no longer reach the tables under it).
+  const pairWindow = `OVER (PARTITION BY ${byKey} ORDER BY _change_side)`
+  const before = values.map(
+    (c, i) => `CASE WHEN _change_pair THEN lag(${quote(c.name)}) ${pairWindow} END AS _change_before_${i}`,
+  )
   // Not IS DISTINCT FROM: a FROM inside the select list would end it early for readers of the SQL (the validator).
-  const differs = values.map((c) => {
-    const [after, before] = [`a.${quote(c.name)}`, `b.${quote(c.name)}`]
-    return `CASE WHEN b._change_side IS NOT NULL AND NOT coalesce(${after} = ${before}, ${after} IS NULL AND ${before} IS NULL) THEN '${c.name}' END`
+  const differs = values.map((c, i) => {
+    const [after, earlier] = [`a.${quote(c.name)}`, `a._change_before_${i}`]
+    return `CASE WHEN a._change_pair AND NOT coalesce(${after} = ${earlier}, ${after} IS NULL AND ${earlier} IS NULL) THEN '${c.name}' END`
   })
   const select = [
-    `CASE WHEN b._change_side IS NOT NULL THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
+    `CASE WHEN a._change_pair THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
     `a._change_dt AS ${quote(PARTITION_KEY)}`,
     'a._change_previous_dt AS previous_dt',
     ...keys.map((k) => `a.${k}`),
     `filter(ARRAY[${differs.length > 0 ? differs.join(', ') : 'CAST(NULL AS varchar)'}], x -> x IS NOT NULL) AS changed_columns`,
     ...values.map((c, i) => `a.${quote(c.name)} AS ${quote(currentNames[i]!)}`),
-    ...values.map((c, i) => `b.${quote(c.name)} AS ${quote(previousNames[i]!)}`),
+    ...values.map((_, i) => `a._change_before_${i} AS ${quote(previousNames[i]!)}`),
   ]
   const sql = [
     'WITH sides AS (',
@@ -105,10 +112,12 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
     `  SELECT c.*, count(*) OVER (PARTITION BY ${byKey}, ${fingerprint}, _change_copy) AS _change_twins FROM counted c`,
     '), unmatched AS (',
     `  SELECT w.*, (${pair}) AS _change_pair FROM twins w WHERE _change_twins = 1`,
+    '), paired AS (',
+    `  SELECT u.*${before.map((b) => `,\n    ${b}`).join('')}`,
+    '  FROM unmatched u',
     ')',
     `SELECT\n  ${select.join(',\n  ')}`,
-    'FROM unmatched a LEFT JOIN unmatched b',
-    `  ON a._change_pair AND b._change_pair AND b._change_side = 0 AND a._change_side = 1 AND b._change_dt = a._change_dt AND ${keys.map((k) => `b.${k} = a.${k}`).join(' AND ')}`,
+    'FROM paired a',
     'WHERE NOT (a._change_pair AND a._change_side = 0)',
   ].join('\n')
 
