@@ -11,6 +11,7 @@ import {
   athenaTableDefinition,
   FolderWarehouseStore,
   glueTableInputs,
+  LOCAL_GLUE_DATABASE,
   readTableSchema,
   SCHEMAS_FOLDER,
 } from '../export/index.ts'
@@ -22,7 +23,7 @@ export interface QueryResult {
 }
 
 /** The Glue database the local catalog stands for. */
-export const LOCAL_DATABASE = 'inventory'
+export const LOCAL_DATABASE = LOCAL_GLUE_DATABASE
 
 /** Tables of the warehouse: those with a schema in the registry. */
 export const warehouseTables = async (root: string): Promise<string[]> => {

@@ -14,7 +14,9 @@
  * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
  * The SQL is the same for Athena (Trino) and DuckDB.
  */
+
 import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY, PREVIOUS_DATE_COLUMN } from '../core/constants.ts'
+import { fitIdentifier } from '../core/identifier.ts'
 
 export interface ChangesViewColumn {
   readonly name: string
@@ -46,12 +48,15 @@ export const CHANGED_COLUMNS_TYPE = 'array<string>'
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
 
-/** Output names: a data column or `previous_<column>` that would repeat a name gets `_2`, `_3`... */
+/**
+ * Output names: a data column or `previous_<column>` that would repeat a name gets `_2`, `_3`...; one that would
+ * pass 255 characters is shortened with a hash, as companions are (core/identifier.ts).
+ */
 const outputNames = (fixed: readonly string[], wanted: readonly string[]): string[] => {
   const taken = new Set(fixed)
   return wanted.map((name) => {
-    let unique = name
-    for (let n = 2; taken.has(unique); n++) unique = `${name}_${n}`
+    let unique = fitIdentifier(name)
+    for (let n = 2; taken.has(unique); n++) unique = fitIdentifier(name, `_${n}`)
     taken.add(unique)
     return unique
   })

@@ -9,6 +9,7 @@ export interface TableCatalog {
   /**
    * Makes the catalog's definition of `schema.table` (and its views) match the registered schema. Called on every
    * run, before the registry is written, so a catalog that lost the table heals and a failed update is retried.
+   * Resolves to warnings for the run record: views left out because they would break a catalog limit.
    */
-  publish(schema: TableSchema): Promise<void>
+  publish(schema: TableSchema): Promise<readonly string[]>
 }

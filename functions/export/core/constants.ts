@@ -56,6 +56,8 @@ export const CHANGES_VIEW_SUFFIX = '_changes'
 export const EXPORT_DATES_TABLE_SUFFIX = '_export_dates'
 /** Suffixes of the views (and the dates table) of a table: no table name may end in one. */
 export const VIEW_SUFFIXES: readonly string[] = [LATEST_VIEW_SUFFIX, CHANGES_VIEW_SUFFIX, EXPORT_DATES_TABLE_SUFFIX]
+/** The Glue database `npm run query` and `npm run ddl` stand for by default (the default stack's). */
+export const LOCAL_GLUE_DATABASE = 'inventory'
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */

@@ -6,9 +6,11 @@
  */
 import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
+import { athenaTableDefinition } from '../catalog/athena.ts'
+import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from '../core/config.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
+import { DATA_OBJECT_NAME, LOCAL_GLUE_DATABASE, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
 import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from '../core/lineage.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from '../core/run-record.ts'
@@ -24,6 +26,7 @@ import type { WarehouseStore } from '../publish/store.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
@@ -210,11 +213,17 @@ export const landTable = async (
     // failed catalog update leaves the change for the next run to see. The registry is merged with whatever
     // another run registered meanwhile, and the catalog told the merged schema.
     const catalog = context.catalog
-    await registerTableSchema(
+    let catalogWarnings: readonly string[] = []
+    const registered = await registerTableSchema(
       context.store,
       { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) },
-      catalog && ((schema) => catalog.publish(schema)),
+      catalog &&
+        (async (schema) => {
+          catalogWarnings = await catalog.publish(schema)
+        }),
     )
+    // Locally there is no catalog to tell; `npm run query` leaves out the same views, so the run says so too.
+    warnings.push(...(catalog ? catalogWarnings : localViewsLeftOut(registered, context.store.root)))
     return {
       httpStatus: source.httpStatus,
       bytesReceived: source.received(),
@@ -250,6 +259,9 @@ const withChangeHistory = (plan: WritePlan, table: TableConfig) => {
   const { key: _, exportDates: _legacy, ...schema } = plan.schema
   return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
 }
+
+const localViewsLeftOut = (schema: TableSchema, root: string): string[] =>
+  viewsLeftOut(athenaTableDefinition(schema, LOCAL_GLUE_DATABASE, `${root}/${schema.table}/`))
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>
   header === undefined ? { name, type } : { name, header, type }

@@ -25,7 +25,7 @@ const MAX_REGISTER_ATTEMPTS = 8
 export const registerTableSchema = async (
   store: WarehouseStore,
   mine: TableSchema,
-  publish?: (schema: TableSchema) => Promise<void>,
+  publish?: (schema: TableSchema) => Promise<unknown>,
 ): Promise<TableSchema> => {
   const key = schemaKey(mine.table)
   for (let attempt = 1; ; attempt++) {
