@@ -4,7 +4,13 @@
  * not named here is free to change. The Lambda's own entry point is `handler.ts`, bundled on its own.
  */
 
-export { athenaTableDefinition, createTableDdl, createViewDdl, tableViews } from './catalog/athena.ts'
+export {
+  athenaTableDefinition,
+  companionTables,
+  createTableDdl,
+  createViewDdl,
+  tableViews,
+} from './catalog/athena.ts'
 export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
 // The vocabulary every side shares: configuration, constants, coded errors.

@@ -38,10 +38,15 @@ export const PREVIEW_ROWS = 1000
 /** Columns every export appends after the data columns (the summary and run record count them apart). */
 const LINEAGE_COLUMN_COUNT = Object.keys(LineageColumn).length
 
-const previewDownload = async (client: InventoryClient, table: TableConfig, limits: LimitsConfig) => {
+const previewDownload = async (client: InventoryClient, table: TableConfig, limits: LimitsConfig, database: string) => {
   const download = await client.downloadTable(table.id, table.format)
   try {
-    return await previewTable(table, download.body, { rowLimit: PREVIEW_ROWS, spoolDirectory: os.tmpdir(), limits })
+    return await previewTable(table, download.body, {
+      rowLimit: PREVIEW_ROWS,
+      spoolDirectory: os.tmpdir(),
+      limits,
+      database,
+    })
   } finally {
     download.cancel()
   }
@@ -79,7 +84,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   for (const table of config.tables) {
     const subject = `table ${table.id} -> ${table.name}`
     try {
-      const preview = await previewDownload(client, table, config.limits)
+      const preview = await previewDownload(client, table, config.limits, config.warehouse.glueDatabase)
       output.out(
         `${subject}: ${ok}, ${preview.columns.length} data columns, and ${LINEAGE_COLUMN_COUNT} lineage columns the export adds (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
       )
@@ -87,6 +92,8 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       for (const column of preview.columns)
         output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${column.header}"`)
       output.out(`    ${keyLine(table, preview)}`)
+      // A warning, not a problem: the table exports and is registered, only those views are left out.
+      for (const warning of preview.warnings) output.out(`    warning: ${warning}`)
     } catch (error) {
       ready = false
       reportProblem(output, subject, error, colour)

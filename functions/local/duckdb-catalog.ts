@@ -79,14 +79,21 @@ const tableSelect = async (connection: DuckDBConnection, input: TableInput, now:
     const nulls = columns.map((c) => `CAST(NULL AS ${duckType(c.Type)}) AS ${quote(c.Name!)}`)
     return `SELECT ${[...nulls, partition].join(', ')} FROM (SELECT NULL AS value) p WHERE false`
   }
-  const source = `read_parquet([${files.map(([file]) => literal(file)).join(', ')}], union_by_name = true, filename = true)`
+  // A `<key>=<value>/` folder, as the exporter's templates name them: DuckDB reads the value from the path, so a
+  // filter on the key skips files, by a literal or by a value a join finds (its dynamic filters), as Athena does.
+  const hive = template.endsWith(`${key.Name}=\${${key.Name}}/`)
+  const options = hive
+    ? `union_by_name = true, hive_partitioning = true, hive_types = {${literal(key.Name)}: ${duckType(key.Type)}}`
+    : 'union_by_name = true, filename = true'
+  const source = `read_parquet([${files.map(([file]) => literal(file)).join(', ')}], ${options})`
   const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)
   const present = new Set(described.getRows().map((row) => String(row[0])))
-  const values = files.map(([file, value]) => `(${literal(file)}, ${literal(value)})`).join(', ')
   const selected = columns.map((c) => {
     const from = present.has(c.Name!) ? `f.${quote(c.Name!)}` : 'NULL'
     return `CAST(${from} AS ${duckType(c.Type)}) AS ${quote(c.Name!)}`
   })
+  if (hive) return `SELECT ${[...selected, `f.${quote(key.Name)}`].join(', ')} FROM ${source} f`
+  const values = files.map(([file, value]) => `(${literal(file)}, ${literal(value)})`).join(', ')
   return `SELECT ${[...selected, partition].join(', ')} FROM ${source} f JOIN (VALUES ${values}) p(file, value) ON f.filename = p.file`
 }
 

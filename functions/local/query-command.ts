@@ -5,6 +5,7 @@
 import path from 'node:path'
 import {
   athenaTableDefinition,
+  companionTables,
   createTableDdl,
   createViewDdl,
   ExportError,
@@ -117,8 +118,7 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
     const definition = athenaTableDefinition(schema, database, `${locationRoot}/${table}/`)
     statements.push(
       `-- ${table}: saved table ${schema.sourceTableId}`,
-      createTableDdl(definition),
-      '',
+      ...[definition, ...companionTables(definition)].flatMap((each) => [createTableDdl(each), '']),
       ...tableViews(definition).flatMap((view) => [createViewDdl(definition, view), '']),
     )
   }

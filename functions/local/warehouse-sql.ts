@@ -12,6 +12,7 @@ import {
   ExportError,
   FolderWarehouseStore,
   glueTableInputs,
+  LOCAL_GLUE_DATABASE,
   readTableSchema,
   SCHEMAS_FOLDER,
 } from '../export/index.ts'
@@ -21,7 +22,7 @@ import type { QueryResult } from './query-formats.ts'
 export type { QueryResult } from './query-formats.ts'
 
 /** The Glue database the local catalog stands for. */
-export const LOCAL_DATABASE = 'inventory'
+export const LOCAL_DATABASE = LOCAL_GLUE_DATABASE
 
 /** Tables of the warehouse: those with a schema in the registry. */
 export const warehouseTables = async (root: string): Promise<string[]> => {

@@ -57,7 +57,7 @@ describe('a catalog that refuses the update after the data is published (Lambda)
 
     expect(summary.tables).toEqual([{ name: 'users', status: 'succeeded', rows: 30 }])
     expect(await s3.read(`inventory/users/dt=${DATE}/data.parquet`)).toBeDefined()
-    expect(await json('_schemas/users.json')).toMatchObject({ lastExportDate: DATE, exportDates: [DATE] })
+    expect(await json('_schemas/users.json')).toMatchObject({ lastExportDate: DATE })
     expect(await json('_runs/latest/users.json')).toMatchObject({
       status: 'succeeded',
       exportDate: DATE,

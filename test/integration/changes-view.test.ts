@@ -195,6 +195,30 @@ describe('the changes view over three dates of the demo, through npm run query',
     expect(after).toBe(before! + net!)
   })
 
+  it('reads, for one dt, only that date and the one before it (DuckDB query plan)', async () => {
+    type PlanNode = { operator_name?: string; extra_info?: Record<string, string>; children?: PlanNode[] }
+    const [[, text]] = (
+      await queryWarehouse(
+        out,
+        "EXPLAIN (ANALYZE, FORMAT json) SELECT count(*) FROM devices_changes WHERE dt = '2026-11-23'",
+      )
+    ).rows as [[string, string]]
+    const files = new Set<string>()
+    const walk = (node: PlanNode) => {
+      const read = node.extra_info?.['Filename(s)']
+      if (node.operator_name === 'READ_PARQUET' && read) {
+        for (const file of read.split(', ')) files.add(path.relative(out, file).split(path.sep).join('/'))
+      }
+      for (const child of node.children ?? []) walk(child)
+    }
+    for (const root of [JSON.parse(text) as PlanNode | PlanNode[]].flat()) walk(root)
+    expect([...files].sort()).toEqual([
+      '_export_dates/devices/dt=2026-11-23/dates.parquet',
+      'devices/dt=2026-11-22/data.parquet',
+      'devices/dt=2026-11-23/data.parquet',
+    ])
+  })
+
   it('gives every keyed table a changes view, empty when nothing changed', async () => {
     const names = await rowsOf(out, "SELECT view_name FROM duckdb_views() WHERE view_name LIKE '%_changes' ORDER BY 1")
     expect(names).toEqual([

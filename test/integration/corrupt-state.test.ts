@@ -100,7 +100,7 @@ describe('a schema registry of the wrong shape', () => {
     await rm(path.join(out, REGISTRY))
 
     expect((await exportDevices(SECOND)).exitCode).toBe(0)
-    expect(JSON.parse((await read(REGISTRY)).toString())).toMatchObject({ exportDates: [SECOND] })
+    expect(JSON.parse((await read(REGISTRY)).toString())).toMatchObject({ lastExportDate: SECOND })
   })
 })
 

@@ -48,7 +48,7 @@ describe('views as Athena writes them', () => {
       expect(json).not.toHaveProperty('owner')
       expect(json.catalog).toBe('awsdatacatalog')
       expect(json.schema).toBe('inventory')
-      expect(json.originalSql).toMatch(/^(SELECT|WITH) .*FROM "inventory"\."assets"/s)
+      expect(json.originalSql).toMatch(/^(SELECT|WITH) .*(FROM|JOIN) "inventory"\."assets" /s)
       const columns = json.columns as { name: string; type: string }[]
       expect(columns.map((c) => Object.keys(c).sort())).toEqual(columns.map(() => ['name', 'type']))
       expect(columns.map((c) => c.name)).toEqual(view.StorageDescriptor?.Columns?.map((c) => c.Name))

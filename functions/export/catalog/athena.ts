@@ -4,8 +4,15 @@
  * and its views (`<table>_latest`). One definition feeds the Glue API, the DDL printed by `npm run ddl` and the
  * local DuckDB catalog of `npm run query`.
  */
-import { LATEST_VIEW_SUFFIX, PARTITION_KEY } from '../core/constants.ts'
+import {
+  EXPORT_DATES_TABLE_SUFFIX,
+  LATEST_VIEW_SUFFIX,
+  PARTITION_KEY,
+  PREVIOUS_DATE_COLUMN,
+} from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES, LINEAGE_COLUMNS } from '../core/lineage.ts'
+import { exportDatesFolder } from '../schema/export-dates.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { changesView, changesViewName } from './changes-view.ts'
 
@@ -31,9 +38,12 @@ export interface AthenaTableDefinition {
   readonly parameters: Readonly<Record<string, string>>
   /** The newest export date published: the latest view names it. */
   readonly latestDate: string
-  /** `tables[].key` and the dates published (from the registry): the changes view compares them. */
+  /** The oldest export date published: with `latestDate`, whether there are two dates to compare yet. */
+  readonly firstDate: string
+  /** `tables[].key` (from the registry): the changes view matches rows by it. */
   readonly key?: readonly string[]
-  readonly exportDates?: readonly string[]
+  /** Where the table's dates relation lives (schema/export-dates.ts), ending with `/`. */
+  readonly datesLocation: string
 }
 
 /** A view over a table: its SQL names every column it returns, in the order of `columns`. */
@@ -77,7 +87,21 @@ const commentOf = (column: TableSchema['columns'][number]): string | undefined =
   return text === undefined ? undefined : catalogComment(text)
 }
 
-/** `location` is the table's folder, e.g. `s3://bucket/inventory/devices/`. */
+/** The daily projection of `dt` from the first export date on: a new date is queryable the moment it lands. */
+const projection = (folder: string, firstDate: string): Record<string, string> => ({
+  'projection.enabled': 'true',
+  [`projection.${PARTITION_KEY}.type`]: 'date',
+  [`projection.${PARTITION_KEY}.format`]: 'yyyy-MM-dd',
+  [`projection.${PARTITION_KEY}.range`]: `${firstDate},NOW`,
+  [`projection.${PARTITION_KEY}.interval`]: '1',
+  [`projection.${PARTITION_KEY}.interval.unit`]: 'DAYS',
+  'storage.location.template': `${folder}${PARTITION_KEY}=\${${PARTITION_KEY}}/`,
+})
+
+/**
+ * `location` is the table's folder under the warehouse root, e.g. `s3://bucket/inventory/devices/`; the dates
+ * relation's folder is found beside it, under the same root.
+ */
 export const athenaTableDefinition = (
   schema: TableSchema,
   database: string,
@@ -99,20 +123,51 @@ export const athenaTableDefinition = (
     parameters: {
       classification: 'parquet',
       EXTERNAL: 'TRUE',
-      'projection.enabled': 'true',
-      [`projection.${PARTITION_KEY}.type`]: 'date',
-      [`projection.${PARTITION_KEY}.format`]: 'yyyy-MM-dd',
-      [`projection.${PARTITION_KEY}.range`]: `${schema.firstExportDate},NOW`,
-      [`projection.${PARTITION_KEY}.interval`]: '1',
-      [`projection.${PARTITION_KEY}.interval.unit`]: 'DAYS',
-      'storage.location.template': `${folder}${PARTITION_KEY}=\${${PARTITION_KEY}}/`,
+      ...projection(folder, schema.firstExportDate),
       'inventory.source_table_id': schema.sourceTableId,
     },
     latestDate: schema.lastExportDate,
+    firstDate: schema.firstExportDate,
     ...(schema.key ? { key: schema.key } : {}),
-    ...(schema.exportDates ? { exportDates: schema.exportDates } : {}),
+    datesLocation: `${rootOf(folder, schema.table)}${exportDatesFolder(schema.table)}`,
   }
 }
+
+/** The warehouse root of a table's folder (`<root><table>/`), with its trailing separator. */
+const rootOf = (folder: string, table: string): string => {
+  const root = folder.slice(0, -(table.length + 1))
+  if (!folder.slice(0, -1).endsWith(table) || !/[/\\]$/.test(root)) {
+    throw new InternalError({ reason: `the location ${folder} does not end with the table's folder ${table}/` })
+  }
+  return root.replace(/\\$/, '/')
+}
+
+export const exportDatesTableName = (table: string): string => `${table}${EXPORT_DATES_TABLE_SUFFIX}`
+
+/**
+ * The dates relation of a keyed table as a table of its own, `<table>_export_dates`: one row per export date with
+ * the date before it, partitioned and projected like the table, so a filter on `dt` reads one tiny object.
+ */
+export const exportDatesTableDefinition = (definition: AthenaTableDefinition): AthenaTableDefinition => ({
+  database: definition.database,
+  table: exportDatesTableName(definition.table),
+  location: definition.datesLocation,
+  columns: [{ name: PREVIOUS_DATE_COLUMN, type: 'string', comment: 'the export date before dt; NULL for the first' }],
+  partitionKey: definition.partitionKey,
+  parameters: {
+    classification: 'parquet',
+    EXTERNAL: 'TRUE',
+    ...projection(definition.datesLocation, definition.firstDate),
+    'inventory.dates_of': definition.table,
+  },
+  latestDate: definition.latestDate,
+  firstDate: definition.firstDate,
+  datesLocation: definition.datesLocation,
+})
+
+/** Tables a table needs besides itself, created after it and before its views: the dates relation when keyed. */
+export const companionTables = (definition: AthenaTableDefinition): AthenaTableDefinition[] =>
+  (definition.key ?? []).length > 0 ? [exportDatesTableDefinition(definition)] : []
 
 const quoteIdentifier = (name: string): string => `\`${name.replace(/`/g, '``')}\``
 const quoteLiteral = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
@@ -166,11 +221,12 @@ export const tableViews = (definition: AthenaTableDefinition): CatalogView[] => 
 
 /** `<table>_changes`, once a keyed table has two export dates to compare. */
 const changesCatalogView = (definition: AthenaTableDefinition): CatalogView | undefined => {
+  if (definition.firstDate >= definition.latestDate) return undefined
   const view = changesView({
     source: `${sqlIdentifier(definition.database)}.${sqlIdentifier(definition.table)}`,
+    dates: `${sqlIdentifier(definition.database)}.${sqlIdentifier(exportDatesTableName(definition.table))}`,
     columns: definition.columns.filter((c) => !LINEAGE_COLUMN_NAMES.includes(c.name)),
     key: definition.key ?? [],
-    exportDates: definition.exportDates ?? [],
   })
   return view && { name: changesViewName(definition.table), sql: view.sql, columns: view.columns }
 }

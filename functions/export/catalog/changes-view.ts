@@ -1,9 +1,11 @@
 /**
  * `<table>_changes`: for each export date of a keyed table, the rows added, removed and changed since the
  * table's previous export date. Athena (or DuckDB locally) does the work at query time; the Lambda only writes
- * the SQL, which names every pair of consecutive export dates as literals. Each pair is its own branch of a UNION
- * ALL whose `dt` is a constant, so a query filtered on `dt` keeps one branch and reads exactly the two partitions
- * it names: partition projection prunes by literal predicates, not by values a join finds at run time.
+ * the SQL, whose text is the same whatever the number of dates: the dates relation `<table>_export_dates` (one
+ * row per date with the date before it, maintained by the export: schema/export-dates.ts) pairs each date's rows
+ * with the previous date's. A query filtered on `dt` keeps that date's row of the relation; the date's own rows
+ * are found by the literal (the filter reaches the table through `t.dt = d.dt`), the previous date's by the
+ * value the relation's one row holds (dynamic filtering in Athena): two partitions and one tiny object are read.
  *
  * Matching: rows of the two dates are compared by key and `_row_fingerprint`. Equal rows pair off as a multiset
  * (n copies of a row on each side are unchanged; a third copy is added). A key that is unique on both dates and
@@ -12,7 +14,9 @@
  * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
  * The SQL is the same for Athena (Trino) and DuckDB.
  */
-import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY } from '../core/constants.ts'
+
+import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY, PREVIOUS_DATE_COLUMN } from '../core/constants.ts'
+import { fitIdentifier } from '../core/identifier.ts'
 
 export interface ChangesViewColumn {
   readonly name: string
@@ -27,8 +31,8 @@ export interface ChangesViewInput {
   readonly columns: readonly ChangesViewColumn[]
   /** `tables[].key`: names among `columns`. */
   readonly key: readonly string[]
-  /** Export dates that have data (YYYY-MM-DD), in any order. */
-  readonly exportDates: readonly string[]
+  /** The table's dates relation as the SQL names it, quoted: `dt` and `previous_dt` (schema/export-dates.ts). */
+  readonly dates: string
 }
 
 export interface ChangesView {
@@ -43,27 +47,24 @@ export const changesViewName = (table: string): string => `${table}${CHANGES_VIE
 export const CHANGED_COLUMNS_TYPE = 'array<string>'
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
-/** Dates are checked against YYYY-MM-DD before they get here, so they need no escaping. */
-const literal = (date: string): string => `'${date}'`
 
-/** Output names: a data column or `previous_<column>` that would repeat a name gets `_2`, `_3`... */
+/**
+ * Output names: a data column or `previous_<column>` that would repeat a name gets `_2`, `_3`...; one that would
+ * pass 255 characters is shortened with a hash, as companions are (core/identifier.ts).
+ */
 const outputNames = (fixed: readonly string[], wanted: readonly string[]): string[] => {
   const taken = new Set(fixed)
   return wanted.map((name) => {
-    let unique = name
-    for (let n = 2; taken.has(unique); n++) unique = `${name}_${n}`
+    let unique = fitIdentifier(name)
+    for (let n = 2; taken.has(unique); n++) unique = fitIdentifier(name, `_${n}`)
     taken.add(unique)
     return unique
   })
 }
 
-/**
- * The view's SQL and columns, or undefined when the table has fewer than two export dates (nothing to compare
- * yet) or no key.
- */
+/** The view's SQL and columns, or undefined when the table has no key. */
 export const changesView = (input: ChangesViewInput): ChangesView | undefined => {
-  const dates = [...new Set(input.exportDates)].sort()
-  if (dates.length < 2 || input.key.length === 0) return undefined
+  if (input.key.length === 0) return undefined
   const keys = input.key.map(quote)
   const values = input.columns.filter((c) => !input.key.includes(c.name))
   const keyColumns = input.key.map((name) => input.columns.find((c) => c.name === name) ?? { name, type: 'string' })
@@ -76,26 +77,32 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
   const fingerprint = quote(LineageColumn.ROW_FINGERPRINT)
   const rowNumber = quote(LineageColumn.ROW_NUMBER)
   const byKey = ['_change_dt', ...keys].join(', ')
-  const branches = dates.slice(1).flatMap((dt, i) => {
-    const previous = dates[i]!
-    const side = (value: 0 | 1, date: string) =>
-      `SELECT ${literal(dt)} AS _change_dt, ${literal(previous)} AS _change_previous_dt, ${value} AS _change_side, t.* FROM ${input.source} t WHERE t.${quote(PARTITION_KEY)} = ${literal(date)}`
-    return [side(1, dt), side(0, previous)]
-  })
+  const [dt, previousDt] = [quote(PARTITION_KEY), quote(PREVIOUS_DATE_COLUMN)]
+  // One branch per side, joined on the date it reads: `dt` for the rows after, `previous_dt` for those before.
+  const side = (value: 0 | 1, date: string) =>
+    `SELECT d.${dt} AS _change_dt, d.${previousDt} AS _change_previous_dt, ${value} AS _change_side, t.* FROM ${input.dates} d JOIN ${input.source} t ON t.${dt} = d.${date} WHERE d.${previousDt} IS NOT NULL`
+  const branches = [side(1, dt), side(0, previousDt)]
   const pair = `_change_key_rows = 2 AND _change_key_after = 1 AND ${keys.map((k) => `${k} IS NOT NULL`).join(' AND ')}`
+  // The row before a changed one is its pair's other row: in `unmatched` a pair's key has exactly those two rows,
+  // so `lag` by side finds it without joining the CTE to itself (a self-join would make DuckDB materialize the
+  // CTE, and a `dt` filter would no longer reach the tables under it).
+  const pairWindow = `OVER (PARTITION BY ${byKey} ORDER BY _change_side)`
+  const before = values.map(
+    (c, i) => `CASE WHEN _change_pair THEN lag(${quote(c.name)}) ${pairWindow} END AS _change_before_${i}`,
+  )
   // Not IS DISTINCT FROM: a FROM inside the select list would end it early for readers of the SQL (the validator).
-  const differs = values.map((c) => {
-    const [after, before] = [`a.${quote(c.name)}`, `b.${quote(c.name)}`]
-    return `CASE WHEN b._change_side IS NOT NULL AND NOT coalesce(${after} = ${before}, ${after} IS NULL AND ${before} IS NULL) THEN '${c.name}' END`
+  const differs = values.map((c, i) => {
+    const [after, earlier] = [`a.${quote(c.name)}`, `a._change_before_${i}`]
+    return `CASE WHEN a._change_pair AND NOT coalesce(${after} = ${earlier}, ${after} IS NULL AND ${earlier} IS NULL) THEN '${c.name}' END`
   })
   const select = [
-    `CASE WHEN b._change_side IS NOT NULL THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
+    `CASE WHEN a._change_pair THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
     `a._change_dt AS ${quote(PARTITION_KEY)}`,
     'a._change_previous_dt AS previous_dt',
     ...keys.map((k) => `a.${k}`),
     `filter(ARRAY[${differs.length > 0 ? differs.join(', ') : 'CAST(NULL AS varchar)'}], x -> x IS NOT NULL) AS changed_columns`,
     ...values.map((c, i) => `a.${quote(c.name)} AS ${quote(currentNames[i]!)}`),
-    ...values.map((c, i) => `b.${quote(c.name)} AS ${quote(previousNames[i]!)}`),
+    ...values.map((_, i) => `a._change_before_${i} AS ${quote(previousNames[i]!)}`),
   ]
   const sql = [
     'WITH sides AS (',
@@ -110,10 +117,12 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
     `  SELECT c.*, count(*) OVER (PARTITION BY ${byKey}, ${fingerprint}, _change_copy) AS _change_twins FROM counted c`,
     '), unmatched AS (',
     `  SELECT w.*, (${pair}) AS _change_pair FROM twins w WHERE _change_twins = 1`,
+    '), paired AS (',
+    `  SELECT u.*${before.map((b) => `,\n    ${b}`).join('')}`,
+    '  FROM unmatched u',
     ')',
     `SELECT\n  ${select.join(',\n  ')}`,
-    'FROM unmatched a LEFT JOIN unmatched b',
-    `  ON a._change_pair AND b._change_pair AND b._change_side = 0 AND a._change_side = 1 AND b._change_dt = a._change_dt AND ${keys.map((k) => `b.${k} = a.${k}`).join(' AND ')}`,
+    'FROM paired a',
     'WHERE NOT (a._change_pair AND a._change_side = 0)',
   ].join('\n')
 

@@ -10,10 +10,11 @@ import {
   type AthenaTableDefinition,
   type CatalogColumn,
   type CatalogView,
+  companionTables,
   PARQUET_FORMAT,
   tableViews,
 } from './athena.ts'
-import { glueTableInputProblems } from './glue-rules.ts'
+import { glueTableInputProblems, viewLimitProblems } from './glue-rules.ts'
 import { encodePrestoView, type PrestoView, VIEW_OWNER, VIEW_TYPES } from './presto-view.ts'
 
 const glueColumn = (column: CatalogColumn): Column =>
@@ -54,11 +55,30 @@ export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogVi
   }
 }
 
-/** Everything a table needs in Glue, in the order it is written: the table first, so no view names a column it lacks. */
+const viewInputs = (definition: AthenaTableDefinition): TableInput[] =>
+  tableViews(definition).map((view) => glueViewInput(definition, view))
+
+/**
+ * Everything a table needs in Glue, in the order it is written: the tables first (the table, then its dates
+ * relation), so no view names a column or a table that is not there yet. A view that would break a Glue size
+ * limit (a very wide table's) is left out: the table is still registered and queryable (see viewsLeftOut).
+ */
 export const glueTableInputs = (definition: AthenaTableDefinition): TableInput[] => [
   glueTableInput(definition),
-  ...tableViews(definition).map((view) => glueViewInput(definition, view)),
+  ...companionTables(definition).map(glueTableInput),
+  ...viewInputs(definition).filter((input) => viewLimitProblems(input).length === 0),
 ]
+
+/** Warnings for the views glueTableInputs leaves out, each naming the view and the limit it would break. */
+export const viewsLeftOut = (definition: AthenaTableDefinition): string[] =>
+  viewInputs(definition).flatMap((input) => {
+    const problems = viewLimitProblems(input)
+    return problems.length === 0
+      ? []
+      : [
+          `the view ${input.Name} is not registered: ${problems.join('; ')}; the table itself is registered and can be queried directly`,
+        ]
+  })
 
 /** Fails with CATALOG_REFUSED when Glue would reject the input; nothing is sent then. */
 export const assertGlueAccepts = (input: TableInput, tableId?: string): void => {

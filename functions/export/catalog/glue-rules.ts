@@ -21,7 +21,8 @@ const PARAMETER_KEY_MAX = 255
 const PARAMETER_VALUE_MAX = 512_000
 const LOCATION_MAX = 2056
 const FORMAT_MAX = 128
-const VIEW_TEXT_MAX = 409_600
+/** Glue's limit on a view's `ViewOriginalText` and `ViewExpandedText`, in characters. */
+export const VIEW_TEXT_MAX = 409_600
 
 /** Hive DDL spellings of the types Athena reads: the primitive ones, and the changes view's array<string>. */
 const HIVE_TYPE =
@@ -212,6 +213,22 @@ const checkView = (problems: Problems, input: TableInput) => {
     }
   })
 }
+
+/**
+ * The size limits a view breaks, each named with its size: a view that grows with its table's columns passes them
+ * on a wide table, and is then left out of the catalog (with a warning) rather than failing the table.
+ */
+export const viewLimitProblems = (input: TableInput): string[] =>
+  [
+    ['ViewOriginalText', input.ViewOriginalText],
+    ['ViewExpandedText', input.ViewExpandedText],
+  ].flatMap(([what, text]) =>
+    (text?.length ?? 0) > VIEW_TEXT_MAX
+      ? [
+          `its ${what} would be ${text!.length.toLocaleString('en-US')} characters, over Glue's limit of ${VIEW_TEXT_MAX.toLocaleString('en-US')}`,
+        ]
+      : [],
+  )
 
 /** Every reason Glue (or Athena reading it) would reject `input`; empty when it is fine. */
 export const glueTableInputProblems = (input: TableInput): string[] => {

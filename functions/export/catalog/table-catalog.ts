@@ -9,8 +9,10 @@ export interface TableCatalog {
   /**
    * Makes the catalog's definition of `schema.table` (and its views) match the registered schema. Called on every
    * run, before the registry is written, so a catalog that lost the table heals and a failed update is retried.
+   * Resolves to warnings for the run record: views left out because they would break a catalog limit.
    */
-  publish(schema: TableSchema): Promise<void>
+  /** Resolves to warnings: the views left out of the catalog, each naming the limit it would break. */
+  publish(schema: TableSchema): Promise<readonly string[]>
   /**
    * Throws the coded refusal when the catalog would refuse the definition of `schema` by its documented rules.
    * Called before the data is published, so that such a refusal leaves the previous date wholly in place.

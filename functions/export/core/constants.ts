@@ -53,8 +53,15 @@ export const MAX_COLUMN_NAME_LENGTH = 255
 export const LATEST_VIEW_SUFFIX = '_latest'
 /** Suffix of the view of rows added, removed and changed between a table's consecutive export dates. */
 export const CHANGES_VIEW_SUFFIX = '_changes'
-/** Suffixes of the views of a table: no table name may end in one. */
-export const VIEW_SUFFIXES: readonly string[] = [LATEST_VIEW_SUFFIX, CHANGES_VIEW_SUFFIX]
+/**
+ * Suffix of the small table of a keyed table's export dates, one row per date with the date before it: the
+ * relation `<table>_changes` pairs consecutive dates by, so the view's text does not grow with the dates.
+ */
+export const EXPORT_DATES_TABLE_SUFFIX = '_export_dates'
+/** Suffixes of the views (and the dates table) of a table: no table name may end in one. */
+export const VIEW_SUFFIXES: readonly string[] = [LATEST_VIEW_SUFFIX, CHANGES_VIEW_SUFFIX, EXPORT_DATES_TABLE_SUFFIX]
+/** The Glue database `npm run query` and `npm run ddl` stand for by default (the default stack's). */
+export const LOCAL_GLUE_DATABASE = 'inventory'
 /** Partition column of every table. */
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */
@@ -63,6 +70,11 @@ export const DATA_OBJECT_NAME = 'data.parquet'
 export const RUNS_FOLDER = '_runs'
 export const SCHEMAS_FOLDER = '_schemas'
 export const RAW_FOLDER = '_raw'
+/** One tiny object per table and export date, `<folder>/<table>/dt=<date>/dates.parquet`: the dates relation. */
+export const EXPORT_DATES_FOLDER = '_export_dates'
+export const EXPORT_DATES_OBJECT_NAME = 'dates.parquet'
+/** The dates relation's one data column: the table's export date before `dt`, NULL for its first. */
+export const PREVIOUS_DATE_COLUMN = 'previous_dt'
 /** The latest outcome of each table, one small object per table (`<name>.json`), rewritten by every run of it. */
 export const LATEST_OUTCOMES_FOLDER = `${RUNS_FOLDER}/latest`
 

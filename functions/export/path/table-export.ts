@@ -6,9 +6,11 @@
  */
 import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
+import { athenaTableDefinition } from '../catalog/athena.ts'
+import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from '../core/config.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
+import { DATA_OBJECT_NAME, LOCAL_GLUE_DATABASE, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
 import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from '../core/lineage.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from '../core/run-record.ts'
@@ -21,6 +23,7 @@ import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from '..
 import { type RowGroupLimits, TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { recordExportDate } from '../schema/export-dates.ts'
 import { mergeSchemas } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
@@ -183,7 +186,7 @@ export const landTable = async (
     }
     const encoded = await encoder.finish()
     const { rows } = encoded
-    const plan = withChangeHistory(encoded.plan, previous, table, context.run.exportDate)
+    const plan = withChangeHistory(encoded.plan, table)
     const snapshot = {
       exportDate: context.run.exportDate,
       runId: context.run.runId,
@@ -201,6 +204,8 @@ export const landTable = async (
     const mine = { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) }
     context.catalog?.check(mergeSchemas(previous, mine))
     const object = await upload.commit()
+    // The date joins the dates relation right after its data, before the registry and the catalog (see there).
+    await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
     const details = read.details()
     const warnings = [
       ...details.warnings,
@@ -216,7 +221,12 @@ export const landTable = async (
     // schema after it is written: the date is then in place with its registry and run index whatever the catalog
     // answers, and every run reconciles the catalog with the registry, so the next run retries a failed update.
     const registered = await registerTableSchema(context.store, mine)
-    if (context.catalog) await publishCatalog(context.catalog, registered, warnings)
+    // Locally there is no catalog to tell; `npm run query` leaves out the same views, so the run says so too.
+    warnings.push(
+      ...(context.catalog
+        ? await publishCatalog(context.catalog, registered)
+        : localViewsLeftOut(registered, context.store.root)),
+    )
     return {
       httpStatus: source.httpStatus,
       bytesReceived: source.received(),
@@ -244,27 +254,29 @@ export const landTable = async (
 }
 
 /**
- * The registry keeps the key and the dates published, so the catalog and `npm run query` can build
- * `<table>_changes` from it alone (dates from before the registry kept them are not compared: they have no
- * fingerprints either).
+ * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it; the dates
+ * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
+ * `exportDates` (written before the relation existed) is read once for them and written back without.
  */
-const withChangeHistory = (plan: WritePlan, before: TableSchema | undefined, table: TableConfig, date: string) => {
-  const { key: _, ...schema } = plan.schema
-  const exportDates = [...new Set([...(before?.exportDates ?? []), date])].sort()
-  return { ...plan, schema: { ...schema, exportDates, ...(table.key ? { key: table.key } : {}) } }
+const withChangeHistory = (plan: WritePlan, table: TableConfig) => {
+  const { key: _, exportDates: _legacy, ...schema } = plan.schema
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
 }
 
-/** A catalog that did not take the update: reported with the table, which is published all the same. */
-const publishCatalog = async (catalog: TableCatalog, schema: TableSchema, warnings: string[]): Promise<void> => {
+/** The catalog's warnings; a catalog that did not take the update is reported with the table, published all the same. */
+const publishCatalog = async (catalog: TableCatalog, schema: TableSchema): Promise<readonly string[]> => {
   try {
-    await catalog.publish(schema)
+    return await catalog.publish(schema)
   } catch (error) {
     const reason = toExportError(error).message.replace(/\s*\n\s*/g, ' ')
-    warnings.push(
+    return [
       `the catalog was not updated (${reason}); the date's data, registry and run index are in place, and the next run updates the catalog`,
-    )
+    ]
   }
 }
+
+const localViewsLeftOut = (schema: TableSchema, root: string): string[] =>
+  viewsLeftOut(athenaTableDefinition(schema, LOCAL_GLUE_DATABASE, `${root}/${schema.table}/`))
 
 const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>
   header === undefined ? { name, type } : { name, header, type }

@@ -4,8 +4,10 @@
  * is what an export of the same rows would name and type.
  */
 
+import { athenaTableDefinition } from '../catalog/athena.ts'
+import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableConfig } from '../core/config.ts'
-import type { ColumnType } from '../core/constants.ts'
+import { type ColumnType, LOCAL_GLUE_DATABASE } from '../core/constants.ts'
 import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
 import { nameColumns } from '../normalize/columns.ts'
@@ -19,6 +21,8 @@ export interface TablePreview {
   readonly rowsRead: number
   /** A column unique and never empty in the rows read, offered as `tables[].key` when none is set. */
   readonly suggestedKey?: string
+  /** Views the catalog would leave out once the table has two export dates, each naming the limit it breaks. */
+  readonly warnings: readonly string[]
 }
 
 export interface PreviewOptions {
@@ -28,13 +32,15 @@ export interface PreviewOptions {
   readonly spoolDirectory: string
   /** The `limits` section, as the export applies it. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
+  /** The Glue database the views would name. @default LOCAL_GLUE_DATABASE */
+  readonly database?: string | undefined
 }
 
 /** Reads the first `rowLimit` rows of `body`; fails as the export would (bad encoding, a forced type, the key). */
 export const previewTable = async (
   table: TableConfig,
   body: AsyncIterable<Buffer>,
-  { rowLimit, spoolDirectory, limits }: PreviewOptions,
+  { rowLimit, spoolDirectory, limits, database = LOCAL_GLUE_DATABASE }: PreviewOptions,
 ): Promise<TablePreview> => {
   // On this thread: a preview is too short for a parse thread to pay.
   const read = await openTableRead(table, body, { spoolDirectory, limits, parseThread: 'inline' })
@@ -54,12 +60,29 @@ export const previewTable = async (
     const types = inferrer.types()
     if (table.key) keyColumnIndices(table.id, table.key, names, [])
     const suggestedKey = table.key ? undefined : suggestKey(names, sample)
+    const columns = named.map((c, i) => ({ ...c, type: types[i]! }))
     return {
-      columns: named.map((c, i) => ({ ...c, type: types[i]! })),
+      columns,
       rowsRead,
       ...(suggestedKey ? { suggestedKey } : {}),
+      warnings: viewWarnings(table, columns, database),
     }
   } finally {
     await read.records.close()
   }
+}
+
+/** The views an export of these columns would leave out, judged as on a second export date (both views exist). */
+const viewWarnings = (table: TableConfig, columns: TablePreview['columns'], database: string): string[] => {
+  const [first, second] = ['2000-01-01', '2000-01-02']
+  const schema = {
+    version: 1,
+    table: table.name,
+    sourceTableId: table.id,
+    firstExportDate: first,
+    lastExportDate: second,
+    columns: columns.map(({ name, header, type }) => ({ name, header, type, firstSeen: first, lastSeen: second })),
+    ...(table.key ? { key: table.key } : {}),
+  } as const
+  return viewsLeftOut(athenaTableDefinition(schema, database, `s3://check/${table.name}/`))
 }

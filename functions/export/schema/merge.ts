@@ -10,7 +10,8 @@ import { type ExportBaseline, maxDate, minDate, type TableSchema } from './table
  */
 export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSchema): TableSchema => {
   if (registered === undefined) return mine
-  const { key: _registeredKey, ...base } = registered
+  // `exportDates` (an older registry's list of dates) is dropped: the dates relation holds them now.
+  const { key: _registeredKey, exportDates: _legacyDates, ...base } = registered
   const columns = [...registered.columns]
   const position = new Map(columns.map((c, i) => [c.name, i]))
   for (const column of mine.columns) {
@@ -36,10 +37,6 @@ export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSch
     lastExportDate: maxDate(registered.lastExportDate, mine.lastExportDate),
     columns,
     ...latestOf(registered.latestExport, mine.latestExport),
-    // Both runs' dates, so `<table>_changes` compares every published date; the key is this run's configuration.
-    ...(registered.exportDates || mine.exportDates
-      ? { exportDates: [...new Set([...(registered.exportDates ?? []), ...(mine.exportDates ?? [])])].sort() }
-      : {}),
     ...(mine.key === undefined ? {} : { key: mine.key }),
   }
 }

@@ -4,8 +4,8 @@
  * no longer fits is written as NULL in the typed column and kept, as text, in `<column>__text`. Columns are only
  * ever appended; a column that disappears from the CSV stays, NULL from then on.
  */
-import { createHash } from 'node:crypto'
-import { type ColumnType, MAX_COLUMN_NAME_LENGTH } from '../core/constants.ts'
+import type { ColumnType } from '../core/constants.ts'
+import { fitIdentifier } from '../core/identifier.ts'
 
 /** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
 export const TEXT_COMPANION_SUFFIX = '__text'
@@ -16,13 +16,7 @@ export const SCHEMA_DOCUMENT_VERSION = 1
  * characters, `_`, 8 hex digits of the SHA-256 of the whole name, and `__text`. Deterministic, and unique: data
  * column names never contain `__`, and two long names sharing their first 240 characters differ in the hash.
  */
-export const companionName = (column: string): string => {
-  const name = `${column}${TEXT_COMPANION_SUFFIX}`
-  if (name.length <= MAX_COLUMN_NAME_LENGTH) return name
-  const hash = createHash('sha256').update(column).digest('hex').slice(0, 8)
-  const keep = MAX_COLUMN_NAME_LENGTH - TEXT_COMPANION_SUFFIX.length - hash.length - 1
-  return `${column.slice(0, keep).replace(/_+$/, '')}_${hash}${TEXT_COMPANION_SUFFIX}`
-}
+export const companionName = (column: string): string => fitIdentifier(column, TEXT_COMPANION_SUFFIX)
 
 export interface RegisteredColumn {
   readonly name: string
@@ -53,7 +47,10 @@ export interface TableSchema {
   readonly columns: readonly RegisteredColumn[]
   /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
   readonly key?: readonly string[]
-  /** Export dates published since the registry began to keep them: the dates `<table>_changes` compares. */
+  /**
+   * Read only, from registries written before the dates relation (schema/export-dates.ts): the dates published
+   * then. The next export of the table moves them to the relation and writes the registry without them.
+   */
   readonly exportDates?: readonly string[]
   /** Absent before the first export that recorded it (then no guard compares). */
   readonly latestExport?: ExportBaseline
