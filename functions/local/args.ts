@@ -30,6 +30,9 @@ Flags:
   --format csv|xlsx      which export to read for the --table flags (and the demo): the CSV (default) or the
                          workbook; both land the same
   --token-file FILE      file holding the API token (else the INVENTORY_TOKEN environment variable)
+  --pseudonymization-key-file FILE
+                         file holding the key of "columns.pseudonymize" (else the
+                         INVENTORY_PSEUDONYMIZATION_KEY environment variable)
   --config FILE          a configuration file (the same JSON the CDK app deploys); flags override it
   --out DIR              warehouse folder (default ./warehouse)
   --date YYYY-MM-DD      export date, the dt= partition (default: today, UTC)
@@ -52,6 +55,8 @@ export interface ExportCommand {
   readonly outDir: string
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
+  /** `--pseudonymization-key-file`: the key of `columns.pseudonymize` (else the environment's). */
+  readonly pseudonymizationKeyFile: string | undefined
   /** `--format`: applied to the `--table` flags (and the demo tables). */
   readonly tableFormat: TableFormatName | undefined
   /** Configured tables (ids or names) to export; every table when empty. */
@@ -103,6 +108,7 @@ export const parseExportArgs = async (
     outDir: values.out ?? 'warehouse',
     exportDate: values.date,
     tokenFile: values['token-file'],
+    pseudonymizationKeyFile: values['pseudonymization-key-file'],
     tableFormat,
     only: values.only ?? [],
     acceptChanges: values['accept-changes'] === true,
@@ -117,6 +123,7 @@ const parseFlags = (argv: readonly string[]) =>
       'base-url': { type: 'string' },
       table: { type: 'string', multiple: true },
       'token-file': { type: 'string' },
+      'pseudonymization-key-file': { type: 'string' },
       config: { type: 'string' },
       out: { type: 'string' },
       date: { type: 'string' },

@@ -8,6 +8,7 @@ import {
 } from '../export/index.ts'
 import { parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
 
@@ -22,6 +23,8 @@ Flags:
   --config FILE        the configuration whose tables (and per-table options) to rebuild
   --table ID=NAME      a table to rebuild (repeatable), when there is no configuration file
   --out DIR            the warehouse folder (default ./warehouse)
+  --pseudonymization-key-file FILE
+                       the key of "columns.pseudonymize" (else INVENTORY_PSEUDONYMIZATION_KEY)
   -h, --help           this text`
 
 export const runReprocessCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
@@ -36,10 +39,11 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
   const config = parseConfigWithoutSource(input, command.configOrigin)
   await checkWarehouseFolder(command.outDir)
+  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
-    { source: archiveSource(store), store, telemetry: terminalTelemetry(output) },
+    { source: archiveSource(store), store, telemetry: terminalTelemetry(output), pseudonymizationKey },
     { exportDate: command.exportDate },
   )
   output.out(renderSummary(record, store.root))

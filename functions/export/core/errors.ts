@@ -35,6 +35,7 @@ export const ErrorCode = {
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
   KEY_COLUMN_MISSING: 'KEY_COLUMN_MISSING',
+  CONTROLLED_COLUMN_MISSING: 'CONTROLLED_COLUMN_MISSING',
   NOT_XLSX: 'NOT_XLSX',
   XLSX_ENCRYPTED: 'XLSX_ENCRYPTED',
   XLSX_MALFORMED: 'XLSX_MALFORMED',
@@ -329,6 +330,27 @@ export class KeyColumnError extends ExportError {
       },
     )
     this.missing = missing
+  }
+}
+
+/**
+ * `tables[].columns.drop` or `.pseudonymize` names a column this export does not have. Failing keeps a renamed
+ * personal column from landing raw under its new name while the old one is quietly matched by nothing.
+ */
+export class ControlledColumnError extends ExportError {
+  readonly missing: readonly string[]
+  constructor(tableId: string, missing: readonly { list: string; name: string }[], columns: readonly string[]) {
+    const names = missing.map(({ list, name }) => `"${name}" (columns.${list})`).join(', ')
+    super(
+      ErrorCode.CONTROLLED_COLUMN_MISSING,
+      FailureClass.CONFIG,
+      `${tableSubject(tableId)}tables[].columns names ${names}, which ${missing.length === 1 ? 'is not a column' : 'are not columns'} of this export (columns: ${columns.join(', ')})`,
+      {
+        tableId,
+        hint: 'set columns.drop and columns.pseudonymize to exported column names as npm run check shows them; nothing was published',
+      },
+    )
+    this.missing = missing.map(({ name }) => name)
   }
 }
 

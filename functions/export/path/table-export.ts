@@ -11,16 +11,19 @@ import type { GuardsConfig, TableConfig } from '../core/config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
 import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from '../core/lineage.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from '../core/run-record.ts'
 import type { ParseThread } from '../csv/parse-worker.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
 import { checkGuards, guardSettings, nextBaseline } from '../guards/guards.ts'
 import { nameColumns } from '../normalize/columns.ts'
+import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import type { BatchLimits } from '../normalize/record-batch.ts'
 import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
 import { type RowGroupLimits, TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -59,6 +62,8 @@ export interface TableExportContext {
   readonly guards?: GuardsConfig | undefined
   /** Publish what a guard would hold (an operator checked the change). */
   readonly acceptChanges?: boolean | undefined
+  /** The key of `columns.pseudonymize`; required by a table that pseudonymizes (runExport checks it first). */
+  readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
 
 export interface TableExportResult {
@@ -141,9 +146,19 @@ export const landTable = async (
       await raw?.write(chunk)
     })
     read = await openTableRead(table, received, context)
-    const parsed = read.records
-    const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
-    const previous = await readTableSchema(context.store, table.name)
+    // Named over the whole header (so the names do not depend on what is dropped), then controlled before any
+    // stage reads a value: dropped and raw personal columns go no further than this.
+    const controlled = controlColumns(
+      table.id,
+      table.columns,
+      nameColumns(read.records.header, RESERVED_COLUMN_NAMES),
+      table.columnTypes,
+    )
+    const parsed = controlRecords(read.records, controlled, context.pseudonymizationKey)
+    const named = controlled.columns
+    const registered = await readTableSchema(context.store, table.name)
+    // A column dropped now is gone from the registry too: nothing keeps writing it, nor compares with it.
+    const previous = registered && withoutColumns(registered, table.columns.drop)
     spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     keys =
       table.key &&
@@ -160,7 +175,7 @@ export const landTable = async (
         table: table.name,
         exportDate: context.run.exportDate,
         columns: named,
-        forced: table.columnTypes,
+        forced: controlled.forced,
         previous,
         run: context.run,
         spoolPath,
@@ -212,6 +227,7 @@ export const landTable = async (
       context.store,
       { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) },
       catalog && ((schema) => catalog.publish(schema)),
+      table.columns.drop,
     )
     return {
       httpStatus: source.httpStatus,

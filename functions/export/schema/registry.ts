@@ -26,12 +26,14 @@ export const registerTableSchema = async (
   store: WarehouseStore,
   mine: TableSchema,
   publish?: (schema: TableSchema) => Promise<void>,
+  /** Columns dropped as personal data: removed from the registry if it has them. */
+  removed: readonly string[] = [],
 ): Promise<TableSchema> => {
   const key = schemaKey(mine.table)
   for (let attempt = 1; ; attempt++) {
     const current = await store.getObjectVersion(key)
     const registered = current === undefined ? undefined : (JSON.parse(current.body.toString('utf8')) as TableSchema)
-    const merged = mergeSchemas(registered, mine)
+    const merged = mergeSchemas(registered, mine, removed)
     if (publish) await publish(merged)
     try {
       await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
