@@ -32,6 +32,7 @@ export const ErrorCode = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
+  PSEUDONYMIZATION_KEY_UNAVAILABLE: 'PSEUDONYMIZATION_KEY_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
   KEY_COLUMN_MISSING: 'KEY_COLUMN_MISSING',
@@ -400,6 +401,21 @@ export class PublishError extends ExportError {
 export class WriteConflictError extends PublishError {
   constructor(details: { target: string; cause?: unknown }) {
     super({ ...details, reason: 'another run changed it at the same time' })
+  }
+}
+
+/** The pseudonymization key's secret could not be read; no table ran, so nothing raw was written either. */
+export class PseudonymizationKeyUnavailableError extends ExportError {
+  constructor(source: string, cause?: unknown) {
+    super(
+      ErrorCode.PSEUDONYMIZATION_KEY_UNAVAILABLE,
+      FailureClass.CONFIG,
+      `the pseudonymization key could not be read from ${source}`,
+      {
+        cause,
+        hint: 'check that the secret exists, has a value of at least 32 characters and that the function may read it (docs/personal-data.md)',
+      },
+    )
   }
 }
 
