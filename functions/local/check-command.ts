@@ -76,6 +76,9 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       for (const column of preview.columns)
         output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${column.header}"`)
       output.out(`    ${keyLine(table, preview)}`)
+      if (preview.personalData.length > 0) output.out('    possible personal data:')
+      for (const { name, reason } of preview.personalData)
+        output.out(`      ${name}: ${reason}; to pseudonymize it: "columns": { "pseudonymize": ["${name}"] }`)
     } catch (error) {
       ready = false
       reportProblem(output, subject, error)

@@ -244,3 +244,49 @@ describe('reprocess with personal-data controls', () => {
     expect(await readFile(path.join(out, '_schemas/people.json'), 'utf8')).not.toMatch(/phone/i)
   })
 })
+
+describe('npm run check and personal data', () => {
+  const check = async (tables: readonly object[]) =>
+    runCommandInProcess('check', [
+      '--config',
+      await writeConfig(`check-${tables.length}`, tables),
+      '--token-file',
+      token,
+    ])
+
+  it('lists the columns that look personal, with the reason and the line that would pseudonymize each', async () => {
+    emulator.setTable(peopleTable(PEOPLE))
+    const result = await check([
+      { id: '2001', name: 'people' },
+      { id: '2002', name: 'tickets' },
+    ])
+    expect(result.exitCode, result.stdout).toBe(0)
+    const lines = result.stdout.split('\n')
+    const hints = lines.filter((line) => line.startsWith('      ')).map((line) => line.trim())
+    expect(hints).toEqual([
+      'employee_id: its header names a person ("employee"); to pseudonymize it: "columns": { "pseudonymize": ["employee_id"] }',
+      'full_name: its header names a person ("name"); to pseudonymize it: "columns": { "pseudonymize": ["full_name"] }',
+      'e_mail: its values look like e-mail addresses; to pseudonymize it: "columns": { "pseudonymize": ["e_mail"] }',
+      'phone: its values look like phone numbers; to pseudonymize it: "columns": { "pseudonymize": ["phone"] }',
+      'reporter_e_mail: its values look like e-mail addresses; to pseudonymize it: "columns": { "pseudonymize": ["reporter_e_mail"] }',
+    ])
+    expect(lines.filter((line) => line.trim() === 'possible personal data:')).toHaveLength(2)
+  })
+
+  it('leaves out what is already dropped or pseudonymized, and needs no key to do so', async () => {
+    emulator.setTable(peopleTable(PEOPLE))
+    const result = await check([PEOPLE_CONFIG])
+    expect(result.exitCode, result.stdout).toBe(0)
+    expect(result.stdout).not.toMatch(/^\s+phone\s/m)
+    expect(result.stdout).toMatch(/^\s+e_mail\s+string\s/m)
+    expect(result.stdout).toMatch(/employee_id: its header names a person/)
+    expect(result.stdout).not.toMatch(/(full_name|e_mail|phone): its/)
+    expect(await scanForNeedles({ texts: { stdout: result.stdout } }, RAW_VALUES)).toEqual([])
+  })
+
+  it('reports a control naming no column of the table as not ready', async () => {
+    const result = await check([{ id: '2001', name: 'people', columns: { drop: ['mobile'] } }])
+    expect(result.exitCode).toBe(1)
+    expect(result.stdout).toMatch(/NOT READY \[CONTROLLED_COLUMN_MISSING\].*"mobile" \(columns\.drop\)/)
+  })
+})
