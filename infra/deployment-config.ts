@@ -86,6 +86,18 @@ export const DeploymentConfigSchema = z
         message: 'applies only to an existing secret (set nameOrArn); the secret the stack creates uses its own key',
         path: ['kmsKeyArn'],
       }),
+    pseudonymizationSecret: z
+      .strictObject({
+        nameOrArn: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Existing secret holding the key of `tables[].columns.pseudonymize` (name or ARN, at least 32 characters); when absent and a table pseudonymizes, the stack creates one with a random 64-character value and keeps it when the stack is deleted (a new key changes every pseudonym)',
+          ),
+      })
+      .prefault({})
+      .describe('The pseudonymization key (docs/personal-data.md); only the function may read it'),
     bucket: z
       .strictObject({
         name: z

@@ -76,6 +76,8 @@ export class ExportStack extends Stack {
       defaultPeriodHours: deployment.schedule.periodHours,
       secret: deployment.secret,
       createdSecretName: stackResourceNames(deployment.stackName).tokenSecret,
+      pseudonymizationSecret: deployment.pseudonymizationSecret,
+      createdPseudonymizationSecretName: stackResourceNames(deployment.stackName).pseudonymizationSecret,
       ...(deployment.vpc === undefined ? {} : { vpc: deployment.vpc }),
       bucket: this.warehouse.bucket,
       bucketKeyArn: deployment.bucket.kmsKeyArn,
@@ -119,6 +121,9 @@ export class ExportStack extends Stack {
     // What the deploy guide refers to: where to put the token, what to invoke, where to look.
     const outputs: Record<string, string> = {
       TokenSecretArn: this.exporter.secret.secretArn,
+      ...(this.exporter.pseudonymizationSecret
+        ? { PseudonymizationSecretArn: this.exporter.pseudonymizationSecret.secretArn }
+        : {}),
       ExportFunctionName: this.exporter.function.functionName,
       WarehouseBucketName: this.warehouse.bucket.bucketName,
       GlueDatabaseName: this.warehouse.databaseName,

@@ -9,6 +9,7 @@ import {
   type Environment,
   type ExportConfigInput,
   exportDateProblem,
+  PSEUDONYMIZATION_KEY_VARIABLE,
   processEnvironment,
   TABLE_FORMATS,
   type TableFormatName,
@@ -56,6 +57,11 @@ const LOG_FORMAT_FLAG = {
   value: 'text|json',
   help: 'progress and log lines on stderr as plain text (default) or as one JSON object a line',
 } as const
+const KEY_FILE_FLAG = {
+  type: 'string',
+  value: 'FILE',
+  help: `file holding the key of "columns.pseudonymize" (else the ${PSEUDONYMIZATION_KEY_VARIABLE}\nenvironment variable)`,
+} as const
 const DEMO_FLAG = {
   type: 'boolean',
   help: 'use the built-in stand-in service and its demo tables (may be combined with --out, --date)',
@@ -72,6 +78,7 @@ export const EXPORT_FLAGS = {
     type: 'boolean',
     help: "publish what the upstream change guards would hold (ROW_COUNT_DROP,\nCOLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI",
   },
+  'pseudonymization-key-file': KEY_FILE_FLAG,
   'log-format': LOG_FORMAT_FLAG,
   demo: DEMO_FLAG,
   help: HELP_FLAG,
@@ -96,6 +103,7 @@ export const REPROCESS_FLAGS = {
     help: 'a table to rebuild (repeatable), when there is no configuration file',
   },
   out: { ...OUT_FLAG, help: 'the warehouse folder (default ./warehouse)' },
+  'pseudonymization-key-file': KEY_FILE_FLAG,
   'log-format': LOG_FORMAT_FLAG,
   help: HELP_FLAG,
 } as const satisfies FlagSpecs
@@ -122,6 +130,8 @@ export interface ExportCommand {
   readonly outDir: string
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
+  /** `--pseudonymization-key-file`: the key of `columns.pseudonymize` (else the environment's). */
+  readonly pseudonymizationKeyFile: string | undefined
   /** `--format`: applied to the `--table` flags (and the demo tables). */
   readonly tableFormat: TableFormatName | undefined
   /** Configured tables (ids or names) to export; every table when empty. */
@@ -169,6 +179,7 @@ export const parseExportArgs = async (
     outDir: values.out ?? 'warehouse',
     exportDate: values.date,
     tokenFile: values['token-file'],
+    pseudonymizationKeyFile: values['pseudonymization-key-file'],
     tableFormat,
     only: values.only ?? [],
     acceptChanges: values['accept-changes'] === true,

@@ -94,6 +94,9 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       output.out(`    ${keyLine(table, preview)}`)
       // A warning, not a problem: the table exports and is registered, only those views are left out.
       for (const warning of preview.warnings) output.out(`    warning: ${warning}`)
+      if (preview.personalData.length > 0) output.out('    possible personal data:')
+      for (const { name, reason } of preview.personalData)
+        output.out(`      ${name}: ${reason}; to pseudonymize it: "columns": { "pseudonymize": ["${name}"] }`)
     } catch (error) {
       ready = false
       reportProblem(output, subject, error, colour)

@@ -2,6 +2,7 @@
 import { FolderWarehouseStore, runExport, serviceSource, UsageError } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
+import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderResult } from './query-formats.ts'
 import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
@@ -17,6 +18,7 @@ export const runExportCommand = async (
     return ExitCode.OK
   }
   await checkWarehouseFolder(command.outDir)
+  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
@@ -30,7 +32,7 @@ export const runExportCommand = async (
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
-      { source, store, telemetry },
+      { source, store, telemetry, pseudonymizationKey },
       { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
     output.out(renderSummary(record, store.root, output.colour?.out))

@@ -9,6 +9,7 @@ import {
 import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { flagHelp } from './flags.ts'
+import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
 
@@ -33,6 +34,7 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
   const config = parseConfigWithoutSource(input, command.configOrigin)
   await checkWarehouseFolder(command.outDir)
+  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
@@ -40,6 +42,7 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
       source: archiveSource(store),
       store,
       telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'archive' }),
+      pseudonymizationKey,
     },
     { exportDate: command.exportDate },
   )

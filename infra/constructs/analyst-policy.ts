@@ -92,7 +92,8 @@ export const analystPolicy = (
 ): ManagedPolicy => {
   const stack = Stack.of(scope)
   const policy = new ManagedPolicy(scope, id, {
-    description: `Analysts: query the inventory warehouse in Athena workgroup ${access.workgroupName}`,
+    // Read by whoever attaches it: pseudonymized columns can be joined but not reversed, as nothing here reads the key.
+    description: `Analysts: query the inventory warehouse in Athena workgroup ${access.workgroupName}. Pseudonymized columns hold keyed hashes: they join across tables and dates but cannot be reversed; this policy grants no access to the pseudonymization key`,
     statements: analystStatements(stack, { ...access, bucketArn: bucket.bucketArn }),
   })
   acknowledgeWildcardResource(

@@ -5,6 +5,7 @@
 import { ArnFormat, type Stack } from 'aws-cdk-lib'
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager'
 import {
   type ExportConfig,
   LambdaEnvironment,
@@ -38,6 +39,8 @@ export const runtimeConfig = (config: RuntimeSections, bundledCaCertificates: st
 export interface FunctionEnvironmentInput {
   readonly bucketName: string
   readonly secretArn: string
+  /** The pseudonymization key's secret, when a table pseudonymizes. */
+  readonly pseudonymizationSecretArn?: string | undefined
   readonly serviceName: string
   /** Path of the CA bundle inside the function, when one is bundled. */
   readonly bundledCaCertificates?: string | undefined
@@ -50,6 +53,9 @@ export const functionEnvironment = (input: FunctionEnvironmentInput): Record<str
   [LambdaEnvironment.EXPORT_CONFIG_FILE]: BUNDLED_EXPORT_CONFIG,
   [LambdaEnvironment.WAREHOUSE_BUCKET]: input.bucketName,
   [LambdaEnvironment.TOKEN_SECRET_ARN]: input.secretArn,
+  ...(input.pseudonymizationSecretArn === undefined
+    ? {}
+    : { [LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN]: input.pseudonymizationSecretArn }),
   [LambdaEnvironment.SERVICE_NAME]: input.serviceName,
   [LambdaEnvironment.METRICS_NAMESPACE]: METRICS_NAMESPACE,
   NODE_OPTIONS: [...NODE_RUNTIME_FLAGS, ...(input.sourceMaps ? ['--enable-source-maps'] : [])].join(' '),
@@ -216,4 +222,14 @@ export const vpcNetworkInterfaceStatement = (): PolicyStatement =>
       'ec2:UnassignPrivateIpAddresses',
     ],
     resources: ['*'],
+  })
+
+/**
+ * The function's only right on the pseudonymization key's secret: GetSecretValue (no DescribeSecret, no writes).
+ * A secret imported by name has no suffix in its ARN yet; Secrets Manager adds six characters.
+ */
+export const keySecretStatement = (secret: ISecret): PolicyStatement =>
+  new PolicyStatement({
+    actions: ['secretsmanager:GetSecretValue'],
+    resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
   })

@@ -58,6 +58,14 @@ export interface ExporterProps {
   readonly secret: DeploymentConfig['secret']
   /** Name of the secret the stack creates when `secret.nameOrArn` is not set. */
   readonly createdSecretName: string
+  /**
+   * The pseudonymization key's secret (`deployment.pseudonymizationSecret`), made or imported only when a table of
+   * `runtime.tables` pseudonymizes, and created as `createdPseudonymizationSecretName` unless it names one.
+   * @default none: no table pseudonymizes
+   */
+  readonly pseudonymizationSecret?: DeploymentConfig['pseudonymizationSecret'] | undefined
+  /** @default `<createdSecretName>-pseudonymization-key` */
+  readonly createdPseudonymizationSecretName?: string | undefined
   /** The subnets and security groups the functions run in (`deployment.vpc`). @default no VPC */
   readonly vpc?: DeploymentConfig['vpc']
   /** The warehouse bucket; the function may only touch `<prefix>/*` in it. */
@@ -103,6 +111,8 @@ export class Exporter extends Construct {
   readonly role: Role
   readonly logGroup: LogGroup
   readonly secret: ISecret
+  /** The pseudonymization key's secret; absent when no table pseudonymizes. */
+  readonly pseudonymizationSecret: ISecret | undefined
   /** True when the stack created the (empty) secret. */
   readonly secretCreated: boolean
   /** One schedule per table, in one schedule group. */
@@ -132,6 +142,12 @@ export class Exporter extends Construct {
 
     this.secret = this.tokenSecret(props.secret, props.createdSecretName)
     this.secretCreated = settings.secretReference(props.secret.nameOrArn).kind === 'create'
+    this.pseudonymizationSecret = runtime.tables.some((t) => t.columns.pseudonymize.length > 0)
+      ? this.keySecret(
+          props.pseudonymizationSecret?.nameOrArn,
+          props.createdPseudonymizationSecretName ?? `${props.createdSecretName}-pseudonymization-key`,
+        )
+      : undefined
     this.failureQueue = this.queue(
       'FailureQueue',
       'it is the on-failure destination of the function: failed invocations end here',
@@ -229,6 +245,7 @@ export class Exporter extends Construct {
       environment: settings.functionEnvironment({
         bucketName: props.bucket.bucketName,
         secretArn: this.secret.secretArn,
+        pseudonymizationSecretArn: this.pseudonymizationSecret?.secretArn,
         serviceName: this.serviceName,
         bundledCaCertificates: spec.bundledCa,
         sourceMaps: lambda.sourceMaps,
@@ -253,6 +270,37 @@ export class Exporter extends Construct {
         return Secret.fromSecretPartialArn(this, 'TokenSecret', reference.arn)
       case 'create':
         return this.emptySecret(createdName, secret.retainOnDelete)
+    }
+  }
+
+  /**
+   * The pseudonymization key's secret: imported, or created with a random value. It is kept when the stack is
+   * deleted and never rotated by a schedule: a new key changes every pseudonym, which breaks joins with history.
+   */
+  private keySecret(nameOrArn: string | undefined, createdName: string): ISecret {
+    const reference = settings.secretReference(nameOrArn)
+    switch (reference.kind) {
+      case 'name':
+        return Secret.fromSecretNameV2(this, 'PseudonymizationSecret', reference.name)
+      case 'completeArn':
+        return Secret.fromSecretCompleteArn(this, 'PseudonymizationSecret', reference.arn)
+      case 'partialArn':
+        return Secret.fromSecretPartialArn(this, 'PseudonymizationSecret', reference.arn)
+      case 'create': {
+        const secret = new Secret(this, 'PseudonymizationSecret', {
+          secretName: createdName,
+          removalPolicy: RemovalPolicy.RETAIN,
+          description:
+            'HMAC key of the pseudonymized columns (tables[].columns.pseudonymize). Only the exporter reads it; whoever can read it can test a guessed value against a pseudonym. Replacing it changes every pseudonym (docs/personal-data.md).',
+          generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+        })
+        acknowledgeFinding(
+          secret,
+          'AwsSolutions-SMG4',
+          'The pseudonymization key must stay the same for pseudonyms to join across dates; rotating it is a deliberate, documented step (docs/personal-data.md), never a schedule.',
+        )
+        return secret
+      }
     }
   }
 
@@ -314,6 +362,7 @@ export class Exporter extends Construct {
     const { prefix, glueDatabase } = props.runtime.warehouse
     // secretFullArn is unknown for a secret imported by name or partial ARN: its policy ARN then ends in -??????.
     this.role.addToPolicy(settings.tokenSecretStatement(this.secret.secretFullArn ?? `${this.secret.secretArn}-??????`))
+    if (this.pseudonymizationSecret) this.role.addToPolicy(settings.keySecretStatement(this.pseudonymizationSecret))
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
     const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }

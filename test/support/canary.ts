@@ -117,8 +117,11 @@ const fileLocations = async (file: string, needles: readonly string[]): Promise<
  * Every place the canary (or half of its secret) appears in the evidence: "stderr line 3: ...",
  * "file /tmp/x/_runs/dt=.../run.json (bytes as stored)", "payload telemetry". Empty when it appears nowhere.
  */
-export const scanForCanary = async (evidence: CanaryEvidence, token: string = CANARY_TOKEN): Promise<string[]> => {
-  const needles = needlesFor(token)
+export const scanForCanary = async (evidence: CanaryEvidence, token: string = CANARY_TOKEN): Promise<string[]> =>
+  scanForNeedles(evidence, needlesFor(token))
+
+/** Every place any of `needles` appears whole in the evidence (personal data that must not land, a key). */
+export const scanForNeedles = async (evidence: CanaryEvidence, needles: readonly string[]): Promise<string[]> => {
   const found: string[] = []
   for (const [label, text] of Object.entries(evidence.texts ?? {})) {
     found.push(...textLocations(label, typeof text === 'string' ? text : text.join('\n'), needles))

@@ -5,6 +5,7 @@
  * ConfigError whose message names each offending field.
  */
 import * as z from 'zod'
+import { ColumnControlsSchema, columnControlProblems } from './column-controls.ts'
 import { knownKeysAt, unknownKeyMessage } from './config-keys.ts'
 import {
   COLUMN_TYPES,
@@ -181,6 +182,9 @@ export const TableConfigSchema = z.strictObject({
     .describe(
       'Exported column names that identify a row, e.g. `["device_id"]`; gives the table a `<table>_changes` view (`npm run check` suggests one)',
     ),
+  columns: ColumnControlsSchema.prefault({}).describe(
+    'Personal data: columns to drop or pseudonymize before anything is written (`npm run check` lists the columns that look personal)',
+  ),
 })
 
 /** The inventory service to read from. */
@@ -366,6 +370,9 @@ export const ExportConfigObject = z
           path: ['tables', index, table.name === undefined ? 'id' : 'name'],
           message: `"${name}" ends in "${viewSuffix}", which is kept for the views of a table; choose another name`,
         })
+      }
+      for (const problem of columnControlProblems(table)) {
+        ctx.addIssue({ code: 'custom', path: ['tables', index, ...problem.path], message: problem.message })
       }
       seenIds.set(table.id, index)
       seenNames.set(name, index)

@@ -149,6 +149,8 @@ export const LambdaEnvironment = {
   TASK_ROOT: 'LAMBDA_TASK_ROOT',
   WAREHOUSE_BUCKET: 'WAREHOUSE_BUCKET',
   TOKEN_SECRET_ARN: 'TOKEN_SECRET_ARN',
+  /** The secret holding the pseudonymization key (`tables[].columns.pseudonymize`); unset when no table needs it. */
+  PSEUDONYMIZATION_SECRET_ARN: 'PSEUDONYMIZATION_SECRET_ARN',
   /** Read by Powertools; also the `service` dimension of every metric. */
   SERVICE_NAME: 'POWERTOOLS_SERVICE_NAME',
   METRICS_NAMESPACE: 'POWERTOOLS_METRICS_NAMESPACE',

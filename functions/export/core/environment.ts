@@ -17,6 +17,8 @@ export interface LambdaSettings {
   readonly bucket: string
   /** ARN (or name) of the secret that holds the API token. */
   readonly tokenSecretId: string
+  /** ARN of the secret that holds the pseudonymization key; absent when the stack made none. */
+  readonly pseudonymizationSecretId?: string | undefined
   readonly serviceName: string
   /** The function's memory in MB (set by Lambda), which decides its vCPUs; absent outside Lambda. */
   readonly memoryMb?: number | undefined
@@ -47,7 +49,8 @@ export const parseLambdaSettings = (
   }
   const serviceName = env[LambdaEnvironment.SERVICE_NAME]?.trim() || DEFAULT_SERVICE_NAME
   const memoryMb = Number(env[LambdaEnvironment.FUNCTION_MEMORY_SIZE]) || undefined
-  return { config, bucket, tokenSecretId, serviceName, memoryMb }
+  const pseudonymizationSecretId = env[LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN]?.trim() || undefined
+  return { config, bucket, tokenSecretId, serviceName, memoryMb, pseudonymizationSecretId }
 }
 
 const readUtf8 = (path: string): string => readFileSync(path, 'utf8')
@@ -98,6 +101,9 @@ const parseConfig = (
     return undefined
   }
 }
+
+/** The local CLI's pseudonymization key when no --pseudonymization-key-file is given. */
+export const PSEUDONYMIZATION_KEY_VARIABLE = 'INVENTORY_PSEUDONYMIZATION_KEY'
 
 /** The process's environment as it is: for the local CLI (INVENTORY_TOKEN), so no other module reads `process.env`. */
 export const processEnvironment = (): Environment => process.env

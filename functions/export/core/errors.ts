@@ -32,9 +32,11 @@ export const ErrorCode = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   TOKEN_UNAVAILABLE: 'TOKEN_UNAVAILABLE',
+  PSEUDONYMIZATION_KEY_UNAVAILABLE: 'PSEUDONYMIZATION_KEY_UNAVAILABLE',
   RAW_ARCHIVE_MISSING: 'RAW_ARCHIVE_MISSING',
   RAW_ARCHIVE_CORRUPT: 'RAW_ARCHIVE_CORRUPT',
   KEY_COLUMN_MISSING: 'KEY_COLUMN_MISSING',
+  CONTROLLED_COLUMN_MISSING: 'CONTROLLED_COLUMN_MISSING',
   NOT_XLSX: 'NOT_XLSX',
   XLSX_ENCRYPTED: 'XLSX_ENCRYPTED',
   XLSX_MALFORMED: 'XLSX_MALFORMED',
@@ -365,6 +367,27 @@ export class KeyColumnError extends ExportError {
   }
 }
 
+/**
+ * `tables[].columns.drop` or `.pseudonymize` names a column this export does not have. Failing keeps a renamed
+ * personal column from landing raw under its new name while the old one is quietly matched by nothing.
+ */
+export class ControlledColumnError extends ExportError {
+  readonly missing: readonly string[]
+  constructor(tableId: string, missing: readonly { list: string; name: string }[], columns: readonly string[]) {
+    const names = missing.map(({ list, name }) => `"${name}" (columns.${list})`).join(', ')
+    super(
+      ErrorCode.CONTROLLED_COLUMN_MISSING,
+      FailureClass.CONFIG,
+      `${tableSubject(tableId)}tables[].columns names ${names}, which ${missing.length === 1 ? 'is not a column' : 'are not columns'} of this export (columns: ${columns.join(', ')})`,
+      {
+        tableId,
+        hint: 'set columns.drop and columns.pseudonymize to exported column names as npm run check shows them; nothing was published',
+      },
+    )
+    this.missing = missing.map(({ name }) => name)
+  }
+}
+
 export type WorkbookErrorCode =
   | 'NOT_XLSX'
   | 'XLSX_ENCRYPTED'
@@ -411,6 +434,21 @@ export class PublishError extends ExportError {
 export class WriteConflictError extends PublishError {
   constructor(details: { target: string; cause?: unknown }) {
     super({ ...details, reason: 'another run changed it at the same time' })
+  }
+}
+
+/** The pseudonymization key's secret could not be read; no table ran, so nothing raw was written either. */
+export class PseudonymizationKeyUnavailableError extends ExportError {
+  constructor(source: string, cause?: unknown) {
+    super(
+      ErrorCode.PSEUDONYMIZATION_KEY_UNAVAILABLE,
+      FailureClass.CONFIG,
+      `the pseudonymization key could not be read from ${source}`,
+      {
+        cause,
+        hint: 'check that the secret exists, has a value of at least 32 characters and that the function may read it (docs/personal-data.md)',
+      },
+    )
   }
 }
 

@@ -14,6 +14,8 @@ export interface StackResourceNames {
   readonly athenaWorkgroup: string
   /** Name of the token secret the stack creates. */
   readonly tokenSecret: string
+  /** Name of the pseudonymization key's secret the stack creates (when a table pseudonymizes). */
+  readonly pseudonymizationSecret: string
   /** Prefix of the alarm names and the dashboard name. */
   readonly alarmPrefix: string
 }
@@ -32,6 +34,7 @@ export const stackResourceNames = (stackName: string): StackResourceNames => {
     glueDatabase: isDefault ? 'inventory' : snakeCase(stackName),
     athenaWorkgroup: isDefault ? 'inventory' : stackName,
     tokenSecret: `${stackName}/inventory-token`,
+    pseudonymizationSecret: `${stackName}/inventory-pseudonymization-key`,
     alarmPrefix: stackName,
   }
 }

@@ -13,6 +13,7 @@ import type { ExportConfig } from '../core/config.ts'
 import { FailureClass } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
 import { DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey } from '../core/run-record.ts'
 import { type RunDependencies, runExport } from '../path/run.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
@@ -22,7 +23,7 @@ import { serviceSource } from '../source/service-source.ts'
 import { applySecretBaseUrl } from '../source/token.ts'
 import { type ExportInvocation, type InvocationRequest, parseEvent } from './invocation-event.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
-import { TokenSecretReader } from './secrets.ts'
+import { PseudonymizationKeyReader, TokenSecretReader } from './secrets.ts'
 import { startWatchdog } from './watchdog.ts'
 
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail` (invocation-event.ts). */
@@ -86,6 +87,8 @@ interface Container {
   readonly s3: S3Client
   readonly glue: GlueClient
   readonly tokens: TokenSecretReader
+  /** Absent when the stack made no pseudonymization secret (no table pseudonymizes). */
+  readonly pseudonymizationKeys: PseudonymizationKeyReader | undefined
   readonly logger: Logger
   readonly extraCaCertificates: string | undefined
 }
@@ -94,11 +97,16 @@ const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
   const settings = deps.environment === undefined ? lambdaSettings() : parseLambdaSettings(deps.environment)
   const caFile = settings.config.source.caCertificatesFile
   const extraCaCertificates = caFile === undefined ? undefined : await readCaCertificates(caFile, 'Lambda environment')
+  const secretsClient = deps.secretsClient ?? new SecretsManagerClient({})
   return {
     settings,
     s3: deps.s3Client ?? new S3Client({}),
     glue: deps.glueClient ?? new GlueClient({}),
-    tokens: new TokenSecretReader(deps.secretsClient ?? new SecretsManagerClient({}), settings.tokenSecretId),
+    tokens: new TokenSecretReader(secretsClient, settings.tokenSecretId),
+    pseudonymizationKeys:
+      settings.pseudonymizationSecretId === undefined
+        ? undefined
+        : new PseudonymizationKeyReader(secretsClient, settings.pseudonymizationSecretId),
     logger: new Logger({ serviceName: settings.serviceName }),
     extraCaCertificates,
   }
@@ -112,7 +120,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       container = undefined
       throw error
     })
-    const { settings, s3, glue, tokens, extraCaCertificates, logger: root } = await container
+    const { settings, s3, glue, tokens, pseudonymizationKeys, extraCaCertificates, logger: root } = await container
     const logger = root.createChild()
     logger.addContext(context)
     const { reprocess, ...options } = parseEvent(event, settings.config)
@@ -120,16 +128,21 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     // A rebuild from the raw archive calls no service, so it needs no token (and works while the secret is broken).
     let config: ExportConfig = settings.config
     let token: string | undefined
-    if (!reprocess) {
-      try {
+    let pseudonymizationKey: PseudonymizationKey | undefined
+    try {
+      if (!reprocess) {
         const secret = await tokens.read()
         config = applySecretBaseUrl(settings.config, secret)
         token = secret.token
-      } catch (error) {
-        const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
-        telemetry.runNotStarted(toExportError(error))
-        throw error
       }
+      // Read only when a table needs it, so a stack without pseudonymized columns never asks for it.
+      if (settings.config.tables.some((t) => t.columns.pseudonymize.length > 0)) {
+        pseudonymizationKey = await pseudonymizationKeys?.read()
+      }
+    } catch (error) {
+      const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
+      telemetry.runNotStarted(toExportError(error))
+      throw error
     }
 
     const sensitive = token === undefined ? [] : [token]
@@ -161,6 +174,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,
+      pseudonymizationKey,
     }
     let record: RunRecord
     try {

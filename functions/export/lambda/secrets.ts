@@ -1,5 +1,5 @@
 /**
- * The API token from Secrets Manager, through Powertools Parameters: fetched on first use, then served from
+ * The API token and the pseudonymization key from Secrets Manager, each from a secret of its own, through Powertools Parameters: fetched on first use, then served from
  * memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
  * The secret is the plain token, or JSON `{"token": "...", "baseUrl": "..."}`. Its value is never logged and
  * never put in an error message. What the value must hold is token.ts's.
@@ -7,7 +7,8 @@
 
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets'
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
-import { TokenUnavailableError } from '../core/errors.ts'
+import { ConfigError, PseudonymizationKeyUnavailableError, TokenUnavailableError } from '../core/errors.ts'
+import { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { parseTokenSecret, type TokenSecret } from '../source/token.ts'
 
 /** How long a fetched secret is reused before Secrets Manager is asked again. */
@@ -35,6 +36,43 @@ export class TokenSecretReader {
     }
     if (value === undefined) throw new TokenUnavailableError(`${source}: it has no value yet`)
     return parseTokenSecret(value, source)
+  }
+}
+
+/**
+ * Reads the pseudonymization key's secret, cached per container like the token. The value is turned into a
+ * PseudonymizationKey at once, which never shows its text; no error message quotes it.
+ */
+export class PseudonymizationKeyReader {
+  readonly #provider: SecretsProvider
+  readonly #secretId: string
+  readonly #maxAgeSeconds: number
+
+  constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
+    this.#provider = new SecretsProvider({ awsSdkV3Client: client })
+    this.#secretId = secretId
+    this.#maxAgeSeconds = maxAgeSeconds
+  }
+
+  async read(): Promise<PseudonymizationKey> {
+    const source = `secret ${this.#secretId}`
+    let value: string | Uint8Array | undefined
+    try {
+      value = await this.#provider.get(this.#secretId, { maxAge: this.#maxAgeSeconds })
+    } catch (error) {
+      throw new PseudonymizationKeyUnavailableError(
+        `${source}: ${whyUnreadable(error)}`,
+        (error as Error).cause ?? error,
+      )
+    }
+    if (value === undefined) throw new PseudonymizationKeyUnavailableError(`${source}: it has no value yet`)
+    const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8')
+    try {
+      return PseudonymizationKey.fromText(text, source)
+    } catch (error) {
+      const problem = error instanceof ConfigError ? error.problems[0]?.message : undefined
+      throw new PseudonymizationKeyUnavailableError(`${source}: it ${problem ?? 'is not a usable key'}`)
+    }
   }
 }
 

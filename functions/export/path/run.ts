@@ -9,7 +9,16 @@ import os from 'node:os'
 import path from 'node:path'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
 import { RunMode } from '../core/constants.ts'
-import { DataError, DeadlineError, ErrorCode, type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
+import {
+  ConfigError,
+  DataError,
+  DeadlineError,
+  ErrorCode,
+  type ExportError,
+  GuardHoldError,
+  toExportError,
+} from '../core/errors.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
@@ -46,6 +55,8 @@ export interface RunDependencies {
   readonly catalog?: TableCatalog | undefined
   /** The Lambda function's memory in MB, which decides its vCPUs (how many threads parsing gets). */
   readonly lambdaMemoryMb?: number | undefined
+  /** The key of `tables[].columns.pseudonymize` (a file or variable locally, a secret on AWS); needed only then. */
+  readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
 
 export interface RunOptions {
@@ -82,6 +93,7 @@ export const runExport = async (
     exportedAt: startedAt,
   }
   const tables = selectTables(config.tables, options.tables)
+  requireKeyWhenPseudonymizing(config.tables, tables, deps.pseudonymizationKey)
   const signal = deps.signal ?? new AbortController().signal
   const { source, telemetry } = deps
   for (const warning of source.warnings) telemetry.warn(warning)
@@ -134,6 +146,23 @@ export const runExport = async (
     deps.telemetry.runFinished(record)
   }
   return record
+}
+
+/** A table that pseudonymizes cannot run without the key: a configuration error before anything is downloaded. */
+const requireKeyWhenPseudonymizing = (
+  all: readonly TableConfig[],
+  selected: readonly TableConfig[],
+  key: PseudonymizationKey | undefined,
+): void => {
+  if (key !== undefined) return
+  const problems = selected
+    .filter((table) => table.columns.pseudonymize.length > 0)
+    .map((table) => ({
+      field: `tables[${all.indexOf(table)}].columns.pseudonymize`,
+      message:
+        "needs the pseudonymization key: --pseudonymization-key-file FILE or INVENTORY_PSEUDONYMIZATION_KEY locally, the stack's pseudonymization secret on AWS",
+    }))
+  if (problems.length > 0) throw new ConfigError('configuration', problems)
 }
 
 interface TableRunContext {
@@ -234,6 +263,7 @@ const exportWithRetries = async (
       acceptChanges: context.acceptChanges,
       limits: config.limits,
       lambdaMemoryMb: deps.lambdaMemoryMb,
+      pseudonymizationKey: deps.pseudonymizationKey,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       attempt,
     })

@@ -13,18 +13,20 @@ import type { GuardsConfig, TableConfig } from '../core/config.ts'
 import { DATA_OBJECT_NAME, LOCAL_GLUE_DATABASE, PARTITION_KEY, type TableFormatName } from '../core/constants.ts'
 import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, RESERVED_COLUMN_NAMES, type RunIdentity } from '../core/lineage.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { ColumnRecord, GuardFinding, PublishedObject } from '../core/run-record.ts'
 import type { ParseThread } from '../csv/parse-worker.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
 import { checkGuards, guardSettings, nextBaseline } from '../guards/guards.ts'
 import { nameColumns } from '../normalize/columns.ts'
+import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import type { BatchLimits } from '../normalize/record-batch.ts'
 import { type KeyCounter, type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
 import { type RowGroupLimits, TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
-import { mergeSchemas } from '../schema/merge.ts'
+import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -63,6 +65,8 @@ export interface TableExportContext {
   readonly guards?: GuardsConfig | undefined
   /** Publish what a guard would hold (an operator checked the change). */
   readonly acceptChanges?: boolean | undefined
+  /** The key of `columns.pseudonymize`; required by a table that pseudonymizes (runExport checks it first). */
+  readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
 
 export interface TableExportResult {
@@ -145,9 +149,19 @@ export const landTable = async (
       await raw?.write(chunk)
     })
     read = await openTableRead(table, received, context)
-    const parsed = read.records
-    const named = nameColumns(parsed.header, RESERVED_COLUMN_NAMES)
-    const previous = await readTableSchema(context.store, table.name)
+    // Named over the whole header (so the names do not depend on what is dropped), then controlled before any
+    // stage reads a value: dropped and raw personal columns go no further than this.
+    const controlled = controlColumns(
+      table.id,
+      table.columns,
+      nameColumns(read.records.header, RESERVED_COLUMN_NAMES),
+      table.columnTypes,
+    )
+    const parsed = controlRecords(read.records, controlled, context.pseudonymizationKey)
+    const named = controlled.columns
+    const stored = await readTableSchema(context.store, table.name)
+    // A column dropped now is gone from the registry too: nothing keeps writing it, nor compares with it.
+    const previous = stored && withoutColumns(stored, table.columns.drop)
     spoolPath = await newSpoolFile(context.spoolDirectory, SpoolKind.batches)
     keys =
       table.key &&
@@ -164,7 +178,7 @@ export const landTable = async (
         table: table.name,
         exportDate: context.run.exportDate,
         columns: named,
-        forced: table.columnTypes,
+        forced: controlled.forced,
         previous,
         run: context.run,
         spoolPath,
@@ -202,7 +216,7 @@ export const landTable = async (
     // The catalog's documented rules are checked before anything moves: a definition it would refuse leaves the
     // previous date wholly in place (data, registry, run index, catalog).
     const mine = { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) }
-    context.catalog?.check(mergeSchemas(previous, mine))
+    context.catalog?.check(mergeSchemas(previous, mine, table.columns.drop))
     const object = await upload.commit()
     // The date joins the dates relation right after its data, before the registry and the catalog (see there).
     await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
@@ -220,7 +234,7 @@ export const landTable = async (
     // The registry is merged with whatever another run registered meanwhile, and the catalog told the merged
     // schema after it is written: the date is then in place with its registry and run index whatever the catalog
     // answers, and every run reconciles the catalog with the registry, so the next run retries a failed update.
-    const registered = await registerTableSchema(context.store, mine)
+    const registered = await registerTableSchema(context.store, mine, table.columns.drop)
     // Locally there is no catalog to tell; `npm run query` leaves out the same views, so the run says so too.
     warnings.push(
       ...(context.catalog

@@ -11,6 +11,8 @@ import { type ColumnType, LOCAL_GLUE_DATABASE } from '../core/constants.ts'
 import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
 import { nameColumns } from '../normalize/columns.ts'
+import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
+import { type PersonalDataHint, personalDataHints } from '../normalize/personal-hints.ts'
 import { firstRows, rowsAsText } from '../normalize/record-batch.ts'
 import { keyColumnIndices, suggestKey } from '../normalize/row-key.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
@@ -23,6 +25,8 @@ export interface TablePreview {
   readonly suggestedKey?: string
   /** Views the catalog would leave out once the table has two export dates, each naming the limit it breaks. */
   readonly warnings: readonly string[]
+  /** Columns not dropped or pseudonymized that look personal (`possible personal data:` in check). */
+  readonly personalData: readonly PersonalDataHint[]
 }
 
 export interface PreviewOptions {
@@ -45,15 +49,23 @@ export const previewTable = async (
   // On this thread: a preview is too short for a parse thread to pay.
   const read = await openTableRead(table, body, { spoolDirectory, limits, parseThread: 'inline' })
   try {
-    const named = nameColumns(read.records.header, RESERVED_COLUMN_NAMES)
+    // As the export controls them: an unknown name fails here too; no key is needed, as no pseudonym is shown.
+    const controlled = controlColumns(
+      table.id,
+      table.columns,
+      nameColumns(read.records.header, RESERVED_COLUMN_NAMES),
+      table.columnTypes,
+    )
+    const records = controlRecords(read.records, controlled, undefined, { forPreview: true })
+    const named = controlled.columns
     const names = named.map((c) => c.name)
-    const inferrer = new ColumnTypeInferrer({ tableId: table.id, columnNames: names, forced: table.columnTypes })
+    const inferrer = new ColumnTypeInferrer({ tableId: table.id, columnNames: names, forced: controlled.forced })
     const sample: string[][] = []
     let rowsRead = 0
-    for await (const batch of read.records.batches) {
+    for await (const batch of records.batches) {
       const rows = firstRows(batch, rowLimit - rowsRead)
       for (let column = 0; column < names.length; column++) inferrer.observeBatch(column, rows)
-      if (!table.key) sample.push(...rowsAsText(rows))
+      sample.push(...rowsAsText(rows))
       rowsRead += rows.rowCount
       if (rowsRead >= rowLimit) break
     }
@@ -66,6 +78,7 @@ export const previewTable = async (
       rowsRead,
       ...(suggestedKey ? { suggestedKey } : {}),
       warnings: viewWarnings(table, columns, database),
+      personalData: personalDataHints(named, sample, table.columns.pseudonymize),
     }
   } finally {
     await read.records.close()

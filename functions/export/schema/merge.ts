@@ -7,8 +7,15 @@ import { type ExportBaseline, maxDate, minDate, type TableSchema } from './table
 /**
  * The registry as it stands plus this export's view: columns are only ever appended, so the union keeps both
  * runs' new columns; a column both know keeps the registered type (published first) and the widest dates.
+ * The one exception is `removed`: columns the configuration drops as personal data leave the registry (and so the
+ * catalog), since a column kept for history would keep serving the values earlier exports landed.
  */
-export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSchema): TableSchema => {
+export const mergeSchemas = (
+  stored: TableSchema | undefined,
+  mine: TableSchema,
+  removed: readonly string[] = [],
+): TableSchema => {
+  const registered = stored && withoutColumns(stored, removed)
   if (registered === undefined) return mine
   // `exportDates` (an older registry's list of dates) is dropped: the dates relation holds them now.
   const { key: _registeredKey, exportDates: _legacyDates, ...base } = registered
@@ -45,4 +52,16 @@ export const mergeSchemas = (registered: TableSchema | undefined, mine: TableSch
 const latestOf = (registered?: ExportBaseline, mine?: ExportBaseline): { latestExport?: ExportBaseline } => {
   if (mine === undefined) return registered === undefined ? {} : { latestExport: registered }
   return { latestExport: registered !== undefined && registered.exportDate > mine.exportDate ? registered : mine }
+}
+
+/** The schema without the named columns, in its columns and its latest export's. */
+export const withoutColumns = (schema: TableSchema, names: readonly string[]): TableSchema => {
+  if (names.length === 0) return schema
+  const keep = (column: { readonly name: string }) => !names.includes(column.name)
+  const { latestExport } = schema
+  return {
+    ...schema,
+    columns: schema.columns.filter(keep),
+    ...(latestExport ? { latestExport: { ...latestExport, columns: latestExport.columns.filter(keep) } } : {}),
+  }
 }

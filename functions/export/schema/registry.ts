@@ -60,13 +60,18 @@ const MAX_REGISTER_ATTEMPTS = 8
  * Registers this export's schema without losing another run's: read the registry with its version, merge, and
  * write only if nobody wrote in between; else read again. Returns the schema as registered.
  */
-export const registerTableSchema = async (store: WarehouseStore, mine: TableSchema): Promise<TableSchema> => {
+export const registerTableSchema = async (
+  store: WarehouseStore,
+  mine: TableSchema,
+  /** Columns dropped as personal data: removed from the registry if it has them. */
+  removed: readonly string[] = [],
+): Promise<TableSchema> => {
   const key = schemaKey(mine.table)
   for (let attempt = 1; ; attempt++) {
     const current = await store.getObjectVersion(key)
     // Never merged from a document it could not read: that would write the garbage back (STATE_CORRUPT instead).
     const registered = current === undefined ? undefined : parseRegistry(store, mine.table, current.body)
-    const merged = mergeSchemas(registered, mine)
+    const merged = mergeSchemas(registered, mine, removed)
     try {
       await store.putObjectIfVersion(key, `${JSON.stringify(merged, null, 2)}\n`, 'application/json', current?.version)
       return merged

@@ -38,6 +38,7 @@ describe('previewTable', () => {
       rowsRead: 1000,
       suggestedKey: 'serial',
       warnings: [],
+      personalData: [],
     })
     // Read up to the end of the record batch that holds the limit (at most 1 MiB of cells), not the 2,000 chunks.
     expect(taken.chunks).toBeLessThan(500)
