@@ -167,7 +167,7 @@ export interface ExportedTable {
   readonly out: string
   readonly record: RunRecord
   readonly outcome: TableOutcome
-  /** Every `.parquet` file under the warehouse folder. */
+  /** Every `.parquet` file of table data (folders beginning with `_`, such as `_export_dates/`, hold state). */
   readonly parquetFiles: readonly string[]
 }
 
@@ -199,7 +199,7 @@ export const exportOneTable = async (
   const record = JSON.parse(await readFile(path.join(runFolder, runFile), 'utf8')) as RunRecord
   const outcome = record.tables[0]!
   const parquetFiles = (await readdir(out, { recursive: true }))
-    .filter((file) => file.endsWith('.parquet'))
+    .filter((file) => file.endsWith('.parquet') && !file.startsWith('_'))
     .map((file) => path.join(out, file))
   return { cli, out, record, outcome, parquetFiles }
 }

@@ -524,14 +524,24 @@ export class CatalogRefusedError extends ExportError {
 export class StateCorruptError extends ExportError {
   /** The object's key, relative to the warehouse root. */
   readonly key: string
-  constructor(details: { tableId?: string | undefined; key: string; where: string; reason: string; cause?: unknown }) {
+  constructor(details: {
+    tableId?: string | undefined
+    key: string
+    where: string
+    reason: string
+    /** The next step, where deleting the object would not rebuild it (a raw archive). */
+    hint?: string
+    cause?: unknown
+  }) {
     super(
       ErrorCode.STATE_CORRUPT,
       FailureClass.STATE,
       `${tableSubject(details.tableId)}${details.where}/${details.key} cannot be trusted: ${details.reason.replace(/\s*\n\s*/g, ' ')}`,
       {
         ...details,
-        hint: `nothing was written from it and the previous data is kept; on AWS restore ${details.key} from an earlier S3 version (aws s3api list-object-versions), locally delete it to rebuild it on the next run`,
+        hint:
+          details.hint ??
+          `nothing was written from it and the previous data is kept; on AWS restore ${details.key} from an earlier S3 version (aws s3api list-object-versions), locally delete it to rebuild it on the next run`,
       },
     )
     this.key = details.key

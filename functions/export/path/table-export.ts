@@ -222,6 +222,7 @@ export const landTable = async (
     await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
     const details = read.details()
     const warnings = [
+      ...(source.warnings ?? []),
       ...details.warnings,
       ...unknownOverrides(
         table,

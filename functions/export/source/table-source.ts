@@ -18,6 +18,8 @@ export interface TableBytes {
   readonly cancel: () => void
   /** Whether to keep these bytes in the raw archive (never when they come from it). */
   readonly archive: boolean
+  /** Lines reported with the table's outcome (an archive no run record vouches for). */
+  readonly warnings?: readonly string[]
 }
 
 export interface OpenRequest {
