@@ -122,7 +122,7 @@ describe('the configuration file', () => {
       (input: Record<string, unknown>) => {
         input.deployment = { unknownKey: true }
       },
-      'known here: stackName, schedule, secret, bucket',
+      'known here: stackName, schedule, secret, pseudonymizationSecret, bucket',
     ],
     [
       'deployment.schedule.expresion',
