@@ -3,10 +3,12 @@
  * `process.env` (Powertools and the AWS SDK read their own variables themselves); the CLI gets it from here too.
  */
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { type ExportConfig, loadConfigFile, parseConfigJson, parseExportConfig } from './config.ts'
 import { DEFAULT_SERVICE_NAME, LambdaEnvironment } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
+import { parseThreadCount } from './parse-threads.ts'
 
 /** Bucket names as S3 accepts them for new buckets. */
 const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
@@ -22,6 +24,8 @@ export interface LambdaSettings {
   readonly serviceName: string
   /** The function's memory in MB (set by Lambda), which decides its vCPUs; absent outside Lambda. */
   readonly memoryMb?: number | undefined
+  /** Threads parsing may use: what the cores, and the CPU the memory buys, pay for (core/parse-threads.ts). */
+  readonly parseThreads: number
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -30,6 +34,7 @@ export type Environment = Readonly<Record<string, string | undefined>>
 export const parseLambdaSettings = (
   env: Environment,
   readText: (path: string) => string = readUtf8,
+  cores: number = availableParallelism(),
 ): LambdaSettings => {
   const problems: ConfigProblem[] = []
   const required = (name: string): string | undefined => {
@@ -49,7 +54,8 @@ export const parseLambdaSettings = (
   const serviceName = env[LambdaEnvironment.SERVICE_NAME]?.trim() || DEFAULT_SERVICE_NAME
   const memoryMb = Number(env[LambdaEnvironment.FUNCTION_MEMORY_SIZE]) || undefined
   const pseudonymizationSecretId = env[LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN]?.trim() || undefined
-  return { config, bucket, tokenSecretId, serviceName, memoryMb, pseudonymizationSecretId }
+  const parseThreads = parseThreadCount(cores, memoryMb)
+  return { config, bucket, tokenSecretId, serviceName, memoryMb, parseThreads, pseudonymizationSecretId }
 }
 
 const readUtf8 = (path: string): string => readFileSync(path, 'utf8')
