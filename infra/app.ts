@@ -3,12 +3,11 @@
  * validates it with the shared schema (a bad file fails synth naming each field), builds the stack and
  * runs the cdk-nag AwsSolutions checks on it.
  */
-import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { App, Validations } from 'aws-cdk-lib'
 import { AwsSolutionsChecks } from 'cdk-nag'
-import { ConfigError, FailureClass, oneLineMessage, toExportError } from '../functions/export/index.ts'
+import { ConfigError, FailureClass, loadConfigFile, oneLineMessage, toExportError } from '../functions/export/index.ts'
 import { type DeployConfig, parseDeployConfig } from './deployment-config.ts'
 import { ExportStack } from './export-stack.ts'
 
@@ -18,21 +17,7 @@ export const ContextKey = { CONFIG: 'config', SERVICE_NAME: 'serviceName' } as c
 const RETIRED_STACK_NAME_KEY = 'stackName'
 
 /** Reads and validates a configuration file; errors name the file and every offending field. */
-export const loadExportConfig = (file: string): DeployConfig => {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ConfigError(file, [{ field: '(file)', message: `cannot be read: ${(error as Error).message}` }])
-  }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw new ConfigError(file, [{ field: '(file)', message: `is not valid JSON: ${(error as Error).message}` }])
-  }
-  return parseDeployConfig(json, file)
-}
+export const loadExportConfig = (file: string): DeployConfig => loadConfigFile(file, { validate: parseDeployConfig })
 
 export interface ExportAppResult {
   readonly stack: ExportStack

@@ -13,10 +13,10 @@ export {
 } from './catalog/athena.ts'
 export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
+// "did you mean": the local CLI suggests flags and commands as the configuration suggests keys.
+export { closestKey } from './core/config/key-suggestions.ts'
 // The vocabulary every side shares: configuration, constants, coded errors.
 export * from './core/config.ts'
-// "did you mean": the local CLI suggests flags and commands as the configuration suggests keys.
-export { closestKey } from './core/config-keys.ts'
 export * from './core/constants.ts'
 export { type Environment, PSEUDONYMIZATION_KEY_VARIABLE, processEnvironment } from './core/environment.ts'
 export * from './core/errors.ts'

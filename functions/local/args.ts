@@ -3,12 +3,12 @@
  * Flags and a `--config` file may be combined; flags win. The token's variable comes from environment.ts.
  */
 import { readFile } from 'node:fs/promises'
-import path from 'node:path'
 import {
   checkTokenCharacters,
   type Environment,
   type ExportConfigInput,
   exportDateProblem,
+  loadConfigFile,
   PSEUDONYMIZATION_KEY_VARIABLE,
   processEnvironment,
   TABLE_FORMATS,
@@ -156,7 +156,7 @@ export const parseExportArgs = async (
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`)
   }
   const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
-  const fromFile = values.config ? await readConfigFile(values.config) : {}
+  const fromFile = values.config ? readConfigFile(values.config) : {}
   const configInput: Record<string, unknown> = { ...fromFile }
   const source = { ...(fromFile.source as object | undefined) } as Record<string, unknown>
   if (values['base-url'] !== undefined) source.baseUrl = values['base-url']
@@ -228,37 +228,9 @@ const parseFormatFlag = (value: string | undefined, hasTables: boolean): TableFo
   return value as TableFormatName
 }
 
-const readConfigFile = async (file: string): Promise<Record<string, unknown>> => {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
-    throw new UsageError(
-      `cannot read --config ${file}: ${reason}`,
-      `check the path of the configuration file (${path.resolve(file)}); config/sample.json is a starting point`,
-    )
-  }
-  try {
-    return JSON.parse(text) as Record<string, unknown>
-  } catch (error) {
-    const at = jsonPosition(text, (error as Error).message)
-    const where = at ? ` at line ${at.line}, column ${at.column}` : ''
-    throw new UsageError(
-      `--config ${file} is not valid JSON${where}: ${(error as Error).message.replace(/ in JSON at position.*$/, '')}`,
-      `fix the JSON in ${file}${where}`,
-    )
-  }
-}
-
-/** Line and column (from 1) of JSON.parse's "at position N", or of the end for "Unexpected end". */
-export const jsonPosition = (text: string, message: string): { line: number; column: number } | undefined => {
-  const match = /at position (\d+)/.exec(message)
-  const offset = match ? Number(match[1]) : /end of JSON input/.test(message) ? text.length : undefined
-  if (offset === undefined) return undefined
-  const before = text.slice(0, offset).split('\n')
-  return { line: before.length, column: before.at(-1)!.length + 1 }
-}
+/** The file's JSON object; the flags merge into it before the whole is validated. */
+const readConfigFile = (file: string): Record<string, unknown> =>
+  loadConfigFile(file, { origin: `--config ${file}`, validate: (json: unknown) => json as Record<string, unknown> })
 
 /** The token from --token-file, else INVENTORY_TOKEN; surrounding white space is dropped. */
 export const readToken = async (

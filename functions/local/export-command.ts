@@ -1,5 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
-import { FolderWarehouseStore, runExport, serviceSource, UsageError } from '../export/index.ts'
+import { FolderWarehouseStore, runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
@@ -22,10 +22,10 @@ export const runExportCommand = async (
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
-    const unknown = command.only.filter((wanted) => !config.tables.some((t) => t.id === wanted || t.name === wanted))
-    if (unknown.length > 0)
+    const [unknown] = unconfiguredTables(config.tables, command.only)
+    if (unknown !== undefined)
       throw new UsageError(
-        `--only "${unknown[0]}" is not a configured table id or name`,
+        `--only "${unknown.wanted}" is not a configured table id or name`,
         `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
       )
     const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })

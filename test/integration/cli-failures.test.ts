@@ -263,8 +263,8 @@ const cases: [string, Case][] = [
     {
       command: 'start',
       exitCode: 2,
-      code: 'USAGE_INVALID',
-      names: /--config .*broken\.json is not valid JSON at line 3, column 1: /,
+      code: 'CONFIG_INVALID',
+      names: /--config .*broken\.json:.*\(file\): is not valid JSON at line 3, column 1: /,
       nextStep: /fix the JSON in .*broken\.json at line 3, column 1$/,
       run: async () => cli(['export', '--config', await file('broken.json', '{\n  "a": 1,\n}')]),
     },
@@ -274,8 +274,8 @@ const cases: [string, Case][] = [
     {
       command: 'start',
       exitCode: 2,
-      code: 'USAGE_INVALID',
-      names: /cannot read --config .*missing\.json: no such file$/,
+      code: 'CONFIG_INVALID',
+      names: /--config .*missing\.json:.*\(file\): cannot be read: no such file$/,
       nextStep: /check the path of the configuration file \(.*missing\.json\)/,
       run: () => cli(['export', '--config', path.join(dir, 'missing.json')]),
     },

@@ -3,10 +3,12 @@
  * `process.env` (Powertools and the AWS SDK read their own variables themselves); the CLI gets it from here too.
  */
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
-import { type ExportConfig, parseExportConfig } from './config.ts'
+import { type ExportConfig, loadConfigFile, parseConfigJson, parseExportConfig } from './config.ts'
 import { DEFAULT_SERVICE_NAME, LambdaEnvironment } from './constants.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
+import { parseThreadCount } from './parse-threads.ts'
 
 /** Bucket names as S3 accepts them for new buckets. */
 const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
@@ -22,6 +24,8 @@ export interface LambdaSettings {
   readonly serviceName: string
   /** The function's memory in MB (set by Lambda), which decides its vCPUs; absent outside Lambda. */
   readonly memoryMb?: number | undefined
+  /** Threads parsing may use: what the cores, and the CPU the memory buys, pay for (core/parse-threads.ts). */
+  readonly parseThreads: number
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>
@@ -30,6 +34,7 @@ export type Environment = Readonly<Record<string, string | undefined>>
 export const parseLambdaSettings = (
   env: Environment,
   readText: (path: string) => string = readUtf8,
+  cores: number = availableParallelism(),
 ): LambdaSettings => {
   const problems: ConfigProblem[] = []
   const required = (name: string): string | undefined => {
@@ -37,67 +42,55 @@ export const parseLambdaSettings = (
     if (!value) problems.push({ field: name, message: 'is not set' })
     return value || undefined
   }
-  const configText = configSource(env, readText, problems)
+  const config = readConfig(env, readText, problems)
   const bucket = required(LambdaEnvironment.WAREHOUSE_BUCKET)
   const tokenSecretId = required(LambdaEnvironment.TOKEN_SECRET_ARN)
   if (bucket !== undefined && !BUCKET_NAME_PATTERN.test(bucket)) {
     problems.push({ field: LambdaEnvironment.WAREHOUSE_BUCKET, message: `"${bucket}" is not an S3 bucket name` })
   }
-  const config = configText === undefined ? undefined : parseConfig(configText, problems)
   if (problems.length > 0 || config === undefined || bucket === undefined || tokenSecretId === undefined) {
     throw new ConfigError('Lambda environment', problems)
   }
   const serviceName = env[LambdaEnvironment.SERVICE_NAME]?.trim() || DEFAULT_SERVICE_NAME
   const memoryMb = Number(env[LambdaEnvironment.FUNCTION_MEMORY_SIZE]) || undefined
   const pseudonymizationSecretId = env[LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN]?.trim() || undefined
-  return { config, bucket, tokenSecretId, serviceName, memoryMb, pseudonymizationSecretId }
+  const parseThreads = parseThreadCount(cores, memoryMb)
+  return { config, bucket, tokenSecretId, serviceName, memoryMb, parseThreads, pseudonymizationSecretId }
 }
 
 const readUtf8 = (path: string): string => readFileSync(path, 'utf8')
 
-/** The configuration's JSON: the file the stack bundles (EXPORT_CONFIG_FILE), else inline (EXPORT_CONFIG). */
-const configSource = (
+/** The configuration: the file the stack bundles (EXPORT_CONFIG_FILE), else inline JSON (EXPORT_CONFIG). */
+const readConfig = (
   env: Environment,
   readText: (path: string) => string,
   problems: ConfigProblem[],
-): { field: string; text: string } | undefined => {
+): ExportConfig | undefined => {
   const file = env[LambdaEnvironment.EXPORT_CONFIG_FILE]?.trim()
   const inline = env[LambdaEnvironment.EXPORT_CONFIG]?.trim()
-  if (file) {
-    const path = resolve(env[LambdaEnvironment.TASK_ROOT] ?? '.', file)
-    try {
-      return { field: LambdaEnvironment.EXPORT_CONFIG_FILE, text: readText(path) }
-    } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
-      problems.push({ field: LambdaEnvironment.EXPORT_CONFIG_FILE, message: `cannot read ${path} (${reason})` })
-      return undefined
-    }
-  }
-  if (inline) return { field: LambdaEnvironment.EXPORT_CONFIG, text: inline }
-  problems.push({
-    field: LambdaEnvironment.EXPORT_CONFIG,
-    message: `is not set (nor ${LambdaEnvironment.EXPORT_CONFIG_FILE})`,
-  })
-  return undefined
-}
-
-const parseConfig = (
-  { field, text }: { field: string; text: string },
-  problems: ConfigProblem[],
-): ExportConfig | undefined => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    problems.push({ field, message: `is not valid JSON (${(error as Error).message})` })
+  if (!file && !inline) {
+    problems.push({
+      field: LambdaEnvironment.EXPORT_CONFIG,
+      message: `is not set (nor ${LambdaEnvironment.EXPORT_CONFIG_FILE})`,
+    })
     return undefined
   }
+  const field = file ? LambdaEnvironment.EXPORT_CONFIG_FILE : LambdaEnvironment.EXPORT_CONFIG
+  const path = file ? resolve(env[LambdaEnvironment.TASK_ROOT] ?? '.', file) : undefined
   try {
-    return parseExportConfig(json, field)
+    return path !== undefined
+      ? loadConfigFile(path, { origin: field, readText })
+      : parseExportConfig(parseConfigJson(inline ?? '', field), field)
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
-    for (const problem of error.problems)
-      problems.push({ field: `${field}.${problem.field}`, message: problem.message })
+    // One list for the whole environment: the file's problems are named under its variable.
+    for (const problem of error.problems) {
+      problems.push(
+        problem.field === '(file)'
+          ? { field, message: path === undefined ? problem.message : `${path} ${problem.message}` }
+          : { field: `${field}.${problem.field}`, message: problem.message },
+      )
+    }
     return undefined
   }
 }

@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import type { Delimiter } from '../core/constants.ts'
 import { InternalError } from '../core/errors.ts'
+import { parseThreadCount } from '../core/parse-threads.ts'
 import { describeError, type ErrorDescription, reviveError } from '../core/thread-errors.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { Channel } from './channel.ts'
@@ -52,52 +53,21 @@ type FromParser =
   | { readonly type: 'end'; readonly warnings: readonly string[] }
   | { readonly type: 'error'; readonly error: ErrorDescription }
 
-/** Lambda gives a function CPU time in proportion to its memory, whatever number of cores it lets it see. */
-const LAMBDA_MB_PER_VCPU = 1769
-
-/** vCPUs the function has: its cores, and in Lambda (`lambdaMemoryMb`) no more than its memory buys. */
-export const availableVcpus = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): number =>
-  Math.min(cores, lambdaMemoryMb === undefined ? cores : lambdaMemoryMb / LAMBDA_MB_PER_VCPU)
-
 /**
- * Whether a second thread has CPU to run on: a second core, and in Lambda (`lambdaMemoryMb`) at least one and a
- * half vCPUs' worth of memory. Below that both threads would share one vCPU's time, and the thread only costs.
- */
-export const hasCpuForThread = (cores: number = availableParallelism(), lambdaMemoryMb?: number | undefined): boolean =>
-  availableVcpus(cores, lambdaMemoryMb) >= 1.5
-
-/**
- * vCPUs from which parsing on every core pays. Chunking, verifying and one more thread cost about a quarter more
- * CPU than the one parse thread (measured, see docs/architecture.md, "Parsing on every core"), so on two vCPUs
- * both cores are kept as busy by the one parse thread and the main thread; from three, the parse gets cores of its
- * own.
- */
-const MIN_PARALLEL_VCPUS = 3
-
-/** Parse threads for a parallel parse: one per whole vCPU, when there are enough to pay; else none. */
-export const parallelWorkers = (
-  cores: number = availableParallelism(),
-  lambdaMemoryMb?: number | undefined,
-): number => {
-  const vcpus = Math.floor(availableVcpus(cores, lambdaMemoryMb))
-  return vcpus >= MIN_PARALLEL_VCPUS ? vcpus : 0
-}
-
-/**
- * Opens the parse stage over `source`, on a thread of its own or on every core when that pays. `lambdaMemoryMb`
- * is the function's memory size in Lambda (from environment.ts), which decides its vCPUs.
+ * Opens the parse stage over `source`, on a thread of its own or on every core when that pays. `threads` is what
+ * the edge decided the process has CPU for (core/parse-threads.ts): 0 inline, 1 one thread, more in parallel.
  */
 export const openParsedTable = async (
   source: AsyncIterable<Buffer>,
   options: TableParserOptions,
   thread: ParseThread = 'auto',
-  lambdaMemoryMb?: number | undefined,
+  threads: number = parseThreadCount(availableParallelism()),
 ): Promise<ParsedTable> => {
   if (typeof thread === 'object') return parseInParallel(source, options, thread)
-  if (thread === 'inline' || (thread === 'auto' && !hasCpuForThread(undefined, lambdaMemoryMb))) {
+  if (thread === 'inline' || (thread === 'auto' && threads === 0)) {
     return parseInline(source, options)
   }
-  const workers = thread === 'auto' ? parallelWorkers(undefined, lambdaMemoryMb) : 0
+  const workers = thread === 'auto' && threads > 1 ? threads : 0
   const iterator = source[Symbol.asyncIterator]()
   const head: Buffer[] = []
   let size = 0

@@ -170,7 +170,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       store,
       telemetry,
       spoolDirectory: deps.spoolDirectory,
-      lambdaMemoryMb: settings.memoryMb,
+      parseThreads: settings.parseThreads,
       remainingTimeMs: () => context.getRemainingTimeInMillis(),
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,

@@ -6,9 +6,9 @@
  * quote at most a short prefix of what was sent.
  */
 import { z } from 'zod'
+import { unknownKeyMessage } from '../core/config/key-suggestions.ts'
 import type { ExportConfig } from '../core/config.ts'
-import { formatPath } from '../core/config.ts'
-import { unknownKeyMessage } from '../core/config-keys.ts'
+import { formatPath, unconfiguredTables } from '../core/config.ts'
 import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
 import { exportDateProblem } from '../core/export-date.ts'
 
@@ -101,11 +101,8 @@ export const parseEvent = (event: unknown, config: ExportConfig): InvocationRequ
   const run: ExportInvocation = 'detail' in result.data ? result.data.detail : result.data
   const problems: ConfigProblem[] = []
   const where = envelope ? 'detail.' : ''
-  const known = new Set(config.tables.flatMap((t) => [t.id, t.name]))
-  for (const [index, wanted] of (run.tables ?? []).entries()) {
-    if (!known.has(wanted)) {
-      problems.push({ field: `${where}tables[${index}]`, message: `${quotePrefix(wanted)} is not a configured table` })
-    }
+  for (const { index, wanted } of unconfiguredTables(config.tables, run.tables ?? [])) {
+    problems.push({ field: `${where}tables[${index}]`, message: `${quotePrefix(wanted)} is not a configured table` })
   }
   if (run.reprocess === true && run.exportDate === undefined) {
     problems.push({ field: `${where}exportDate`, message: 'is required with reprocess: which export date to rebuild' })

@@ -32,8 +32,8 @@ export interface ReadContext {
   readonly spoolDirectory: string
   readonly batchLimits?: BatchLimits | undefined
   readonly parseThread?: ParseThread | undefined
-  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
-  readonly lambdaMemoryMb?: number | undefined
+  /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
+  readonly parseThreads?: number | undefined
   /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
   /** The table's deadline: the download stops with it, and so does reading a spooled workbook. */
@@ -56,7 +56,7 @@ export const openTableRead = async (
   const { delimiter, shortRows, encoding, invalidBytes } = table
   const { batchLimits, limits } = context
   const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
-  const parsed = await openParsedTable(body, options, context.parseThread, context.lambdaMemoryMb)
+  const parsed = await openParsedTable(body, options, context.parseThread, context.parseThreads)
   return {
     records: parsed,
     details: () => ({

@@ -53,8 +53,8 @@ export interface RunDependencies {
   readonly signal?: AbortSignal | undefined
   /** Catalog to tell about changed table schemas (Glue on AWS). */
   readonly catalog?: TableCatalog | undefined
-  /** The Lambda function's memory in MB, which decides its vCPUs (how many threads parsing gets). */
-  readonly lambdaMemoryMb?: number | undefined
+  /** Threads parsing may use, decided at the edge (core/parse-threads.ts); default: as this process's cores pay for. */
+  readonly parseThreads?: number | undefined
   /** The key of `tables[].columns.pseudonymize` (a file or variable locally, a secret on AWS); needed only then. */
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
@@ -262,7 +262,7 @@ const exportWithRetries = async (
       guards: config.export.guards,
       acceptChanges: context.acceptChanges,
       limits: config.limits,
-      lambdaMemoryMb: deps.lambdaMemoryMb,
+      parseThreads: deps.parseThreads,
       pseudonymizationKey: deps.pseudonymizationKey,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       attempt,

@@ -56,8 +56,8 @@ export interface TableExportContext {
   readonly rowGroupLimits?: RowGroupLimits
   /** @default 'auto': parsing gets a thread of its own when there is more than one core, every core from two */
   readonly parseThread?: ParseThread
-  /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
-  readonly lambdaMemoryMb?: number | undefined
+  /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
+  readonly parseThreads?: number | undefined
   readonly onProgress?: (progress: TableProgress) => void
   /** Reconciled with the table's definition after every publish (the Glue catalog on AWS); absent locally. */
   readonly catalog?: TableCatalog | undefined

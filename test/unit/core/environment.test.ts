@@ -16,6 +16,14 @@ describe('the Lambda settings', () => {
     expect(parseLambdaSettings({ ...ENVIRONMENT, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '3538' }).memoryMb).toBe(3538)
   })
 
+  it('turn the memory size into the number of parse threads once, by the vCPUs it buys', () => {
+    const withMemory = (mb: string) => ({ ...ENVIRONMENT, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: mb })
+    expect(parseLambdaSettings(withMemory('1769'), undefined, 6).parseThreads).toBe(0)
+    expect(parseLambdaSettings(withMemory('3538'), undefined, 6).parseThreads).toBe(1)
+    expect(parseLambdaSettings(withMemory('10240'), undefined, 6).parseThreads).toBe(5)
+    expect(parseLambdaSettings(ENVIRONMENT, undefined, 4).parseThreads).toBe(4)
+  })
+
   it('have no memory size outside Lambda, or when the variable is not a number', () => {
     expect(parseLambdaSettings(ENVIRONMENT).memoryMb).toBeUndefined()
     expect(parseLambdaSettings({ ...ENVIRONMENT, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: 'lots' }).memoryMb).toBeUndefined()

@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
 import { guessRecordEnd } from '../../../functions/export/csv/chunks.ts'
-import { openParsedTable, type ParseThread, parallelWorkers } from '../../../functions/export/csv/parse-worker.ts'
+import { openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
 
 const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
@@ -189,17 +189,5 @@ describe('parsing chunks of the body on every core', () => {
     const parsed = await openParsedTable(body(text), OPTIONS, parallel(4096))
     for await (const _ of parsed.batches) break
     await expect(parsed.close()).resolves.toBeUndefined()
-  })
-})
-
-describe('when the parse runs on every core', () => {
-  it('takes one thread per whole vCPU from three on, and none below, where one parse thread does as well', () => {
-    expect(parallelWorkers(1, undefined)).toBe(0)
-    expect(parallelWorkers(2, undefined)).toBe(0)
-    expect(parallelWorkers(3, undefined)).toBe(3)
-    expect(parallelWorkers(6, undefined)).toBe(6)
-    expect(parallelWorkers(2, 3538)).toBe(0)
-    expect(parallelWorkers(6, 5307)).toBe(3)
-    expect(parallelWorkers(6, 10_240)).toBe(5)
   })
 })

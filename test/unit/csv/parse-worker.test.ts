@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
-import { hasCpuForThread, openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
+import { openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
 
 const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
@@ -127,21 +127,6 @@ describe('the parse stage on a thread of its own', () => {
     const parsed = await openParsedTable(body(csvText(60_000)), OPTIONS, 'worker')
     for await (const _ of parsed.batches) break
     await expect(parsed.close()).resolves.toBeUndefined()
-  })
-})
-
-describe('when the parse stage gets a thread of its own', () => {
-  it('needs a second core', () => {
-    expect(hasCpuForThread(1, undefined)).toBe(false)
-    expect(hasCpuForThread(2, undefined)).toBe(true)
-  })
-
-  it('in Lambda, also needs the memory that buys a second vCPU, however many cores the function sees', () => {
-    expect(hasCpuForThread(2, 1769)).toBe(false)
-    expect(hasCpuForThread(2, 2560)).toBe(false)
-    expect(hasCpuForThread(2, 2654)).toBe(true)
-    expect(hasCpuForThread(2, 3538)).toBe(true)
-    expect(hasCpuForThread(1, 10_240)).toBe(false)
   })
 })
 

@@ -2,7 +2,7 @@
  * Unknown configuration keys: a misspelt key would otherwise be dropped and quietly change behaviour, so each
  * one is reported at its own path with the closest key the schema knows there ("did you mean ...?").
  */
-import type { z } from 'zod'
+import * as z from 'zod'
 
 /** Edit distance (insertions, deletions, substitutions) between two keys. */
 export const editDistance = (a: string, b: string): number => {
@@ -28,30 +28,38 @@ export const closestKey = (key: string, known: readonly string[]): string | unde
   return best !== undefined && best.distance <= Math.max(2, Math.floor(best.key.length / 3)) ? best.key : undefined
 }
 
-interface SchemaDefinition {
-  readonly type: string
-  readonly shape?: Record<string, z.ZodType>
-  readonly innerType?: z.ZodType
-  readonly element?: z.ZodType
-  readonly in?: z.ZodType
+/** The schema inside a wrapper that does not change which keys an object accepts (optional, default, ...). */
+const unwrapped = (schema: z.ZodType): z.ZodType | undefined => {
+  if (
+    schema instanceof z.ZodOptional ||
+    schema instanceof z.ZodNullable ||
+    schema instanceof z.ZodDefault ||
+    schema instanceof z.ZodPrefault ||
+    schema instanceof z.ZodReadonly ||
+    schema instanceof z.ZodNonOptional ||
+    schema instanceof z.ZodCatch
+  ) {
+    return schema.unwrap() as z.ZodType
+  }
+  // A transform's keys are those of the object it reads.
+  if (schema instanceof z.ZodPipe) return schema.in as z.ZodType
+  return undefined
 }
-
-const definition = (schema: z.ZodType): SchemaDefinition =>
-  (schema as unknown as { _zod: { def: SchemaDefinition } })._zod.def
 
 /** The keys an object schema at `path` accepts, looking through optional, default, array and pipe wrappers. */
 export const knownKeysAt = (schema: z.ZodType, path: readonly PropertyKey[]): string[] => {
   let current: z.ZodType | undefined = schema
   const remaining = [...path]
   while (current !== undefined) {
-    const def = definition(current)
-    if (def.innerType !== undefined) current = def.innerType
-    else if (def.type === 'pipe') current = def.in
-    else if (remaining.length === 0) return def.shape === undefined ? [] : Object.keys(def.shape)
-    else if (def.type === 'array') {
+    const inner = unwrapped(current)
+    if (inner !== undefined) current = inner
+    else if (remaining.length === 0) return current instanceof z.ZodObject ? Object.keys(current.shape) : []
+    else if (current instanceof z.ZodArray) {
       remaining.shift()
-      current = def.element
-    } else current = def.shape?.[String(remaining.shift())]
+      current = current.element as z.ZodType
+    } else if (current instanceof z.ZodObject)
+      current = current.shape[String(remaining.shift())] as z.ZodType | undefined
+    else return []
   }
   return []
 }

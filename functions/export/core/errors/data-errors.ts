@@ -1,0 +1,96 @@
+/** The body arrived but cannot be landed faithfully: the CSV or workbook, or columns the configuration names. */
+import { FailureClass } from '../constants.ts'
+import { ErrorCode } from './codes.ts'
+import { ExportError, tableSubject } from './export-error.ts'
+
+/** The body is a CSV we cannot read faithfully. */
+export class DataError extends ExportError {
+  readonly line: number | undefined
+  constructor(
+    code:
+      | 'EMPTY_BODY'
+      | 'INVALID_ENCODING'
+      | 'CSV_MALFORMED'
+      | 'ROW_FIELD_COUNT'
+      | 'LIMIT_EXCEEDED'
+      | 'VALUE_OUT_OF_RANGE'
+      | 'RAW_ARCHIVE_MISSING'
+      | 'RAW_ARCHIVE_CORRUPT',
+    details: { tableId?: string | undefined; reason: string; line?: number; hint?: string; cause?: unknown },
+  ) {
+    super(ErrorCode[code], FailureClass.DATA, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      hint: details.hint ?? 'the previous data is kept; fix the saved table or its options in the configuration',
+    })
+    this.line = details.line
+  }
+}
+
+/** `tables[].key` names a column the table does not have; nothing is published until the key is fixed. */
+export class KeyColumnError extends ExportError {
+  readonly missing: readonly string[]
+  constructor(tableId: string, missing: readonly string[], columns: readonly string[]) {
+    const names = missing.map((name) => `"${name}"`).join(', ')
+    super(
+      ErrorCode.KEY_COLUMN_MISSING,
+      FailureClass.CONFIG,
+      `${tableSubject(tableId)}tables[].key names ${names}, which ${missing.length === 1 ? 'is not a column' : 'are not columns'} of this table (columns: ${columns.join(', ')})`,
+      {
+        tableId,
+        hint: 'set tables[].key to exported column names (npm run check suggests one); the previous data is kept',
+      },
+    )
+    this.missing = missing
+  }
+}
+
+/**
+ * `tables[].columns.drop` or `.pseudonymize` names a column this export does not have. Failing keeps a renamed
+ * personal column from landing raw under its new name while the old one is quietly matched by nothing.
+ */
+export class ControlledColumnError extends ExportError {
+  readonly missing: readonly string[]
+  constructor(tableId: string, missing: readonly { list: string; name: string }[], columns: readonly string[]) {
+    const names = missing.map(({ list, name }) => `"${name}" (columns.${list})`).join(', ')
+    super(
+      ErrorCode.CONTROLLED_COLUMN_MISSING,
+      FailureClass.CONFIG,
+      `${tableSubject(tableId)}tables[].columns names ${names}, which ${missing.length === 1 ? 'is not a column' : 'are not columns'} of this export (columns: ${columns.join(', ')})`,
+      {
+        tableId,
+        hint: 'set columns.drop and columns.pseudonymize to exported column names as npm run check shows them; nothing was published',
+      },
+    )
+    this.missing = missing.map(({ name }) => name)
+  }
+}
+
+export type WorkbookErrorCode =
+  | 'NOT_XLSX'
+  | 'XLSX_ENCRYPTED'
+  | 'XLSX_MALFORMED'
+  | 'XLSX_NO_WORKSHEET'
+  | 'XLSX_NO_HEADER'
+  | 'XLSX_TOO_LARGE'
+
+const WORKBOOK_HINTS: Readonly<Record<WorkbookErrorCode, string>> = {
+  NOT_XLSX:
+    'the service answered with something other than a workbook; check the base URL and any proxy or login in front of it',
+  XLSX_ENCRYPTED: 'the workbook is password-protected; export it without a password, or set "format": "csv"',
+  XLSX_MALFORMED: 'the workbook cannot be read; the previous data is kept; try "format": "csv" for this table',
+  XLSX_NO_WORKSHEET: 'the workbook has no worksheet; the previous data is kept; check the saved table',
+  XLSX_NO_HEADER: 'the first worksheet has no header row; the previous data is kept; check the saved table',
+  XLSX_TOO_LARGE:
+    'the workbook exceeds a limit named above (see docs/failure-behaviour.md, "Workbooks"); the previous data is kept; try "format": "csv"',
+}
+
+/** The body is not a workbook we can read faithfully (see functions/export/xlsx/). */
+export class WorkbookError extends ExportError {
+  constructor(code: WorkbookErrorCode, details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+    const failureClass = code === 'NOT_XLSX' ? FailureClass.PROTOCOL : FailureClass.DATA
+    super(ErrorCode[code], failureClass, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      hint: WORKBOOK_HINTS[code],
+    })
+  }
+}

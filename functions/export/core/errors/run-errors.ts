@@ -1,0 +1,189 @@
+/**
+ * Failures of the run itself: writing, secrets, time, guards, the catalog's rules, state, disk and bugs; and the
+ * wrapping of anything thrown into a coded error.
+ */
+import { FailureClass } from '../constants.ts'
+import type { GuardFinding } from '../run-record.ts'
+import { ErrorCode } from './codes.ts'
+import { ConfigError } from './config-errors.ts'
+import { ExportError, tableSubject } from './export-error.ts'
+
+/** Writing the output failed; nothing was published. */
+export class PublishError extends ExportError {
+  constructor(details: { tableId?: string | undefined; target: string; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.PUBLISH_FAILED,
+      FailureClass.PUBLISH,
+      `${tableSubject(details.tableId)}writing ${details.target} failed: ${details.reason}`,
+      { ...details, retryable: true, hint: 'check write access to the warehouse; the previous data is kept' },
+    )
+  }
+}
+
+/** A conditional write lost: another writer changed the object since it was read. Read it again and retry. */
+export class WriteConflictError extends PublishError {
+  constructor(details: { target: string; cause?: unknown }) {
+    super({ ...details, reason: 'another run changed it at the same time' })
+  }
+}
+
+/** The pseudonymization key's secret could not be read; no table ran, so nothing raw was written either. */
+export class PseudonymizationKeyUnavailableError extends ExportError {
+  constructor(source: string, cause?: unknown) {
+    super(
+      ErrorCode.PSEUDONYMIZATION_KEY_UNAVAILABLE,
+      FailureClass.CONFIG,
+      `the pseudonymization key could not be read from ${source}`,
+      {
+        cause,
+        hint: 'check that the secret exists, has a value of at least 32 characters and that the function may read it (docs/personal-data.md)',
+      },
+    )
+  }
+}
+
+/** The run ran out of time before this table finished. */
+export class DeadlineError extends ExportError {
+  constructor(details: { tableId?: string | undefined; reason: string; hint?: string }) {
+    super(ErrorCode.DEADLINE_EXCEEDED, FailureClass.DEADLINE, `${tableSubject(details.tableId)}${details.reason}`, {
+      ...details,
+      retryable: true,
+      hint: details.hint ?? 'raise deployment.lambda.timeoutSeconds or split the tables over several schedules',
+    })
+  }
+}
+
+/** The token could not be read from its source. */
+export class TokenUnavailableError extends ExportError {
+  constructor(source: string, cause?: unknown) {
+    super(ErrorCode.TOKEN_UNAVAILABLE, FailureClass.CONFIG, `the API token could not be read from ${source}`, {
+      cause,
+      // The Lambda's advice; the local runner gives its own (--token-file, INVENTORY_TOKEN) for this code.
+      hint: "put the token in the secret: aws secretsmanager put-secret-value --secret-id <the stack output TokenSecretArn> --secret-string '<token>'",
+    })
+  }
+}
+
+/** An upstream change guard held the table: nothing was published, the previous data and latest view stay. */
+export class GuardHoldError extends ExportError {
+  /** Every guard that fired for the table, the holding ones first. */
+  readonly findings: readonly GuardFinding[]
+  /** Rows of the export that was held. */
+  readonly rows: number
+  constructor(details: {
+    tableId: string
+    tableName: string
+    rows: number
+    findings: readonly GuardFinding[]
+  }) {
+    const held = details.findings.filter((f) => f.action === 'held')
+    super(
+      ErrorCode[held[0]?.code ?? 'ROW_COUNT_DROP'],
+      FailureClass.GUARD,
+      `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
+      {
+        tableId: details.tableId,
+        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+      },
+    )
+    this.findings = details.findings
+    this.rows = details.rows
+  }
+}
+
+/** The catalog (Glue) would refuse the table's definition by its documented rules; checked before anything moves. */
+export class CatalogRefusedError extends ExportError {
+  constructor(details: { tableId?: string | undefined; name: string; problems: readonly string[] }) {
+    super(
+      ErrorCode.CATALOG_REFUSED,
+      FailureClass.DATA,
+      `${tableSubject(details.tableId)}the catalog would refuse the definition of ${details.name}: ${details.problems.join('; ')}`,
+      {
+        tableId: details.tableId,
+        hint: "nothing moved: the previous date's data, registry, run index and catalog stay as they were; the table's columns pass a catalog limit named above (fewer columns, e.g. a saved table that shows fewer, or a shorter tables[].key, bring it back within)",
+      },
+    )
+  }
+}
+
+/**
+ * A state object of the exporter's own (the schema registry, the run index, a raw archive) does not have the shape
+ * or content it must: the table fails, and nothing is written from what could not be read. One line, whatever the
+ * object held.
+ */
+export class StateCorruptError extends ExportError {
+  /** The object's key, relative to the warehouse root. */
+  readonly key: string
+  constructor(details: {
+    tableId?: string | undefined
+    key: string
+    where: string
+    reason: string
+    /** The next step, where deleting the object would not rebuild it (a raw archive). */
+    hint?: string
+    cause?: unknown
+  }) {
+    super(
+      ErrorCode.STATE_CORRUPT,
+      FailureClass.STATE,
+      `${tableSubject(details.tableId)}${details.where}/${details.key} cannot be trusted: ${details.reason.replace(/\s*\n\s*/g, ' ')}`,
+      {
+        ...details,
+        hint:
+          details.hint ??
+          `nothing was written from it and the previous data is kept; on AWS restore ${details.key} from an earlier S3 version (aws s3api list-object-versions), locally delete it to rebuild it on the next run`,
+      },
+    )
+    this.key = details.key
+  }
+}
+
+/** A local disk is full: the spool's (the Lambda's /tmp, the OS temp folder), or a local warehouse folder's. */
+export class StorageFullError extends ExportError {
+  constructor(details: { tableId?: string | undefined; path?: string | undefined; cause?: unknown }) {
+    super(
+      ErrorCode.STORAGE_FULL,
+      FailureClass.STORAGE,
+      `${tableSubject(details.tableId)}the disk is full${details.path === undefined ? '' : ` (writing ${details.path})`}`,
+      {
+        ...details,
+        retryable: true,
+        hint: "the previous data is kept; free space on the disk, or on AWS raise deployment.lambda.ephemeralStorageMb (the function's /tmp) or lower export.concurrency; the next run retries",
+      },
+    )
+  }
+}
+
+/** Something that should not happen did: a bug, or an environment problem such as a full disk. */
+export class InternalError extends ExportError {
+  constructor(details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+    super(
+      ErrorCode.INTERNAL,
+      FailureClass.INTERNAL,
+      `${tableSubject(details.tableId)}unexpected failure: ${details.reason}`,
+      {
+        ...details,
+        hint: 'the previous data is kept; if it repeats, report it with the run record',
+      },
+    )
+  }
+}
+
+/** Wraps anything thrown into a coded error, keeping coded ones as they are. */
+export const toExportError = (error: unknown, tableId?: string): ExportError => {
+  if (error instanceof ExportError) return error
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') {
+    return new StorageFullError({ tableId, path: (error as NodeJS.ErrnoException).path, cause: error })
+  }
+  const reason = error instanceof Error ? error.message : String(error)
+  return new InternalError({ tableId, reason, cause: error })
+}
+
+/** The failure as one line for a terminal: `error [CODE]: message`, a ConfigError's problems joined by "; ". */
+export const oneLineMessage = (error: ExportError): string => {
+  const message =
+    error instanceof ConfigError
+      ? `invalid ${error.origin}: ${error.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`
+      : error.message.replace(/\s*\n\s*/g, ' ')
+  return `error [${error.code}]: ${message}`
+}
