@@ -2,9 +2,10 @@
  * The exporter: the bundled function (one per memory size the tables ask for, all from one bundle), its token
  * secret, one schedule per table, failure queues and least-privilege roles.
  */
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib'
+import { Duration, RemovalPolicy, Size, Stack, Stage } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import {
@@ -163,6 +164,11 @@ export class Exporter extends Construct {
     const plans = props.tables
     const sizes = memorySizes(props.lambda.memoryMb, plans)
     const reserved = reservedConcurrency(sizes, runtime.export.concurrency)
+    // Into the cloud assembly's folder (cdk.out), beside the templates it belongs to.
+    const runtimeConfigFile = settings.writeRuntimeConfigFile(
+      Stage.of(this)?.outdir ?? tmpdir(),
+      JSON.stringify(this.runtimeConfig),
+    )
     const functions = new Map<number, NodejsFunction>()
     for (const memoryMb of sizes) {
       const periods = plans.filter((plan) => plan.memoryMb === memoryMb).map((plan) => plan.periodHours)
@@ -174,6 +180,7 @@ export class Exporter extends Construct {
         reservedConcurrency: reserved.get(memoryMb) ?? 1,
         maxEventAgeSeconds: asyncEventAgeSeconds(periods.length > 0 ? periods : [props.defaultPeriodHours]),
         bundledCa,
+        runtimeConfigFile,
         caPath,
         network,
       })
@@ -216,6 +223,7 @@ export class Exporter extends Construct {
       reservedConcurrency: number
       maxEventAgeSeconds: number
       bundledCa: string | undefined
+      runtimeConfigFile: string
       caPath: string | undefined
       network: ReturnType<Exporter['network']> | undefined
     },
@@ -251,7 +259,7 @@ export class Exporter extends Construct {
         sourceMaps: lambda.sourceMaps,
       }),
       bundling: settings.bundlingOptions({
-        runtimeConfigJson: JSON.stringify(this.runtimeConfig),
+        runtimeConfigFile: spec.runtimeConfigFile,
         caCertificatesPath: spec.caPath,
         sourceMaps: lambda.sourceMaps,
       }),
