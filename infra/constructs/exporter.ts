@@ -18,6 +18,7 @@ import {
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import type { IBucket } from 'aws-cdk-lib/aws-s3'
+import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler'
 import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
@@ -27,7 +28,7 @@ import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
 import { memorySizes, reservedConcurrency, type TablePlan } from './table-plan.ts'
-import { TableSchedules } from './table-schedules.ts'
+import { TableSchedules, type TableSchedulesProps } from './table-schedules.ts'
 
 /** An on-failure destination whose grant is SendMessage alone (see settings.failureQueueStatement). */
 const sendOnlyQueue = (queue: Queue): IDestination => ({
@@ -116,8 +117,8 @@ export class Exporter extends Construct {
   readonly pseudonymizationSecret: ISecret | undefined
   /** True when the stack created the (empty) secret. */
   readonly secretCreated: boolean
-  /** One schedule per table, in one schedule group. */
-  readonly schedules: TableSchedules
+  /** The group of every table's schedule (the schedules are in the nested stacks of tables: `addSchedules`). */
+  readonly scheduleGroup: ScheduleGroup
   /** The role Scheduler assumes: invoke these functions, write to the dead-letter queue. */
   readonly scheduleRole: Role
   /** Invocations Scheduler could not deliver. */
@@ -127,6 +128,7 @@ export class Exporter extends Construct {
   readonly serviceName: string
   /** What the function reads at run time, shipped in the bundle as export-config.json. */
   readonly runtimeConfig: ReturnType<typeof settings.runtimeConfig>
+  private readonly scheduleOptions: Omit<TableSchedulesProps, 'tables'>
 
   constructor(scope: Construct, id: string, props: ExporterProps) {
     super(scope, id)
@@ -196,15 +198,17 @@ export class Exporter extends Construct {
       }),
       description: 'Inventory export schedule: invoke the exporter, send undeliverable runs to the dead-letter queue',
     })
-    this.schedules = new TableSchedules(this, 'Schedules', {
-      tables: plans,
+    // Under "Schedules", where it has always been, so its logical id (and generated name) stays.
+    this.scheduleGroup = new ScheduleGroup(new Construct(this, 'Schedules'), 'Group')
+    this.scheduleOptions = {
+      group: this.scheduleGroup,
       functionFor: (memoryMb) => functions.get(memoryMb) ?? this.function,
       role: this.scheduleRole,
       deadLetterQueue: this.scheduleDeadLetterQueue,
       flexibleWindowMinutes: props.flexibleWindowMinutes,
       retryAttempts: scheduleRetryAttempts,
       maxEventAge: scheduleMaxEventAge,
-    })
+    }
     for (const fn of functions.values()) {
       acknowledgeWildcardResource(
         this.scheduleRole,
@@ -212,6 +216,11 @@ export class Exporter extends Construct {
         'Scheduler may invoke only the export functions; the ":*" suffix matches their versions and aliases, nothing else.',
       )
     }
+  }
+
+  /** One schedule for each of `tables`, created in `scope` (a nested stack of tables), all in `scheduleGroup`. */
+  addSchedules(scope: Construct, tables: readonly TablePlan[]): TableSchedules {
+    return new TableSchedules(scope, 'Schedules', { ...this.scheduleOptions, tables })
   }
 
   private exportFunction(
