@@ -21,7 +21,8 @@ export interface BundleFigures {
 
 /** Builds the handler as the stack does; returns the bundle's path and the input files with code in it. */
 export const buildBundle = async (repositoryRoot: string): Promise<{ outfile: string; inputs: string[] }> => {
-  const options = bundlingOptions({ runtimeConfigJson: '{}' })
+  // Only the esbuild options are read here; the hooks that copy files into the bundle do not run.
+  const options = bundlingOptions({ runtimeConfigFile: '/dev/null' })
   const outdir = await mkdtemp(path.join(os.tmpdir(), 'inventory-bundle-'))
   const outfile = path.join(outdir, 'index.mjs')
   const { metafile } = await build({

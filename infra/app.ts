@@ -7,9 +7,10 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { App, Validations } from 'aws-cdk-lib'
 import { AwsSolutionsChecks } from 'cdk-nag'
-import { ConfigError, FailureClass, loadConfigFile, oneLineMessage, toExportError } from '../functions/export/index.ts'
+import { ConfigError, loadConfigFile, oneLineMessage } from '../functions/export/index.ts'
 import { type DeployConfig, parseDeployConfig } from './deployment-config.ts'
 import { ExportStack } from './export-stack.ts'
+import { SynthStep, synthFailure } from './synth-errors.ts'
 
 /** Context keys read by the app (`-c key=value`). */
 export const ContextKey = { CONFIG: 'config', SERVICE_NAME: 'serviceName' } as const
@@ -60,16 +61,22 @@ export const addExportStack = (app: App): ExportAppResult => {
 }
 
 const main = (): void => {
-  const app = new App()
+  let configFile: string | undefined
+  let step: SynthStep = SynthStep.BUILD
   try {
+    // Inside: the App creates the cloud assembly's folder (cdk.out), a step of the build that can fail too.
+    const app = new App()
+    const named: unknown = app.node.tryGetContext(ContextKey.CONFIG)
+    configFile = typeof named === 'string' && named.length > 0 ? named : undefined
     addExportStack(app)
+    step = SynthStep.ASSEMBLE
+    app.synth()
   } catch (thrown) {
-    // One coded line, as the local commands print it; exit 2 for configuration, 1 for anything else.
-    const error = toExportError(thrown)
-    process.stderr.write(`${oneLineMessage(error)}\n${error.hint ? `next step: ${error.hint}\n` : ''}`)
-    process.exit(error.failureClass === FailureClass.CONFIG ? 2 : 1)
+    // One coded line and a next step for the build; exit 2 for configuration, 1 for anything else.
+    const { error, nextStep, exitCode } = synthFailure(thrown, step, configFile)
+    process.stderr.write(`${oneLineMessage(error)}\n${nextStep ? `next step: ${nextStep}\n` : ''}`)
+    process.exit(exitCode)
   }
-  app.synth()
 }
 
 /** True when run as `node infra/app.ts` (import.meta.main needs Node 24.2; older Nodes compare the path). */

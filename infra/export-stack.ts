@@ -12,6 +12,7 @@ import { caCertificatesPath, Exporter, PROJECT_ROOT } from './constructs/exporte
 import { validateDeployment } from './constructs/exporter-validation.ts'
 import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
 import { tablePlans } from './constructs/table-plan.ts'
+import { TableStack, tableStackId, tablesByStack } from './constructs/table-stacks.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
 import type { DeployConfig } from './deployment-config.ts'
 
@@ -35,6 +36,8 @@ export class ExportStack extends Stack {
   readonly warehouse: Warehouse
   readonly exporter: Exporter
   readonly alarms: ExportAlarms
+  /** The nested stacks holding each table's schedule, staleness alarm and named queries (table-stacks.ts). */
+  readonly tableStacks: readonly TableStack[]
   /** Pages on the first table an upstream change guard held. */
   readonly guardHeld: GuardHeldAlarm
   readonly dashboard: ExportDashboard
@@ -57,13 +60,7 @@ export class ExportStack extends Stack {
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
       ...(props.disposable === true ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
-      namedQueries: namedQueries(
-        deployment.athena.tableQueries ? config.tables.map((table) => table.name) : [],
-        deployment.athena.namedQueries,
-        deployment.athena.tableQueries
-          ? config.tables.flatMap((table) => (table.key ? [{ name: table.name, key: table.key }] : []))
-          : [],
-      ),
+      namedQueries: namedQueries([], deployment.athena.namedQueries),
     })
 
     validateDeployment(config, caCertificatesPath(config, props.projectRoot ?? PROJECT_ROOT))
@@ -94,6 +91,27 @@ export class ExportStack extends Stack {
       schedulePeriodHours: deployment.schedule.periodHours,
       thresholds: deployment.alarms,
     })
+
+    const keys = new Map(config.tables.map((table) => [table.name, table.key]))
+    this.tableStacks = [...tablesByStack(tablePlans(config))].map(
+      ([n, plans]) =>
+        new TableStack(this, tableStackId(n), {
+          tables: plans,
+          queries: deployment.athena.tableQueries
+            ? namedQueries(
+                plans.map((plan) => plan.name),
+                [],
+                plans.flatMap(({ name }) => {
+                  const key = keys.get(name)
+                  return key ? [{ name, key }] : []
+                }),
+              )
+            : [],
+          addSchedules: (scope, tables) => this.exporter.addSchedules(scope, tables),
+          addStaleTableAlarms: (scope, tables) => this.alarms.addStaleTableAlarms(scope, tables),
+          addNamedQueries: (scope, queries) => this.warehouse.addNamedQueries(scope, queries),
+        }),
+    )
 
     this.guardHeld = new GuardHeldAlarm(this, 'GuardHeld', {
       serviceName: this.exporter.serviceName,
@@ -131,7 +149,7 @@ export class ExportStack extends Stack {
       AlarmTopicArn: this.alarms.topic.topicArn,
       FailureQueueUrl: this.exporter.failureQueue.queueUrl,
       AnalystPolicyArn: this.analystPolicy.managedPolicyArn,
-      ScheduleGroupName: this.exporter.schedules.group.scheduleGroupName,
+      ScheduleGroupName: this.exporter.scheduleGroup.scheduleGroupName,
       // What `npm run verify` needs besides the above: where run records live, which tables to try.
       WarehousePrefix: config.warehouse.prefix,
       ExportedTables: config.tables.map((table) => table.name).join(','),
@@ -146,20 +164,25 @@ export class ExportStack extends Stack {
 /** CloudFormation's quota of resources in one stack. */
 export const MAX_STACK_RESOURCES = 500
 
+/** The resources of `stack` itself, not of its nested stacks (each nested stack is one resource of its parent). */
+export const stackResourceCount = (stack: Stack): number =>
+  stack.node.findAll().filter((construct) => construct instanceof CfnResource && Stack.of(construct) === stack).length
+
 /**
- * Each table adds a schedule, a staleness alarm and (by default) three named queries, so a long table list can
- * pass CloudFormation's quota; say so at synth, naming what to change, instead of failing at deploy.
+ * The tables' resources are spread over nested stacks by a hash of their names; should one of them (or the stack
+ * itself) pass CloudFormation's quota, say so at synth, naming what to change, instead of failing at deploy.
  */
-const checkResourceCount = (stack: Stack, config: DeployConfig): void => {
-  const count = stack.node.findAll().filter((construct) => construct instanceof CfnResource).length
-  if (count <= MAX_STACK_RESOURCES) return
+const checkResourceCount = (stack: ExportStack, config: DeployConfig): void => {
+  const full = [stack, ...stack.tableStacks]
+    .map((s) => ({ s, count: stackResourceCount(s) }))
+    .filter(({ count }) => count > MAX_STACK_RESOURCES)
+  if (full.length === 0) return
   const queries = config.deployment.athena.tableQueries
-  throw new ConfigError('stack settings', [
-    {
+  throw new ConfigError(
+    'stack settings',
+    full.map(({ s, count }) => ({
       field: queries ? 'deployment.athena.tableQueries' : 'tables',
-      message: queries
-        ? `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; set it to false (3 named queries per table) or split the tables over two stacks`
-        : `${config.tables.length} tables make ${count} resources, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; split them over two stacks (deployment.stackName)`,
-    },
-  ])
+      message: `${config.tables.length} tables make ${count} resources in ${s.node.path}, more than the ${MAX_STACK_RESOURCES} CloudFormation allows in one stack; ${queries ? 'set it to false (3 named queries per table) or ' : ''}split the tables over two stacks (deployment.stackName)`,
+    })),
+  )
 }

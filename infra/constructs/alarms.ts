@@ -50,7 +50,7 @@ export interface ExportAlarmsProps {
   readonly serviceName: string
   /** The export functions (one per memory size). */
   readonly functions: readonly IFunction[]
-  /** The tables, each with its schedule period: one staleness alarm each. */
+  /** The tables, each with its schedule period: each one's staleness window is checked here (`addStaleTableAlarms`). */
   readonly tables: readonly TablePlan[]
   /** The warehouse prefix, for the alarm texts (warehouse.prefix). @default 'inventory' */
   readonly warehousePrefix?: string
@@ -101,10 +101,13 @@ export class ExportAlarms extends Construct {
   readonly functionErrors: Alarm
   /** (b) Scheduler could not invoke the function, or Lambda dropped a run that waited too long for a slot. */
   readonly undeliveredRuns: Alarm
-  /** (c) per table, by name: no successful export for `staleAfterPeriods` of the table's schedule periods. */
-  readonly staleTables: ReadonlyMap<string, Alarm>
-  /** Every alarm, the three exporter-wide ones first. */
-  readonly alarms: readonly Alarm[]
+  /**
+   * (c) per table, by name: no successful export for `staleAfterPeriods` of the table's schedule periods. Filled by
+   * `addStaleTableAlarms`, in the nested stacks of tables.
+   */
+  readonly staleTables = new Map<string, Alarm>()
+  private readonly props: ExportAlarmsProps
+  private readonly prefix: string
 
   constructor(scope: Construct, id: string, props: ExportAlarmsProps) {
     super(scope, id)
@@ -116,22 +119,27 @@ export class ExportAlarms extends Construct {
 
     const failed = windows.failedRunsWindow(hours, thresholds.failedRunsToAlarm, thresholds.evaluationRuns)
     const perRun = { statistic: 'Maximum', periodSeconds: failed.periodSeconds } as const
-    this.persistentSourceFailures = this.alarm('PersistentSourceFailures', `${prefix}-persistent-source-failures`, {
-      metric: new MathExpression({
-        expression: 'MAX([auth, server])',
-        usingMetrics: {
-          auth: exportMetric(serviceName, MetricName.RUNS_WITH_AUTH_FAILURES, perRun),
-          server: exportMetric(serviceName, MetricName.RUNS_WITH_SERVER_FAILURES, perRun),
-        },
-        period: Duration.seconds(failed.periodSeconds),
-        label: 'Runs with persistent 401/403 or 5xx failures',
-      }),
-      window: failed,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      threshold: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      description: texts.persistentSourceFailures,
-    })
+    this.persistentSourceFailures = this.alarm(
+      this,
+      'PersistentSourceFailures',
+      `${prefix}-persistent-source-failures`,
+      {
+        metric: new MathExpression({
+          expression: 'MAX([auth, server])',
+          usingMetrics: {
+            auth: exportMetric(serviceName, MetricName.RUNS_WITH_AUTH_FAILURES, perRun),
+            server: exportMetric(serviceName, MetricName.RUNS_WITH_SERVER_FAILURES, perRun),
+          },
+          period: Duration.seconds(failed.periodSeconds),
+          label: 'Runs with persistent 401/403 or 5xx failures',
+        }),
+        window: failed,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        description: texts.persistentSourceFailures,
+      },
+    )
 
     const single = windows.singlePeriodWindow(hours)
     // Invocations that failed, less the runs that failed only on the service's side: a crash, a timeout, or a
@@ -144,7 +152,7 @@ export class ExportAlarms extends Construct {
       ]),
     )
     const errorIds = Object.keys(errors)
-    this.functionErrors = this.alarm('FunctionErrors', `${prefix}-function-errors`, {
+    this.functionErrors = this.alarm(this, 'FunctionErrors', `${prefix}-function-errors`, {
       metric: new MathExpression({
         expression: `${errorIds.length === 1 ? 'errors' : `SUM([${errorIds.join(', ')}])`} - FILL(bySource, 0)`,
         usingMetrics: {
@@ -168,7 +176,7 @@ export class ExportAlarms extends Construct {
         fn.metric('AsyncEventsDropped', { statistic: 'Sum', period: queuePeriod }),
       ]),
     )
-    this.undeliveredRuns = this.alarm('UndeliveredRuns', `${prefix}-undelivered-runs`, {
+    this.undeliveredRuns = this.alarm(this, 'UndeliveredRuns', `${prefix}-undelivered-runs`, {
       metric: new MathExpression({
         expression: `MAX([undelivered, ${Object.keys(dropped).join(', ')}])`,
         usingMetrics: {
@@ -188,18 +196,31 @@ export class ExportAlarms extends Construct {
       description: texts.undeliveredRuns,
     })
 
-    const staleTables = new Map<string, Alarm>()
-    for (const table of props.tables) staleTables.set(table.name, this.staleTableAlarm(table, prefix, props))
-    this.staleTables = staleTables
-    this.alarms = [this.persistentSourceFailures, this.functionErrors, this.undeliveredRuns, ...staleTables.values()]
+    this.props = props
+    this.prefix = prefix
+  }
+
+  /** Every alarm, the three exporter-wide ones first, then the staleness alarms added so far. */
+  get alarms(): readonly Alarm[] {
+    return [this.persistentSourceFailures, this.functionErrors, this.undeliveredRuns, ...this.staleTables.values()]
+  }
+
+  /** A staleness alarm for each of `tables`, created in `scope` (a nested stack of tables), paging this topic. */
+  addStaleTableAlarms(scope: Construct, tables: readonly TablePlan[]): Alarm[] {
+    return tables.map((table) => {
+      const alarm = this.staleTableAlarm(scope, table)
+      this.staleTables.set(table.name, alarm)
+      return alarm
+    })
   }
 
   /** No success of this table in `staleAfterPeriods` of its own periods; silence counts as failure. */
-  private staleTableAlarm(table: TablePlan, prefix: string, props: ExportAlarmsProps): Alarm {
+  private staleTableAlarm(scope: Construct, table: TablePlan): Alarm {
+    const { props, prefix } = this
     const { staleAfterPeriods } = props.thresholds
     const stale = windows.staleWindow(table.periodHours, staleAfterPeriods)
     const warehousePrefix = props.warehousePrefix ?? 'inventory'
-    return this.alarm(`Stale-${table.name}`, staleAlarmName(prefix, table.name), {
+    return this.alarm(scope, `Stale-${table.name}`, staleAlarmName(prefix, table.name), {
       metric: exportMetric(props.serviceName, MetricName.TABLES_SUCCEEDED, {
         statistic: 'Sum',
         periodSeconds: stale.periodSeconds,
@@ -242,6 +263,7 @@ export class ExportAlarms extends Construct {
   }
 
   private alarm(
+    scope: Construct,
     id: string,
     alarmName: string,
     spec: {
@@ -253,7 +275,7 @@ export class ExportAlarms extends Construct {
       description: string
     },
   ): Alarm {
-    const alarm = new Alarm(this, id, {
+    const alarm = new Alarm(scope, id, {
       alarmName,
       alarmDescription: spec.description,
       metric: spec.metric,

@@ -2,6 +2,9 @@
  * Pure pieces of the exporter: the runtime configuration and environment handed to the function, the
  * esbuild options, how the secret is referenced, and the IAM statements. The construct only wires them.
  */
+import { createHash } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { ArnFormat, type Stack } from 'aws-cdk-lib'
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam'
 import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs'
@@ -62,11 +65,29 @@ export const functionEnvironment = (input: FunctionEnvironmentInput): Record<str
   ...(input.bundledCaCertificates === undefined ? {} : { NODE_EXTRA_CA_CERTS: input.bundledCaCertificates }),
 })
 
+/**
+ * Writes the runtime configuration to `<folder>/export-config-<hash of its text>.json` and returns the path: the hash
+ * keeps two configurations synthesized into one folder apart, and rewriting the same one changes nothing.
+ */
+export const writeRuntimeConfigFile = (folder: string, runtimeConfigJson: string): string => {
+  const file = join(
+    folder,
+    `export-config-${createHash('sha256').update(runtimeConfigJson).digest('hex').slice(0, 16)}.json`,
+  )
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(file, runtimeConfigJson)
+  return file
+}
+
 const shellQuote = (value: string): string => `'${value.replaceAll("'", `'"'"'`)}'`
 
 export interface BundlingInput {
-  /** The runtime configuration, written into the bundle as export-config.json (so it is part of the asset hash). */
-  readonly runtimeConfigJson: string
+  /**
+   * The runtime configuration as a file written at synth time (`writeRuntimeConfigFile`), copied into the bundle as
+   * export-config.json (so it is part of the asset hash). A file, never an argument: 1,000 tables on one command line
+   * pass the operating system's limit (spawnSync E2BIG).
+   */
+  readonly runtimeConfigFile: string
   /** PEM file to copy into the bundle, if any. */
   readonly caCertificatesPath?: string | undefined
   /** @default false */
@@ -75,7 +96,7 @@ export interface BundlingInput {
 
 /** esbuild options: one ESM file with every dependency (AWS SDK included, so versions are pinned), offline. */
 export const bundlingOptions = ({
-  runtimeConfigJson,
+  runtimeConfigFile,
   caCertificatesPath,
   sourceMaps = false,
 }: BundlingInput): BundlingOptions => ({
@@ -90,7 +111,7 @@ export const bundlingOptions = ({
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (_inputDir: string, outputDir: string) => [
-      `printf '%s' ${shellQuote(runtimeConfigJson)} > ${shellQuote(`${outputDir}/${BUNDLED_EXPORT_CONFIG}`)}`,
+      `cp ${shellQuote(runtimeConfigFile)} ${shellQuote(`${outputDir}/${BUNDLED_EXPORT_CONFIG}`)}`,
       ...(caCertificatesPath === undefined
         ? []
         : [`cp ${shellQuote(caCertificatesPath)} ${shellQuote(`${outputDir}/${BUNDLED_CA_CERTIFICATES}`)}`]),

@@ -2,9 +2,10 @@
  * The exporter: the bundled function (one per memory size the tables ask for, all from one bundle), its token
  * secret, one schedule per table, failure queues and least-privilege roles.
  */
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Duration, RemovalPolicy, Size, Stack } from 'aws-cdk-lib'
+import { Duration, RemovalPolicy, Size, Stack, Stage } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import {
@@ -17,6 +18,7 @@ import {
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import type { IBucket } from 'aws-cdk-lib/aws-s3'
+import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler'
 import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
@@ -26,7 +28,7 @@ import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
 import { memorySizes, reservedConcurrency, type TablePlan } from './table-plan.ts'
-import { TableSchedules } from './table-schedules.ts'
+import { TableSchedules, type TableSchedulesProps } from './table-schedules.ts'
 
 /** An on-failure destination whose grant is SendMessage alone (see settings.failureQueueStatement). */
 const sendOnlyQueue = (queue: Queue): IDestination => ({
@@ -115,8 +117,8 @@ export class Exporter extends Construct {
   readonly pseudonymizationSecret: ISecret | undefined
   /** True when the stack created the (empty) secret. */
   readonly secretCreated: boolean
-  /** One schedule per table, in one schedule group. */
-  readonly schedules: TableSchedules
+  /** The group of every table's schedule (the schedules are in the nested stacks of tables: `addSchedules`). */
+  readonly scheduleGroup: ScheduleGroup
   /** The role Scheduler assumes: invoke these functions, write to the dead-letter queue. */
   readonly scheduleRole: Role
   /** Invocations Scheduler could not deliver. */
@@ -126,6 +128,7 @@ export class Exporter extends Construct {
   readonly serviceName: string
   /** What the function reads at run time, shipped in the bundle as export-config.json. */
   readonly runtimeConfig: ReturnType<typeof settings.runtimeConfig>
+  private readonly scheduleOptions: Omit<TableSchedulesProps, 'tables'>
 
   constructor(scope: Construct, id: string, props: ExporterProps) {
     super(scope, id)
@@ -163,6 +166,11 @@ export class Exporter extends Construct {
     const plans = props.tables
     const sizes = memorySizes(props.lambda.memoryMb, plans)
     const reserved = reservedConcurrency(sizes, runtime.export.concurrency)
+    // Into the cloud assembly's folder (cdk.out), beside the templates it belongs to.
+    const runtimeConfigFile = settings.writeRuntimeConfigFile(
+      Stage.of(this)?.outdir ?? tmpdir(),
+      JSON.stringify(this.runtimeConfig),
+    )
     const functions = new Map<number, NodejsFunction>()
     for (const memoryMb of sizes) {
       const periods = plans.filter((plan) => plan.memoryMb === memoryMb).map((plan) => plan.periodHours)
@@ -174,6 +182,7 @@ export class Exporter extends Construct {
         reservedConcurrency: reserved.get(memoryMb) ?? 1,
         maxEventAgeSeconds: asyncEventAgeSeconds(periods.length > 0 ? periods : [props.defaultPeriodHours]),
         bundledCa,
+        runtimeConfigFile,
         caPath,
         network,
       })
@@ -189,15 +198,17 @@ export class Exporter extends Construct {
       }),
       description: 'Inventory export schedule: invoke the exporter, send undeliverable runs to the dead-letter queue',
     })
-    this.schedules = new TableSchedules(this, 'Schedules', {
-      tables: plans,
+    // Under "Schedules", where it has always been, so its logical id (and generated name) stays.
+    this.scheduleGroup = new ScheduleGroup(new Construct(this, 'Schedules'), 'Group')
+    this.scheduleOptions = {
+      group: this.scheduleGroup,
       functionFor: (memoryMb) => functions.get(memoryMb) ?? this.function,
       role: this.scheduleRole,
       deadLetterQueue: this.scheduleDeadLetterQueue,
       flexibleWindowMinutes: props.flexibleWindowMinutes,
       retryAttempts: scheduleRetryAttempts,
       maxEventAge: scheduleMaxEventAge,
-    })
+    }
     for (const fn of functions.values()) {
       acknowledgeWildcardResource(
         this.scheduleRole,
@@ -205,6 +216,11 @@ export class Exporter extends Construct {
         'Scheduler may invoke only the export functions; the ":*" suffix matches their versions and aliases, nothing else.',
       )
     }
+  }
+
+  /** One schedule for each of `tables`, created in `scope` (a nested stack of tables), all in `scheduleGroup`. */
+  addSchedules(scope: Construct, tables: readonly TablePlan[]): TableSchedules {
+    return new TableSchedules(scope, 'Schedules', { ...this.scheduleOptions, tables })
   }
 
   private exportFunction(
@@ -216,6 +232,7 @@ export class Exporter extends Construct {
       reservedConcurrency: number
       maxEventAgeSeconds: number
       bundledCa: string | undefined
+      runtimeConfigFile: string
       caPath: string | undefined
       network: ReturnType<Exporter['network']> | undefined
     },
@@ -251,7 +268,7 @@ export class Exporter extends Construct {
         sourceMaps: lambda.sourceMaps,
       }),
       bundling: settings.bundlingOptions({
-        runtimeConfigJson: JSON.stringify(this.runtimeConfig),
+        runtimeConfigFile: spec.runtimeConfigFile,
         caCertificatesPath: spec.caPath,
         sourceMaps: lambda.sourceMaps,
       }),

@@ -1,11 +1,17 @@
 /**
- * One EventBridge Scheduler schedule per table, all in one schedule group: each invokes the function of the
+ * One EventBridge Scheduler schedule per table, all in the stack's one schedule group: each invokes the function of the
  * table's memory size with `{"tables": ["<name>"]}`, so every table has its own invocation and 15 minutes.
  */
 import { Duration, TimeZone } from 'aws-cdk-lib'
 import type { IRole } from 'aws-cdk-lib/aws-iam'
 import type { IFunction } from 'aws-cdk-lib/aws-lambda'
-import { Schedule, ScheduleExpression, ScheduleGroup, ScheduleTargetInput, TimeWindow } from 'aws-cdk-lib/aws-scheduler'
+import {
+  type IScheduleGroup,
+  Schedule,
+  ScheduleExpression,
+  ScheduleTargetInput,
+  TimeWindow,
+} from 'aws-cdk-lib/aws-scheduler'
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets'
 import type { IQueue } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
@@ -20,6 +26,8 @@ export const scheduleInput = (tableName: string): { tables: [string] } => ({ tab
 
 export interface TableSchedulesProps {
   readonly tables: readonly TablePlan[]
+  /** The one schedule group of the stack, whichever nested stack the schedules are in. */
+  readonly group: IScheduleGroup
   /** The function that exports tables of this memory size. */
   readonly functionFor: (memoryMb: number) => IFunction
   /** The role Scheduler assumes for every schedule. */
@@ -35,13 +43,11 @@ export interface TableSchedulesProps {
 }
 
 export class TableSchedules extends Construct {
-  readonly group: ScheduleGroup
   /** By table name. */
   readonly schedules: ReadonlyMap<string, Schedule>
 
   constructor(scope: Construct, id: string, props: TableSchedulesProps) {
     super(scope, id)
-    this.group = new ScheduleGroup(this, 'Group')
     const timeWindow =
       props.flexibleWindowMinutes === 0
         ? TimeWindow.off()
@@ -49,7 +55,7 @@ export class TableSchedules extends Construct {
     const schedules = new Map<string, Schedule>()
     for (const table of props.tables) {
       const schedule = new Schedule(this, `Table-${table.name}`, {
-        scheduleGroup: this.group,
+        scheduleGroup: props.group,
         description: scheduleDescription(table),
         schedule: ScheduleExpression.expression(table.expression, TimeZone.of(table.timeZone)),
         timeWindow,

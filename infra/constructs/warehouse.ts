@@ -40,7 +40,7 @@ export interface WarehouseProps {
   readonly athenaResultsExpirationDays?: number
   /** Days server access logs are kept. @default 365 */
   readonly accessLogExpirationDays?: number
-  /** Saved queries of the workgroup. @default - none */
+  /** Saved queries of the workgroup made in this stack (those of each table: `addNamedQueries`). @default - none */
   readonly namedQueries?: readonly AnalystQuery[]
   /** Of the buckets; the catalog and workgroup are rebuilt by a deploy and the next run. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy
@@ -182,9 +182,14 @@ export class Warehouse extends Construct {
       },
     })
 
-    this.namedQueries = (props.namedQueries ?? []).map(
+    this.namedQueries = this.addNamedQueries(this, props.namedQueries ?? [])
+  }
+
+  /** Saved queries of the workgroup, created in `scope` (this warehouse, or a nested stack of tables). */
+  addNamedQueries(scope: Construct, queries: readonly AnalystQuery[]): CfnNamedQuery[] {
+    return queries.map(
       (query) =>
-        new CfnNamedQuery(this, namedQueryId(query), {
+        new CfnNamedQuery(scope, namedQueryId(query), {
           name: query.name,
           description: query.description,
           database: this.database.ref,

@@ -372,6 +372,11 @@ describe('the exporter on its own, given only its props', () => {
       projectRoot: PROJECT_ROOT,
       ...props,
     })
+    // The stack places the schedules (in its nested stacks of tables); alone, they go in the same stack.
+    exporter.addSchedules(stack, [
+      { name: 'devices', id: '1001', expression: 'rate(1 day)', timeZone: 'UTC', periodHours: 24, memoryMb: 1769 },
+      { name: 'software', id: '1002', expression: 'rate(6 hours)', timeZone: 'UTC', periodHours: 6, memoryMb: 3538 },
+    ])
     return { exporter, template: Template.fromStack(stack) }
   }
 

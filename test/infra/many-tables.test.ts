@@ -1,12 +1,15 @@
 /**
- * The per-table model at scale: 200 tables, some on their own schedule and memory size, synthesized as
- * `cdk synth` does and checked against CloudFormation's limits (500 resources, 1 MB template) and cdk-nag.
+ * The per-table model at scale: 200 tables, some on their own schedule and memory size, and the sample's table
+ * 1,000 times, synthesized as `cdk synth` does and checked against CloudFormation's limits (500 resources, 1 MB
+ * template) and cdk-nag.
  */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions'
 import { AwsSolutionsChecks } from 'cdk-nag'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { alarmDefinitions } from '../support/alarm-definitions.ts'
-import { resourcesOfType, type Synthesized, sampleConfigInput, synthesize } from './synth.ts'
+import { resourcesOfType, type Synthesized, sampleConfigInput, scratchDir, synthesize } from './synth.ts'
 
 const TABLE_COUNT = 200
 /** CloudFormation's quotas for one stack. */
@@ -33,12 +36,66 @@ const manyTablesInput = (tableQueries: boolean) => {
   }
 }
 
-describe("a table list that would pass CloudFormation's 500 resources", () => {
-  it('fails synth as a configuration error naming the setting to change', () => {
-    expect(() => synthesize(manyTablesInput(true))).toThrow(
-      /deployment\.athena\.tableQueries: 200 tables make \d+ resources, more than the 500/,
-    )
+const THOUSAND = 1000
+/** The sample configuration with its table shape repeated 1,000 times (distinct ids and names), nothing else changed. */
+const thousandTablesInput = (count = THOUSAND) => {
+  const input = sampleConfigInput() as { tables: Record<string, unknown>[] }
+  const shape = input.tables[0]!
+  return {
+    ...input,
+    tables: Array.from({ length: count }, (_, i) => ({ ...shape, id: String(10_000 + i), name: `t${i}` })),
+  }
+}
+
+/** Table name -> the nested stack its schedule is in, from the construct tree. */
+const stackOfSchedule = (stack: Synthesized['stack']): Map<string, string> =>
+  new Map(
+    stack.tableStacks.flatMap((nested) => nested.tables.map((table): [string, string] => [table.name, nested.node.id])),
+  )
+
+describe(`the sample configuration with ${THOUSAND} tables (bundled as cdk synth does)`, () => {
+  const outdir = scratchDir()
+  let synthesized: Synthesized
+  beforeAll(() => {
+    synthesized = synthesize(thousandTablesInput(), { bundle: true, outdir })
+  }, 600_000)
+
+  it('puts no template over 500 resources: the tables are spread over nested stacks', () => {
+    const counts = [synthesized.stack, ...synthesized.stack.tableStacks].map((stack) => {
+      const json = JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8')) as { Resources: object }
+      return Object.keys(json.Resources).length
+    })
+    expect(synthesized.stack.tableStacks.length).toBeGreaterThan(1)
+    expect(Math.max(...counts)).toBeLessThanOrEqual(MAX_RESOURCES)
   })
+
+  it('keeps every table its schedule and its staleness alarm', () => {
+    const schedules = resourcesOfType(synthesized.template, 'AWS::Scheduler::Schedule').map(
+      ([, p]) => JSON.parse((p as { Target: { Input: string } }).Target.Input).tables[0] as string,
+    )
+    expect(new Set(schedules).size).toBe(THOUSAND)
+    const stale = alarmDefinitions(synthesized.template.toJSON()).filter((a) => a.alarmName?.includes('-stale-'))
+    expect(new Set(stale.map((a) => a.alarmName)).size).toBe(THOUSAND)
+    expect(stale.find((a) => a.alarmName === 'InventoryExport-stale-t999')).toBeDefined()
+  })
+
+  it('ships the configuration of every table in the bundle, copied from a file rather than passed on a command line', () => {
+    const asset = readdirSync(outdir).find((name) => existsSync(join(outdir, name, 'index.mjs')))
+    const shipped = JSON.parse(readFileSync(join(outdir, asset!, 'export-config.json'), 'utf8'))
+    expect(shipped.tables).toHaveLength(THOUSAND)
+  })
+
+  it('passes the cdk-nag AwsSolutions checks with no unacknowledged finding', () => {
+    const violations = new AwsSolutionsChecks().validateScope(synthesized.app).violations
+    expect(violations.map((v) => v.ruleName)).toEqual([])
+  })
+
+  it("moves no table's resources to another nested stack when a table is added or the list reordered", () => {
+    const before = stackOfSchedule(synthesized.stack)
+    const added = thousandTablesInput(THOUSAND + 1)
+    const after = stackOfSchedule(synthesize({ ...added, tables: [...added.tables].reverse() }).stack)
+    for (const [name, stack] of before) expect(after.get(name), name).toBe(stack)
+  }, 600_000)
 })
 
 describe(`the stack with ${TABLE_COUNT} tables`, () => {

@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { App } from 'aws-cdk-lib'
+import { App, type CfnElement, NestedStack, type Stack } from 'aws-cdk-lib'
 import { Template } from 'aws-cdk-lib/assertions'
 import { afterAll } from 'vitest'
 import { parseDeployConfig } from '../../infra/deployment-config.ts'
@@ -31,7 +31,52 @@ export const sampleWith = (sections: Record<string, Record<string, unknown>>): R
 export interface Synthesized {
   readonly app: App
   readonly stack: ExportStack
+  /** The stack's template with its nested stacks folded in (`withNestedStacks`): what one stack would hold. */
   readonly template: Template
+}
+
+type Json = Record<string, unknown>
+
+/** `value` with every `{Ref: name}` of `values` replaced by its value, and every `{"Fn::GetAtt": [id, attr]}` of `atts`. */
+const substitute = (value: unknown, values: Json, atts: Map<string, unknown>): unknown => {
+  if (Array.isArray(value)) return value.map((v) => substitute(v, values, atts))
+  if (value === null || typeof value !== 'object') return value
+  const object = value as Json
+  const ref = object.Ref
+  if (typeof ref === 'string' && Object.keys(object).length === 1 && ref in values) return values[ref]
+  const att = object['Fn::GetAtt'] as [string, string] | undefined
+  if (Array.isArray(att) && atts.has(att.join('.'))) return atts.get(att.join('.'))
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, substitute(v, values, atts)]))
+}
+
+/**
+ * The template of `stack` with the resources of its nested stacks (table-stacks.ts) folded in, their parameters
+ * and outputs replaced by the parent's values: the one template the per-table assertions were written against.
+ */
+export const withNestedStacks = (stack: Stack, outdir: string): Template => {
+  const json = Template.fromStack(stack).toJSON() as { Resources: Record<string, Json> }
+  const nestedStacks = stack.node
+    .findAll()
+    .filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct))
+    .filter((nested) => nested.nestedStackParent === stack)
+  const outputs = new Map<string, unknown>()
+  for (const nested of nestedStacks) {
+    const id = stack.getLogicalId(nested.nestedStackResource as CfnElement)
+    const resource = json.Resources[id]!
+    const inner = JSON.parse(readFileSync(join(outdir, nested.templateFile), 'utf8')) as {
+      Resources: Record<string, Json>
+      Outputs?: Record<string, { Value: unknown }>
+    }
+    const parameters = ((resource.Properties as Json).Parameters ?? {}) as Json
+    for (const [innerId, innerResource] of Object.entries(inner.Resources)) {
+      json.Resources[innerId] = substitute(innerResource, parameters, new Map()) as Json
+    }
+    for (const [name, output] of Object.entries(inner.Outputs ?? {})) {
+      outputs.set(`${id}.Outputs.${name}`, substitute(output.Value, parameters, new Map()))
+    }
+    delete json.Resources[id]
+  }
+  return Template.fromJSON(substitute(json, {}, outputs) as Json)
 }
 
 /** Context that skips asset bundling (esbuild), for tests that only look at the template. */
@@ -54,10 +99,11 @@ export const scratchDir = (): string => mkdtempSync(join(scratch, 'cdk.out-'))
 /** Parses `input` with the stack's schema and synthesizes the stack with the cdk.json context. */
 export const synthesize = (input: unknown, options: SynthesizeOptions = {}): Synthesized => {
   const context = { ...cdkContext(), ...(options.bundle ? {} : SKIP_BUNDLING) }
-  const app = new App({ context, outdir: options.outdir ?? scratchDir() })
+  const outdir = options.outdir ?? scratchDir()
+  const app = new App({ context, outdir })
   const config = parseDeployConfig(input, 'test configuration')
   const stack = new ExportStack(app, config.deployment.stackName, { config })
-  return { app, stack, template: Template.fromStack(stack) }
+  return { app, stack, template: withNestedStacks(stack, outdir) }
 }
 
 /** Resources of one type as [logicalId, properties] pairs. */

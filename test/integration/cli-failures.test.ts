@@ -27,11 +27,11 @@ const run = (script: string, argv: readonly string[], env: NodeJS.ProcessEnv = {
 
 const cli = (argv: readonly string[]) => run('functions/local/cli.ts', argv)
 /** `cdk synth` runs the app with its context in CDK_CONTEXT_JSON; the app fails before any bundling. */
-const synth = (context: Record<string, unknown>) => {
+const synth = (context: Record<string, unknown>, outdir = path.join(dir, 'cdk.out')) => {
   const cdkJson = JSON.parse(readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as { context: object }
   return run('infra/app.ts', [], {
     CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, ...context }),
-    CDK_OUTDIR: path.join(dir, 'cdk.out'),
+    CDK_OUTDIR: outdir,
   })
 }
 
@@ -473,6 +473,8 @@ const cases: [string, Case][] = [
       exitCode: 2,
       code: 'CONFIG_INVALID',
       names: /deployment\.unknownKey: is not a known key/,
+      nextStep:
+        /^next step: fix the fields named above in \S+synth-typo\.json, then run npx cdk synth -c config=\S+synth-typo\.json again$/,
       run: async () => synth({ config: await file('synth-typo.json', config({ deployment: { unknownKey: 1 } })) }),
     },
   ],
@@ -494,6 +496,7 @@ const cases: [string, Case][] = [
       exitCode: 2,
       code: 'CONFIG_INVALID',
       names: /invalid CDK context: config: is not set; name the configuration file/,
+      nextStep: /^next step: name the configuration file in the context, then synthesize: npx cdk synth -c config=/,
       run: () => synth({}),
     },
   ],
@@ -517,10 +520,23 @@ const cases: [string, Case][] = [
       exitCode: 2,
       code: 'CONFIG_INVALID',
       names: /invalid stack settings: source\.caCertificatesFile: no file at/,
+      nextStep: /^next step: fix the fields named above in \S+synth-ca\.json, then run npx cdk synth/,
       run: async () => {
         const source = { baseUrl: 'https://inventory.example.com', caCertificatesFile: 'no/such/ca.pem' }
         return synth({ config: await file('synth-ca.json', config({ source })) })
       },
+    },
+  ],
+  [
+    'synth: a build step that fails for a reason other than the configuration (cdk.out is a file)',
+    {
+      command: 'synth',
+      exitCode: 1,
+      code: 'SYNTH_FAILED',
+      names: /cdk synth failed building the stacks: \S+not-a-folder must be a directory/,
+      // The build's next step, never the runtime's hint about previous data and run records.
+      nextStep: /^next step: nothing was deployed; fix what the message names .*then run npx cdk synth -c config=/,
+      run: async () => synth({ config: await file('synth-ok.json', config()) }, await file('not-a-folder', 'x')),
     },
   ],
 ]
@@ -547,6 +563,8 @@ describe.each(cases)('%s', (_name, failure) => {
       if (!failure.nextStep.source.includes('--help')) expect(result.stderr).not.toContain('--help')
     }
     expect(result.stderr).not.toContain('secretsmanager')
+    // Nothing has run at synth time: the runtime's hints do not belong there.
+    if (failure.command === 'synth') expect(result.stderr).not.toMatch(/previous data|run record/)
   })
 })
 

@@ -141,8 +141,12 @@ beforeAll(async () => {
       maxBuffer: 64 * 1024 * 1024,
     },
   )
-  const templateFile = (await readdir(out)).find((f) => f.endsWith('.template.json'))!
-  template = JSON.parse(await readFile(path.join(out, templateFile), 'utf8'))
+  // The stack's template and its nested stacks' (each table's schedule lives in one of them), resources together.
+  const templateFiles = (await readdir(out)).filter((f) => f.endsWith('.template.json'))
+  const templates = await Promise.all(
+    templateFiles.map(async (f) => JSON.parse(await readFile(path.join(out, f), 'utf8')) as typeof template),
+  )
+  template = { Resources: Object.assign({}, ...templates.map((t) => t.Resources)) }
   emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
   s3 = await startS3('inventory-warehouse-test')
   aws = await startAwsJsonEndpoint(SECRET_ARN, JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }))

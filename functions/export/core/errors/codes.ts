@@ -51,6 +51,8 @@ export const ErrorCode = {
   STACK_OUTPUT_MISSING: 'STACK_OUTPUT_MISSING',
   ATHENA_QUERY_FAILED: 'ATHENA_QUERY_FAILED',
   VERIFY_MISMATCH: 'VERIFY_MISMATCH',
+  // `cdk synth` failing in the build (infra/synth-errors.ts).
+  SYNTH_FAILED: 'SYNTH_FAILED',
   INTERNAL: 'INTERNAL',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
