@@ -28,7 +28,10 @@ export interface BundleTemplate {
   readonly Resources: Record<string, BundleResource>
 }
 
-/** `cdk synth -c config=<file> -o <out>`; the one stack's template. */
+/**
+ * `cdk synth -c config=<file> -o <out>`; the stack's resources together with its nested stacks' (each table's
+ * schedule, staleness alarm and named queries live in one of them).
+ */
 export const cdkSynth = async (configFile: string, out: string): Promise<BundleTemplate> => {
   await run(
     path.join(BIN, 'cdk'),
@@ -39,8 +42,11 @@ export const cdkSynth = async (configFile: string, out: string): Promise<BundleT
       maxBuffer: 64 * 1024 * 1024,
     },
   )
-  const templateFile = (await readdir(out)).find((f) => f.endsWith('.template.json'))!
-  return JSON.parse(await readFile(path.join(out, templateFile), 'utf8')) as BundleTemplate
+  const templateFiles = (await readdir(out)).filter((f) => f.endsWith('.template.json'))
+  const templates = await Promise.all(
+    templateFiles.map(async (f) => JSON.parse(await readFile(path.join(out, f), 'utf8')) as BundleTemplate),
+  )
+  return { Resources: Object.assign({}, ...templates.map((t) => t.Resources)) }
 }
 
 /** The exporter: the one function whose code is a bundled asset folder with index.mjs. */

@@ -52,7 +52,7 @@ describe('a registry lock left behind', () => {
 
       expect(result.exitCode).toBe(0)
       expect(JSON.parse(await readFile(path.join(out, '_schemas/devices.json'), 'utf8'))).toMatchObject({
-        exportDates: [DATE],
+        lastExportDate: DATE,
       })
       // Released after the write, as a live run's lock is.
       await expect(stat(lockPath)).rejects.toMatchObject({ code: 'ENOENT' })
