@@ -28,9 +28,8 @@ export { describeGuards } from './guards/guards.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
-export type { TableProgress } from './path/table-export.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'
-export type { RetryEvent, RunTelemetry } from './path/telemetry.ts'
+export type { RetryEvent, RunTelemetry, TableProgress } from './path/telemetry.ts'
 export { FolderWarehouseStore } from './publish/fs.ts'
 // Deployment: the names the stack gives its resources.
 // The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.

@@ -17,8 +17,7 @@ import {
 import type { ExportError } from '../core/errors.ts'
 import type { RunRecord, TableOutcome } from '../core/run-record.ts'
 import { describeGuards } from '../guards/guards.ts'
-import type { TableProgress } from '../path/table-export.ts'
-import type { RetryEvent, RunTelemetry } from '../path/telemetry.ts'
+import type { RetryEvent, RunTelemetry, TableProgress } from '../path/telemetry.ts'
 
 /** Progress is logged (at debug level) at most this often per table. */
 export const PROGRESS_LOG_INTERVAL_MS = 10_000

@@ -78,6 +78,11 @@ export class ColumnTypeInferrer {
     return this.#revision
   }
 
+  /** Narrows every column by its cells in `batch`: one pass over each column's cells, as the batch goes by. */
+  observe(batch: RecordBatch): void {
+    for (let column = 0; column < batch.columnCount; column++) this.observeBatch(column, batch)
+  }
+
   /** Narrows column `index` by its cells in `batch`. */
   observeBatch(index: number, batch: RecordBatch): void {
     if (this.#settled(index)) return

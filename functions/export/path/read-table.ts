@@ -7,7 +7,6 @@ import type { TableConfig } from '../core/config.ts'
 import type { TableFormatName } from '../core/constants.ts'
 import { openParsedTable, type ParseThread } from '../csv/parse-worker.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import type { BatchLimits } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { openWorkbookTable } from '../xlsx/reader.ts'
 
@@ -30,7 +29,7 @@ export interface TableRead {
 
 export interface ReadContext {
   readonly spoolDirectory: string
-  readonly batchLimits?: BatchLimits | undefined
+  /** `inline` for a preview, too short for a parse thread to pay. @default 'auto' */
   readonly parseThread?: ParseThread | undefined
   /** The Lambda function's memory in MB, which decides its vCPUs; absent outside Lambda. */
   readonly lambdaMemoryMb?: number | undefined
@@ -46,16 +45,15 @@ export const openTableRead = async (
   context: ReadContext,
 ): Promise<TableRead> => {
   if (table.format === 'xlsx') {
-    const { spoolDirectory, batchLimits, limits, signal } = context
-    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits, signal })
+    const { spoolDirectory, limits, signal } = context
+    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, limits, signal })
     return {
       records: workbook,
       details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),
     }
   }
   const { delimiter, shortRows, encoding, invalidBytes } = table
-  const { batchLimits, limits } = context
-  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
+  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, limits: context.limits }
   const parsed = await openParsedTable(body, options, context.parseThread, context.lambdaMemoryMb)
   return {
     records: parsed,

@@ -5,7 +5,12 @@
 import type { TableConfig } from '../core/config.ts'
 import type { ExportError } from '../core/errors.ts'
 import type { RunRecord, TableOutcome } from '../core/run-record.ts'
-import type { TableProgress } from './table-export.ts'
+
+/** How far a table's path has got: bytes received and rows read so far. */
+export interface TableProgress {
+  readonly bytes: number
+  readonly rows: number
+}
 
 export interface RetryEvent {
   readonly tableId: string | undefined
