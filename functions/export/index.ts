@@ -36,8 +36,6 @@ export { FolderWarehouseStore } from './publish/fs.ts'
 export { readTableSchema } from './schema/registry.ts'
 export { archiveSource } from './source/archive-source.ts'
 export { readCaCertificates } from './source/ca-certificates.ts'
-// Checking a service before deploying (`npm run check`).
-export { InventoryClient } from './source/client.ts'
 export { serviceSource } from './source/service-source.ts'
 export type { TableBytes, TableSource } from './source/table-source.ts'
 export { checkTokenCharacters } from './source/token.ts'

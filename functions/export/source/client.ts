@@ -30,8 +30,6 @@ export interface InventoryClientOptions {
   readonly extraCaCertificates?: string | undefined
   readonly userAgent?: string
   readonly clock?: RetryClock
-  /** Called before each retry; metrics count these. */
-  readonly onRetry?: (notice: RetryNotice & { readonly tableId: string | undefined }) => void
 }
 
 /** The token owner's record as the service returns it; its fields are not documented, so it stays open. */
@@ -85,25 +83,8 @@ export class InventoryClient {
     return withRetries(readUser, this.#options.tuning.retry, {
       clock: this.#clock,
       signal,
-      onRetry: (notice) => (onRetry ? onRetry(notice) : this.#options.onRetry?.({ ...notice, tableId: undefined })),
+      onRetry,
     })
-  }
-
-  /** `GET /rest/tables/{tableId}/{format}`, retried until the headers of a 200 answer arrive. */
-  async downloadTable(
-    tableId: string,
-    format: TableFormat = TableFormat.CSV,
-    signal?: AbortSignal,
-  ): Promise<TableDownload> {
-    return withRetries(
-      (attempt) => this.requestTable(tableId, format, { signal, attempt }),
-      this.#options.tuning.retry,
-      {
-        clock: this.#clock,
-        signal,
-        onRetry: (notice) => this.#options.onRetry?.({ ...notice, tableId }),
-      },
-    )
   }
 
   /** One `GET /rest/tables/{tableId}/{format}`, not retried: resolves once the headers of a 200 answer arrive. */

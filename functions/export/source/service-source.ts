@@ -38,7 +38,7 @@ export const serviceSource = (options: ServiceSourceOptions): TableSource => {
     warnings: warning === undefined ? [] : [warning],
     check: async ({ signal, onRetry }) => {
       const user = await client.getCurrentUser(signal, onRetry)
-      return { tokenOwner: typeof user.username === 'string' ? user.username : undefined }
+      return { tokenOwner: typeof user.username === 'string' ? user.username : undefined, user }
     },
     open: async (table, { signal, attempt }) => {
       const download = await client.requestTable(table.id, table.format, { signal, attempt })

@@ -38,6 +38,8 @@ export interface CheckRequest {
 export interface SourceCheck {
   /** Username of the token's owner, when the source has a token. */
   readonly tokenOwner?: string | undefined
+  /** The token owner's record as the service returned it (`check` shows its name and e-mail). */
+  readonly user?: Readonly<Record<string, unknown>> | undefined
 }
 
 export interface TableSource {
