@@ -68,7 +68,7 @@ const DEMO_FLAG = {
 } as const
 
 /** `npm start`. */
-export const EXPORT_FLAGS = {
+const EXPORT_FLAGS = {
   ...SERVICE_FLAGS,
   out: OUT_FLAG,
   date: DATE_FLAG,
@@ -118,7 +118,7 @@ ${flagHelp(EXPORT_FLAGS)}
 Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.
 All commands: npm run help`
 
-export const LOG_FORMATS = ['text', 'json'] as const
+const LOG_FORMATS = ['text', 'json'] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
 
 export interface ExportCommand {
@@ -252,7 +252,7 @@ const readConfigFile = async (file: string): Promise<Record<string, unknown>> =>
 }
 
 /** Line and column (from 1) of JSON.parse's "at position N", or of the end for "Unexpected end". */
-export const jsonPosition = (text: string, message: string): { line: number; column: number } | undefined => {
+const jsonPosition = (text: string, message: string): { line: number; column: number } | undefined => {
   const match = /at position (\d+)/.exec(message)
   const offset = match ? Number(match[1]) : /end of JSON input/.test(message) ? text.length : undefined
   if (offset === undefined) return undefined

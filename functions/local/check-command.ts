@@ -21,7 +21,7 @@ import { localHint } from './next-step.ts'
 import { type ServiceSession, withServiceSession } from './session.ts'
 import type { TerminalOutput } from './terminal.ts'
 
-export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
+const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
 
 Checks, without exporting anything, that the token works (and whose it is) and that every table is reachable and
 readable; shows each table's columns as they would be named and typed, judged from the first rows only.
@@ -34,7 +34,7 @@ ${flagHelp(CHECK_FLAGS)}
 Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
 
 /** Rows read per table: enough to show plausible types without downloading the table. */
-export const PREVIEW_ROWS = 1000
+const PREVIEW_ROWS = 1000
 
 /** Columns every export appends after the data columns (the summary and run record count them apart). */
 const LINEAGE_COLUMN_COUNT = Object.keys(LineageColumn).length

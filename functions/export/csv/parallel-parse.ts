@@ -41,7 +41,7 @@ export interface ParallelShape {
 }
 
 /** Large enough that a message per chunk costs nothing, small enough that the chunks in flight stay small. */
-export const DEFAULT_CHUNK_BYTES = MiB
+const DEFAULT_CHUNK_BYTES = MiB
 /** Chunks in flight per worker. */
 const CHUNKS_PER_WORKER = 2
 /** Batch buffers kept for reuse, at most. */

@@ -68,7 +68,7 @@ export class RunFailedError extends ExportError {
 }
 
 /** Replaceable parts, for tests; the deployed handler uses the defaults. */
-export interface HandlerDependencies {
+interface HandlerDependencies {
   /** @default the process's environment, read once per container by lambdaSettings() (environment.ts) */
   readonly environment?: Environment
   /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */

@@ -20,10 +20,10 @@ import { describeGuards } from '../guards/guards.ts'
 import type { RetryEvent, RunTelemetry, TableProgress } from '../path/telemetry.ts'
 
 /** Progress is logged (at debug level) at most this often per table. */
-export const PROGRESS_LOG_INTERVAL_MS = 10_000
+const PROGRESS_LOG_INTERVAL_MS = 10_000
 const REDACTED = '[redacted]'
 
-export interface LambdaTelemetryOptions {
+interface LambdaTelemetryOptions {
   /** The invocation's logger (a child of the container's, with the Lambda context added). */
   readonly logger: Logger
   /** The `service` dimension (POWERTOOLS_SERVICE_NAME). */
@@ -32,7 +32,7 @@ export interface LambdaTelemetryOptions {
   readonly sensitive?: readonly string[]
 }
 
-export interface LambdaRunTelemetry extends RunTelemetry {
+interface LambdaRunTelemetry extends RunTelemetry {
   /** Run metrics and an error log for an invocation that could not start its run (environment, token). */
   runNotStarted(error: ExportError): void
   /** Publishes metrics still buffered; a no-op when there are none. */

@@ -45,7 +45,7 @@ const FIT_OF_TYPE: Readonly<Record<ColumnType, number>> = {
   string: 0,
 }
 
-export interface ColumnTypeInferrerOptions {
+interface ColumnTypeInferrerOptions {
   readonly tableId: string
   readonly columnNames: readonly string[]
   /** Types forced by configuration; their values are checked instead of inferred. */

@@ -29,9 +29,9 @@ export interface RowGroupLimits {
  * memory a table needs whatever its width; each group carries min/max statistics Athena prunes by.
  * See docs/architecture.md ("Row groups").
  */
-export const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
+const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
 
-export interface TableEncoderSetup {
+interface TableEncoderSetup {
   readonly tableId: string
   /** The table's name in the warehouse. */
   readonly table: string

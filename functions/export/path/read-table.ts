@@ -10,7 +10,7 @@ import type { RecordLimits } from '../csv/record-guard.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { openWorkbookTable } from '../xlsx/reader.ts'
 
-export interface ReadDetails {
+interface ReadDetails {
   readonly format: TableFormatName
   /** The CSV's encoding as used; a workbook's XML is always UTF-8. */
   readonly encoding: string
@@ -21,13 +21,13 @@ export interface ReadDetails {
   readonly warnings: readonly string[]
 }
 
-export interface TableRead {
+interface TableRead {
   readonly records: TableRecords
   /** Known once the batches have ended. */
   details(): ReadDetails
 }
 
-export interface ReadContext {
+interface ReadContext {
   readonly spoolDirectory: string
   /** `inline` for a preview, too short for a parse thread to pay. @default 'auto' */
   readonly parseThread?: ParseThread | undefined

@@ -54,7 +54,7 @@ export interface RunDependencies {
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
 
-export interface RunOptions {
+interface RunOptions {
   /** Export date (partition); UTC today when absent. */
   readonly exportDate?: string | undefined
   /** Narrow the run to these table ids or names. */
@@ -64,16 +64,16 @@ export interface RunOptions {
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
-export const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
+const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
 
-export const newRunId = (at: Date): string =>
+const newRunId = (at: Date): string =>
   `${at
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`
 
 /** The sections a run reads; the source's own settings went into the TableSource. */
-export type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
+type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
 
 export const runExport = async (
   config: RunConfig,
@@ -346,7 +346,7 @@ const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] 
     : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
 
 /** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
-export const mapWithConcurrency = async <T, R>(
+const mapWithConcurrency = async <T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<R>,

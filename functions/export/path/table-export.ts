@@ -40,7 +40,7 @@ import {
 } from './table-steps.ts'
 import type { TableProgress } from './telemetry.ts'
 
-export interface TableExportContext {
+interface TableExportContext {
   readonly store: WarehouseStore
   readonly run: RunIdentity
   /** Folder for the spool of the rare second pass (the Lambda's /tmp, or the OS temp folder). */
@@ -62,7 +62,7 @@ export interface TableExportContext {
 }
 
 /** A landed table's outcome, but for what only the run knows: its attempts and how long they took. */
-export type LandedTable = Omit<TableOutcome, 'attempts' | 'durationMs' | 'error'>
+type LandedTable = Omit<TableOutcome, 'attempts' | 'durationMs' | 'error'>
 
 /** One attempt at a table: its outcome, or the coded failure and what was received before it. */
 export type TableAttempt =
@@ -77,7 +77,7 @@ export type TableAttempt =
     }
 
 /** Key of a table's one object for an export date. */
-export const dataObjectKey = (tableName: string, exportDate: string): string =>
+const dataObjectKey = (tableName: string, exportDate: string): string =>
   `${tableName}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
 
 /** Opens the table's bytes at the source and lands them; never throws. */
@@ -103,11 +103,7 @@ export const exportTable = async (
 }
 
 /** Everything after the bytes opened: from them to a published, registered and catalogued object. */
-export const landTable = async (
-  table: TableConfig,
-  bytes: TableBytes,
-  context: TableExportContext,
-): Promise<LandedTable> => {
+const landTable = async (table: TableConfig, bytes: TableBytes, context: TableExportContext): Promise<LandedTable> => {
   // What the steps open, released in reverse whichever way the path ends (the uploads abort unless committed).
   const held = new Held()
   try {

@@ -31,15 +31,3 @@ export interface RunTelemetry {
   retried(event: RetryEvent): void
   runFinished(record: RunRecord): void
 }
-
-/** Reports nothing; a base to override only what a caller needs. */
-export const silentTelemetry: RunTelemetry = {
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  tableStarted: () => undefined,
-  tableProgress: () => undefined,
-  tableFinished: () => undefined,
-  retried: () => undefined,
-  runFinished: () => undefined,
-}

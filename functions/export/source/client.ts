@@ -19,10 +19,10 @@ import { type BodyProgress, checkCsvContentType, checkedCsvBody } from './body.t
 import { type HttpResponse, httpGet, TransportError, toTransportError } from './http.ts'
 import { parseRetryAfter, type RetryClock, type RetryNotice, systemClock, withRetries } from './retry.ts'
 
-export const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
-export type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
+const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
+type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
 
-export interface InventoryClientOptions {
+interface InventoryClientOptions {
   readonly baseUrl: string
   readonly token: string
   readonly tuning: Pick<ExportTuning, 'retry' | 'timeouts'>
@@ -33,9 +33,9 @@ export interface InventoryClientOptions {
 }
 
 /** The token owner's record as the service returns it; its fields are not documented, so it stays open. */
-export type InventoryUser = Readonly<Record<string, unknown>>
+type InventoryUser = Readonly<Record<string, unknown>>
 
-export interface TableDownload {
+interface TableDownload {
   readonly tableId: string
   readonly status: number
   readonly contentType: string | undefined
@@ -238,7 +238,7 @@ const statusError = (
 }
 
 /** A user record is a few hundred bytes; far more means something else answered, and it is not read. */
-export const MAX_SMALL_BODY_BYTES = 1024 * 1024
+const MAX_SMALL_BODY_BYTES = 1024 * 1024
 
 /** Reads a small JSON answer whole; a cut-off or stalled body becomes a coded (retryable) error. */
 const readSmallBody = async (response: HttpResponse, what: string): Promise<Buffer> => {

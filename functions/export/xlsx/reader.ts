@@ -13,7 +13,7 @@ import { checkWorkbookStart, spoolBody } from './spool.ts'
 import { readWorkbookParts, type WorkbookParts } from './workbook.ts'
 import { openZip, type ZipArchive } from './zip.ts'
 
-export interface WorkbookReadOptions {
+interface WorkbookReadOptions {
   readonly tableId: string
   /** Folder for the spooled body (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
@@ -25,7 +25,7 @@ export interface WorkbookReadOptions {
   readonly signal?: AbortSignal | undefined
 }
 
-export interface WorkbookTable extends TableRecords {
+interface WorkbookTable extends TableRecords {
   /** The worksheet read: the first in workbook order. */
   readonly sheetName: string
   /** Warnings for the run record (error cells exported as NULL), complete once the batches have ended. */
