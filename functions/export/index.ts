@@ -28,17 +28,14 @@ export { describeGuards } from './guards/guards.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
-export type { TableProgress } from './path/table-export.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'
-export type { RetryEvent, RunTelemetry } from './path/telemetry.ts'
+export type { RetryEvent, RunTelemetry, TableProgress } from './path/telemetry.ts'
 export { FolderWarehouseStore } from './publish/fs.ts'
 // Deployment: the names the stack gives its resources.
 // The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.
 export { readTableSchema } from './schema/registry.ts'
 export { archiveSource } from './source/archive-source.ts'
 export { readCaCertificates } from './source/ca-certificates.ts'
-// Checking a service before deploying (`npm run check`).
-export { InventoryClient } from './source/client.ts'
 export { serviceSource } from './source/service-source.ts'
 export type { TableBytes, TableSource } from './source/table-source.ts'
 export { checkTokenCharacters } from './source/token.ts'

@@ -68,7 +68,7 @@ const DEMO_FLAG = {
 } as const
 
 /** `npm start`. */
-export const EXPORT_FLAGS = {
+const EXPORT_FLAGS = {
   ...SERVICE_FLAGS,
   out: OUT_FLAG,
   date: DATE_FLAG,
@@ -118,7 +118,7 @@ ${flagHelp(EXPORT_FLAGS)}
 Exit status: 0 every table exported; 1 some table failed (the others are exported); 2 bad usage or configuration.
 All commands: npm run help`
 
-export const LOG_FORMATS = ['text', 'json'] as const
+const LOG_FORMATS = ['text', 'json'] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
 
 export interface ExportCommand {

@@ -4,12 +4,13 @@
  */
 import os from 'node:os'
 import {
-  InventoryClient,
   type LimitsConfig,
   LineageColumn,
   previewTable,
+  serviceSource,
   type TableConfig,
   type TablePreview,
+  type TableSource,
   toExportError,
 } from '../export/index.ts'
 import { CHECK_FLAGS, parseExportArgs } from './args.ts'
@@ -20,7 +21,7 @@ import { localHint } from './next-step.ts'
 import { type ServiceSession, withServiceSession } from './session.ts'
 import type { TerminalOutput } from './terminal.ts'
 
-export const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
+const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
 
 Checks, without exporting anything, that the token works (and whose it is) and that every table is reachable and
 readable; shows each table's columns as they would be named and typed, judged from the first rows only.
@@ -33,22 +34,23 @@ ${flagHelp(CHECK_FLAGS)}
 Exit status: 0 everything is ready; 1 something is not (each problem is shown with the next step); 2 bad usage.`
 
 /** Rows read per table: enough to show plausible types without downloading the table. */
-export const PREVIEW_ROWS = 1000
+const PREVIEW_ROWS = 1000
 
 /** Columns every export appends after the data columns (the summary and run record count them apart). */
 const LINEAGE_COLUMN_COUNT = Object.keys(LineageColumn).length
 
-const previewDownload = async (client: InventoryClient, table: TableConfig, limits: LimitsConfig, database: string) => {
-  const download = await client.downloadTable(table.id, table.format)
+/** The table opened as the export opens it (one attempt), and only its start read. */
+const previewDownload = async (source: TableSource, table: TableConfig, limits: LimitsConfig, database: string) => {
+  const bytes = await source.open(table, { exportDate: new Date().toISOString().slice(0, 10), attempt: 1 })
   try {
-    return await previewTable(table, download.body, {
+    return await previewTable(table, bytes.body, {
       rowLimit: PREVIEW_ROWS,
       spoolDirectory: os.tmpdir(),
       limits,
       database,
     })
   } finally {
-    download.cancel()
+    bytes.cancel()
   }
 }
 
@@ -63,8 +65,9 @@ export const runCheckCommand = async (argv: readonly string[], output: TerminalO
 
 const checkService = async (session: ServiceSession, output: TerminalOutput): Promise<ExitCode> => {
   const { config, token, extraCaCertificates } = session
-  const client = new InventoryClient({
-    baseUrl: config.source.baseUrl,
+  // The export's own source, asked once each: a check reports what is wrong now rather than waiting it out.
+  const source = serviceSource({
+    source: config.source,
     token,
     tuning: { ...config.export, retry: { ...config.export.retry, maxAttempts: 1 } },
     extraCaCertificates,
@@ -73,7 +76,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   const colour = output.colour?.out ?? false
   const ok = paint('OK', Tone.GOOD, colour)
   try {
-    const user = await client.getCurrentUser()
+    const user = (await source.check({})).user ?? {}
     const who = [user.displayName, user.email].filter((v) => typeof v === 'string').join(', ')
     output.out(`token: ${ok}, it belongs to ${String(user.username ?? 'an unnamed user')}${who ? ` (${who})` : ''}`)
   } catch (error) {
@@ -84,7 +87,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   for (const table of config.tables) {
     const subject = `table ${table.id} -> ${table.name}`
     try {
-      const preview = await previewDownload(client, table, config.limits, config.warehouse.glueDatabase)
+      const preview = await previewDownload(source, table, config.limits, config.warehouse.glueDatabase)
       output.out(
         `${subject}: ${ok}, ${preview.columns.length} data columns, and ${LINEAGE_COLUMN_COUNT} lineage columns the export adds (types judged from the first ${preview.rowsRead} rows of its ${table.format})`,
       )

@@ -2,7 +2,7 @@
 import { DEMO_TOKEN, DemoTableId, demoTables, startInventoryEmulator } from '../../emulator/index.ts'
 
 /** Demo tables and the names analysts see them under. */
-export const DEMO_TABLES = [
+const DEMO_TABLES = [
   { id: DemoTableId.DEVICES, name: 'devices', key: ['device_id'] },
   // The stand-in lists a title once per device, so the demo runs without a repeated-key warning.
   { id: DemoTableId.SOFTWARE, name: 'installed_software', key: ['device_id', 'software_name'] },

@@ -32,7 +32,7 @@ const duckType = (hive: string | undefined): string => {
 }
 
 /** The partition values a `yyyy-MM-dd` daily date projection names on `now` (Athena evaluates NOW in UTC). */
-export const projectedDates = (parameters: Readonly<Record<string, string>>, key: string, now: Date): string[] => {
+const projectedDates = (parameters: Readonly<Record<string, string>>, key: string, now: Date): string[] => {
   const format = parameters[`projection.${key}.format`]
   const range = parameters[`projection.${key}.range`]?.split(',').map((b) => b.trim())
   const unit = (parameters[`projection.${key}.interval.unit`] ?? 'DAYS').trim().toUpperCase()

@@ -42,7 +42,7 @@ export const runExportCommand = async (
 }
 
 /** The demo ends with a query analysts could run in Athena, run here by DuckDB over the folder just written. */
-export const DEMO_QUERY =
+const DEMO_QUERY =
   'SELECT operating_system, count(*) AS devices, round(avg(ram_gb), 1) AS avg_ram_gb FROM devices_latest GROUP BY 1 ORDER BY 2 DESC'
 
 const printExampleQuery = async (root: string, output: TerminalOutput) => {

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util'
 import { closestKey, UsageError } from '../export/index.ts'
 
-export interface FlagSpec {
+interface FlagSpec {
   readonly type: 'string' | 'boolean'
   readonly multiple?: boolean
   readonly short?: string
@@ -24,7 +24,7 @@ type FlagValue<S extends FlagSpec> = S['type'] extends 'boolean'
     : string
 export type FlagValues<F extends FlagSpecs> = { -readonly [K in keyof F]?: FlagValue<F[K]> }
 
-export interface ParsedFlags<F extends FlagSpecs> {
+interface ParsedFlags<F extends FlagSpecs> {
   readonly values: FlagValues<F>
   readonly positionals: string[]
 }

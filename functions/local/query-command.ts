@@ -47,7 +47,7 @@ const DDL_FLAGS = {
   help: HELP_FLAG,
 } as const satisfies FlagSpecs
 
-export const QUERY_USAGE = `Usage: npm run query -- [--out DIR] [--format table|csv|json] "SQL"
+const QUERY_USAGE = `Usage: npm run query -- [--out DIR] [--format table|csv|json] "SQL"
 
 Runs SQL with DuckDB over the local warehouse, in UTC as Athena does. Every table is registered under its Athena
 name (the export dates its projection range names, with the dt partition column) together with its <table>_latest
@@ -59,7 +59,7 @@ ${flagHelp(QUERY_FLAGS)}
 
 Exit status: 0 the query ran; 1 the SQL failed or nothing has been exported yet; 2 bad usage.`
 
-export const DDL_USAGE = `Usage: npm run ddl -- [--out DIR] [--database NAME] [--location-root S3_URI]
+const DDL_USAGE = `Usage: npm run ddl -- [--out DIR] [--database NAME] [--location-root S3_URI]
 
 Prints the Athena CREATE EXTERNAL TABLE (with partition projection) and CREATE VIEW statements for every table
 in the warehouse's schema registry, for accounts that do not let the exporter write to Glue.

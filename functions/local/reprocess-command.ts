@@ -13,7 +13,7 @@ import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
 
-export const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR]
+const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR]
 
 Rebuilds the Parquet of the given export date from the raw archive (tables with "archiveRaw": true keep their
 CSV, gzip-compressed, under _raw/), through the same decode, parse, naming and typing as an export, and replaces

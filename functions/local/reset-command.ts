@@ -17,7 +17,7 @@ const RESET_FLAGS = {
   help: HELP_FLAG,
 } as const
 
-export const RESET_USAGE = `Usage: npm run reset -- [--out DIR]
+const RESET_USAGE = `Usage: npm run reset -- [--out DIR]
 
 Deletes the local warehouse folder that npm start wrote: every table, date, run record and the schema registry,
 so the next export starts afresh. It refuses a folder holding anything this tool did not write.

@@ -63,7 +63,7 @@ const rate = (bytes: number, startedAt: number): string => {
   return seconds > 0 ? `${formatBytes(bytes / seconds)}/s` : '-'
 }
 
-export const formatBytes = (bytes: number): string => {
+const formatBytes = (bytes: number): string => {
   const units = ['B', 'KB', 'MB', 'GB', 'TB']
   let value = bytes
   let unit = 0
@@ -82,7 +82,7 @@ const plainFields = (fields: Record<string, unknown> | undefined): string => {
   return words.length === 0 ? '' : ` (${words.join('; ')})`
 }
 
-export interface TerminalTelemetryOptions {
+interface TerminalTelemetryOptions {
   /** `text` (default): plain lines; `json`: one JSON object a line, as the Lambda logs. */
   readonly logFormat?: LogFormat
   /** Where the table's bytes come from: the service (an export) or the raw archive (a reprocess). */

@@ -32,7 +32,7 @@ s3:GetObject on the warehouse (with --no-invoke), and the stack's analyst policy
 
 Exit status: 0 every check passed; 1 some check failed, or AWS could not be reached; 2 bad usage.`
 
-export interface VerifyCommand {
+interface VerifyCommand {
   readonly help: boolean
   readonly stackName: string
   readonly table: string | undefined
@@ -40,7 +40,7 @@ export interface VerifyCommand {
   readonly region: string | undefined
 }
 
-export const parseVerifyArgs = (argv: readonly string[]): VerifyCommand => {
+const parseVerifyArgs = (argv: readonly string[]): VerifyCommand => {
   let parsed: ReturnType<typeof parse>
   try {
     parsed = parse(argv)
@@ -74,7 +74,7 @@ const parse = (argv: readonly string[]) =>
   })
 
 /** The clients of the operator's credentials, in `region` when given. */
-export const defaultVerifyClients = (region: string | undefined): VerifyClients => {
+const defaultVerifyClients = (region: string | undefined): VerifyClients => {
   const config = region === undefined ? {} : { region }
   return {
     cloudFormation: new CloudFormationClient(config),

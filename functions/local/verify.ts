@@ -31,7 +31,7 @@ import {
 } from './verify-errors.ts'
 
 /** The stack outputs verify reads (infra/export-stack.ts). */
-export const VerifyOutput = {
+const VerifyOutput = {
   FUNCTION: 'ExportFunctionName',
   WORKGROUP: 'AthenaWorkgroupName',
   DATABASE: 'GlueDatabaseName',
@@ -47,7 +47,7 @@ export interface VerifyClients {
   readonly s3: S3Client
 }
 
-export interface VerifyOptions {
+interface VerifyOptions {
   readonly stackName: string
   /** @default the first of the stack's tables */
   readonly table?: string | undefined
@@ -61,7 +61,7 @@ export interface VerifyOptions {
   readonly maxPolls?: number
 }
 
-export interface VerifyCheck {
+interface VerifyCheck {
   /** What was checked, e.g. `athena devices_latest`. */
   readonly subject: string
   readonly ok: boolean
@@ -72,7 +72,7 @@ export interface VerifyCheck {
   readonly code?: string
 }
 
-export interface VerifyReport {
+interface VerifyReport {
   readonly stack: Readonly<Record<string, string>>
   readonly table: string
   readonly checks: readonly VerifyCheck[]

@@ -22,7 +22,7 @@ import type { QueryResult } from './query-formats.ts'
 export type { QueryResult } from './query-formats.ts'
 
 /** The Glue database the local catalog stands for. */
-export const LOCAL_DATABASE = LOCAL_GLUE_DATABASE
+const LOCAL_DATABASE = LOCAL_GLUE_DATABASE
 
 /** Tables of the warehouse: those with a schema in the registry. */
 export const warehouseTables = async (root: string): Promise<string[]> => {
@@ -63,7 +63,7 @@ const warehouseCatalog = async (root: string, database: string) => {
   return { inputs, skipped }
 }
 
-export interface QueryOptions {
+interface QueryOptions {
   /** The catalog to query through; the warehouse's own definitions when absent. */
   readonly inputs?: readonly TableInput[]
   /** What NOW means in projection ranges. @default the current time */

@@ -4,12 +4,12 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
 import { runExport } from '../../functions/export/path/run.ts'
-import { silentTelemetry } from '../../functions/export/path/telemetry.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { queryWarehouse, warehouseTableInputs } from '../../functions/local/warehouse-sql.ts'
 import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
 import { MemorySource } from '../support/memory-source.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 const LONG_HEADER = `Notes ${'x'.repeat(300)}`
 

@@ -4,11 +4,11 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Row } from '../../emulator/index.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
 import { runExport } from '../../functions/export/path/run.ts'
-import { silentTelemetry } from '../../functions/export/path/telemetry.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
 import { runExportInProcess, tempDir } from '../support/cli.ts'
 import { MemorySource } from '../support/memory-source.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 const DATES = ['2026-11-21', '2026-11-22', '2026-11-23'] as const
 

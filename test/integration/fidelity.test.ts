@@ -6,7 +6,7 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
-import { LINEAGE_COLUMNS } from '../../functions/export/path/table-export.ts'
+import { LINEAGE_COLUMNS } from '../../functions/export/core/lineage.ts'
 import {
   type CsvFixture,
   DUCKDB_TYPES,

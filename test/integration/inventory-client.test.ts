@@ -38,8 +38,10 @@ const tuning = parseExportConfig({
   },
 }).export
 
-const clientFor = (token = DEMO_TOKEN, baseUrl = emulator.baseUrl, onRetry?: (n: RetryNotice) => void) =>
-  new InventoryClient({ baseUrl, token, tuning, ...(onRetry ? { onRetry } : {}) })
+const clientFor = (token = DEMO_TOKEN, baseUrl = emulator.baseUrl) => new InventoryClient({ baseUrl, token, tuning })
+
+/** One request for a table's CSV, as the service source makes it on each of the run's attempts. */
+const downloadOf = (client: InventoryClient, tableId: string) => client.requestTable(tableId, 'csv', {})
 
 const drain = async (body: AsyncIterable<Buffer>): Promise<string> => {
   const chunks: Buffer[] = []
@@ -66,7 +68,7 @@ describe('the inventory client', () => {
   })
 
   it('streams a table as CSV with its status and headers', async () => {
-    const download = await clientFor().downloadTable('1003')
+    const download = await downloadOf(clientFor(), '1003')
     const text = await drain(download.body)
     expect(download.status).toBe(200)
     expect(download.contentType).toMatch(/^text\/csv/)
@@ -79,7 +81,7 @@ describe('the inventory client', () => {
     ['a revoked token', DEMO_TOKENS.revoked, AuthenticationError, ErrorCode.AUTH_REJECTED, 401],
     ['an expired token', DEMO_TOKENS.expired, AuthenticationError, ErrorCode.AUTH_REJECTED, 401],
   ])('rejects %s with a coded 401 error and no retry', async (_, token, type, code, status) => {
-    const error = await failureOf(clientFor(token).downloadTable('1001'))
+    const error = await failureOf(downloadOf(clientFor(token), '1001'))
     expect(error).toBeInstanceOf(type)
     expect(error).toMatchObject({ code, status, tableId: '1001', failureClass: 'auth', retryable: false })
     expect(error.message).toContain('table 1001')
@@ -88,7 +90,7 @@ describe('the inventory client', () => {
   })
 
   it('reports a table the user may not read as a permission error', async () => {
-    const error = await failureOf(clientFor(DEMO_TOKENS.limited).downloadTable('1005'))
+    const error = await failureOf(downloadOf(clientFor(DEMO_TOKENS.limited), '1005'))
     expect(error).toBeInstanceOf(PermissionError)
     expect(error).toMatchObject({ code: ErrorCode.PERMISSION_DENIED, status: 403, tableId: '1005' })
     expect(error.hint).toMatch(/share the saved table/)
@@ -98,47 +100,46 @@ describe('the inventory client', () => {
     ['an unknown table id', '999999'],
     ['a table whose export feature is disabled', '1004'],
   ])('reports %s as not found', async (_, tableId) => {
-    const error = await failureOf(clientFor().downloadTable(tableId))
+    const error = await failureOf(downloadOf(clientFor(), tableId))
     expect(error).toBeInstanceOf(TableNotFoundError)
     expect(error).toMatchObject({ code: ErrorCode.TABLE_NOT_FOUND, status: 404, tableId })
   })
 
-  it('retries a 500 and succeeds when the server heals', async () => {
-    emulator.faults.script('1003', [{ kind: 'status', status: 500 }])
+  it('retries a token check answered 500 and succeeds when the server heals', async () => {
+    emulator.faults.script('me', [{ kind: 'status', status: 500 }])
     const notices: RetryNotice[] = []
-    const download = await clientFor(DEMO_TOKEN, emulator.baseUrl, (n) => notices.push(n)).downloadTable('1003')
-    await drain(download.body)
-    expect(download.attempts).toBe(2)
+    const user = await clientFor().getCurrentUser(undefined, (n) => notices.push(n))
+    expect(user.username).toBe('api-export')
+    expect(emulator.requests).toHaveLength(2)
     expect(notices.map((n) => [n.attempt, n.error.code, n.error.status])).toEqual([[1, ErrorCode.SERVER_ERROR, 500]])
   })
 
-  it('gives up on a 500 that never heals after the configured attempts', async () => {
-    emulator.faults.always('1003', { kind: 'status', status: 503 })
-    const error = await failureOf(clientFor().downloadTable('1003'))
+  it('gives up on a token check answered 503 that never heals after the configured attempts', async () => {
+    emulator.faults.always('me', { kind: 'status', status: 503 })
+    const error = await failureOf(clientFor().getCurrentUser())
     expect(error).toBeInstanceOf(ServerError)
     expect(error).toMatchObject({ code: ErrorCode.SERVER_ERROR, status: 503, retryable: true })
     expect(error.message).toContain('after 3 attempts')
     expect(emulator.requests).toHaveLength(3)
   })
 
-  it('waits as long as Retry-After says on a 429', async () => {
-    emulator.faults.script('1003', [{ kind: 'status', status: 429, retryAfter: '1' }])
+  it('waits as long as Retry-After says on a 429 to the token check', async () => {
+    emulator.faults.script('me', [{ kind: 'status', status: 429, retryAfter: '1' }])
     const notices: RetryNotice[] = []
-    const download = await clientFor(DEMO_TOKEN, emulator.baseUrl, (n) => notices.push(n)).downloadTable('1003')
-    await drain(download.body)
+    await clientFor().getCurrentUser(undefined, (n) => notices.push(n))
     expect(notices.map((n) => n.delayMs)).toEqual([1000])
   })
 
   it('fails at once when Retry-After exceeds the configured cap', async () => {
-    emulator.faults.script('1003', [{ kind: 'status', status: 503, retryAfter: '3600' }])
-    const error = await failureOf(clientFor().downloadTable('1003'))
+    emulator.faults.script('me', [{ kind: 'status', status: 503, retryAfter: '3600' }])
+    const error = await failureOf(clientFor().getCurrentUser())
     expect(error).toMatchObject({ code: ErrorCode.SERVER_ERROR, status: 503 })
     expect(emulator.requests).toHaveLength(1)
   })
 
   it('refuses an HTML page served with status 200', async () => {
     emulator.faults.script('1003', [{ kind: 'html200' }])
-    const download = clientFor().downloadTable('1003')
+    const download = downloadOf(clientFor(), '1003')
     const error = await failureOf(download.then((d) => drain(d.body)))
     expect(error).toBeInstanceOf(ProtocolError)
     expect(error).toMatchObject({ code: ErrorCode.NOT_CSV, status: 200 })
@@ -146,7 +147,7 @@ describe('the inventory client', () => {
 
   it('reports a body cut off before its Content-Length as truncated', async () => {
     emulator.faults.script('1003', [{ kind: 'truncate', afterBytes: 500, advertiseLength: true }])
-    const download = await clientFor().downloadTable('1003')
+    const download = await downloadOf(clientFor(), '1003')
     const error = await failureOf(drain(download.body))
     expect(error).toMatchObject({ code: ErrorCode.BODY_TRUNCATED, retryable: true })
     expect(error.message).toMatch(/cut off after 500 bytes/)
@@ -154,7 +155,7 @@ describe('the inventory client', () => {
 
   it('reports a stalled body as a timeout', async () => {
     emulator.faults.script('1003', [{ kind: 'stall', afterBytes: 200, ms: 3000 }])
-    const download = await clientFor().downloadTable('1003')
+    const download = await downloadOf(clientFor(), '1003')
     const error = await failureOf(drain(download.body))
     expect(error).toBeInstanceOf(NetworkError)
     expect(error).toMatchObject({ code: ErrorCode.TIMEOUT })
@@ -187,7 +188,7 @@ describe('the inventory client', () => {
     try {
       const client = clientFor(DEMO_TOKEN, base)
       expect((await client.getCurrentUser()).username).toBe('api-export')
-      const error = await failureOf(client.downloadTable('999999'))
+      const error = await failureOf(downloadOf(client, '999999'))
       expect(seen).toEqual(['/inventory/rest/usermanager/me', '/inventory/rest/tables/999999/csv'])
       expect(error.message).toContain(`GET ${base}/rest/tables/999999/csv answered HTTP 404`)
     } finally {

@@ -2,11 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Row } from '../../emulator/index.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
 import { runExport } from '../../functions/export/path/run.ts'
-import { silentTelemetry } from '../../functions/export/path/telemetry.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { queryWarehouse, warehouseTableInputs } from '../../functions/local/warehouse-sql.ts'
 import { tempDir } from '../support/cli.ts'
 import { MemorySource } from '../support/memory-source.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 /** Exports the source's table `id` as `name` on `date` into `out`, as a scheduled run would, and its outcome. */
 const exportOn = async (source: MemorySource, out: string, date: string, key?: string[]) => {

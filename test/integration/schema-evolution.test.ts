@@ -4,13 +4,13 @@ import type { GeneratedTable } from '../../emulator/index.ts'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
 import { runExport } from '../../functions/export/path/run.ts'
-import { silentTelemetry } from '../../functions/export/path/telemetry.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { readTableSchema } from '../../functions/export/schema/registry.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
 import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
 import { MemorySource } from '../support/memory-source.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 const assets = (columns: string[], rows: (string | null)[][]): GeneratedTable => ({
   id: '2001',

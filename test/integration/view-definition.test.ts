@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest'
 import { glueTableCatalog } from '../../functions/export/catalog/glue.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
 import { runExport } from '../../functions/export/path/run.ts'
-import { silentTelemetry } from '../../functions/export/path/telemetry.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { glueCatalogStandIn } from '../support/aws-mocks.ts'
 import { tempDir } from '../support/cli.ts'
 import { MemorySource } from '../support/memory-source.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 /** The JSON Athena (Trino) reads from a registered view, decoded by hand: what Trino's view codec would see. */
 const embeddedView = (text: string | undefined) => {

@@ -5,6 +5,7 @@ import { parquetMetadata } from 'hyparquet'
 import type { ColumnType } from '../../functions/export/core/constants.ts'
 import { nameColumns } from '../../functions/export/normalize/columns.ts'
 import { type RecordBatch, RecordBatchBuilder } from '../../functions/export/normalize/record-batch.ts'
+import { ColumnTypeInferrer } from '../../functions/export/normalize/types.ts'
 import { type RowGroupLimits, TableEncoder } from '../../functions/export/parquet/table-encoder.ts'
 import type { TableSchema } from '../../functions/export/schema/table-schema.ts'
 import { tempDir } from './cli.ts'
@@ -48,13 +49,19 @@ export const encode = async (
   let parts: Uint8Array[] = []
   let restarts = 0
   let drains = 0
+  const columns = nameColumns(header)
+  const types = new ColumnTypeInferrer({
+    tableId: 't1',
+    columnNames: columns.map((c) => c.name),
+    forced: options.forced ?? {},
+  })
   const encoder = new TableEncoder(
     {
       tableId: 't1',
       table: 'things',
       exportDate: RUN.exportDate,
-      columns: nameColumns(header),
-      forced: options.forced ?? {},
+      columns,
+      types,
       previous: options.previous,
       run: RUN,
       spoolPath: path.join(dir, 'spool.bin'),
@@ -71,7 +78,11 @@ export const encode = async (
       },
     },
   )
-  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) encoder.push(batch)
+  // As the export's path does: the types learn from each batch before it is encoded.
+  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) {
+    types.observe(batch)
+    encoder.push(batch)
+  }
   const { rows } = await encoder.finish()
   encoder.close()
   const bytes = Buffer.concat(parts)

@@ -54,7 +54,7 @@ export interface CatalogView {
 }
 
 /** Glue's limit on a column comment, in UTF-16 code units (Java string length). */
-export const MAX_COMMENT_LENGTH = 255
+const MAX_COMMENT_LENGTH = 255
 
 /**
  * A comment Glue accepts: its pattern allows no control character but tab, so line breaks become spaces and other
@@ -142,13 +142,13 @@ const rootOf = (folder: string, table: string): string => {
   return root.replace(/\\$/, '/')
 }
 
-export const exportDatesTableName = (table: string): string => `${table}${EXPORT_DATES_TABLE_SUFFIX}`
+const exportDatesTableName = (table: string): string => `${table}${EXPORT_DATES_TABLE_SUFFIX}`
 
 /**
  * The dates relation of a keyed table as a table of its own, `<table>_export_dates`: one row per export date with
  * the date before it, partitioned and projected like the table, so a filter on `dt` reads one tiny object.
  */
-export const exportDatesTableDefinition = (definition: AthenaTableDefinition): AthenaTableDefinition => ({
+const exportDatesTableDefinition = (definition: AthenaTableDefinition): AthenaTableDefinition => ({
   database: definition.database,
   table: exportDatesTableName(definition.table),
   location: definition.datesLocation,
@@ -194,7 +194,7 @@ export const createTableDdl = (definition: AthenaTableDefinition): string => {
   ].join('\n')
 }
 
-export const latestViewName = (table: string): string => `${table}${LATEST_VIEW_SUFFIX}`
+const latestViewName = (table: string): string => `${table}${LATEST_VIEW_SUFFIX}`
 
 const sqlIdentifier = (name: string): string => `"${name.replace(/"/g, '""')}"`
 
@@ -203,7 +203,7 @@ const sqlIdentifier = (name: string): string => `"${name.replace(/"/g, '""')}"`
  * that one partition (with `max(dt)` it would list every projected day first). A run that publishes a newer date
  * moves it; a backfill of an older date does not.
  */
-export const latestView = (definition: AthenaTableDefinition): CatalogView => {
+const latestView = (definition: AthenaTableDefinition): CatalogView => {
   const columns = [...definition.columns, definition.partitionKey]
   const table = `${sqlIdentifier(definition.database)}.${sqlIdentifier(definition.table)}`
   return {

@@ -18,13 +18,13 @@
 import { CHANGES_VIEW_SUFFIX, LineageColumn, PARTITION_KEY, PREVIOUS_DATE_COLUMN } from '../core/constants.ts'
 import { fitIdentifier } from '../core/identifier.ts'
 
-export interface ChangesViewColumn {
+interface ChangesViewColumn {
   readonly name: string
   /** The column's warehouse type (`string`, `bigint`...), or `array<string>` for `changed_columns`. */
   readonly type: string
 }
 
-export interface ChangesViewInput {
+interface ChangesViewInput {
   /** The table as the SQL names it, quoted, e.g. `"inventory"."devices"` in Athena, `"devices"` in DuckDB. */
   readonly source: string
   /** The table's data columns (lineage excluded), in order. */
@@ -35,7 +35,7 @@ export interface ChangesViewInput {
   readonly dates: string
 }
 
-export interface ChangesView {
+interface ChangesView {
   readonly sql: string
   /** The view's columns with their warehouse types, in order. */
   readonly columns: readonly ChangesViewColumn[]
@@ -44,7 +44,7 @@ export interface ChangesView {
 export const changesViewName = (table: string): string => `${table}${CHANGES_VIEW_SUFFIX}`
 
 /** Type of `changed_columns`, in Hive terms like the table's columns (`array(varchar)` in a Presto view). */
-export const CHANGED_COLUMNS_TYPE = 'array<string>'
+const CHANGED_COLUMNS_TYPE = 'array<string>'
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
 

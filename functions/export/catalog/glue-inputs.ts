@@ -22,7 +22,7 @@ const glueColumn = (column: CatalogColumn): Column =>
     ? { Name: column.name, Type: column.type }
     : { Name: column.name, Type: column.type, Comment: column.comment }
 
-export const glueTableInput = (definition: AthenaTableDefinition): TableInput => ({
+const glueTableInput = (definition: AthenaTableDefinition): TableInput => ({
   Name: definition.table,
   TableType: 'EXTERNAL_TABLE',
   Parameters: { ...definition.parameters },
@@ -36,7 +36,7 @@ export const glueTableInput = (definition: AthenaTableDefinition): TableInput =>
   },
 })
 
-export const glueViewInput = (definition: AthenaTableDefinition, view: CatalogView): TableInput => {
+const glueViewInput = (definition: AthenaTableDefinition, view: CatalogView): TableInput => {
   const prestoView: PrestoView = {
     originalSql: view.sql,
     catalog: 'awsdatacatalog',

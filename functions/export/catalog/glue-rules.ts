@@ -22,7 +22,7 @@ const PARAMETER_VALUE_MAX = 512_000
 const LOCATION_MAX = 2056
 const FORMAT_MAX = 128
 /** Glue's limit on a view's `ViewOriginalText` and `ViewExpandedText`, in characters. */
-export const VIEW_TEXT_MAX = 409_600
+const VIEW_TEXT_MAX = 409_600
 
 /** Hive DDL spellings of the types Athena reads: the primitive ones, and the changes view's array<string>. */
 const HIVE_TYPE =

@@ -51,7 +51,7 @@ const decidedParts = (table: Table | TableInput) => {
 }
 
 /** The owner counts only where the definition sets one (the views): a table's owner is whoever Glue recorded. */
-export const sameDefinition = (current: Table, wanted: TableInput): boolean =>
+const sameDefinition = (current: Table, wanted: TableInput): boolean =>
   JSON.stringify(decidedParts(current)) === JSON.stringify(decidedParts(wanted)) &&
   (wanted.Owner === undefined || current.Owner === wanted.Owner)
 
@@ -59,7 +59,7 @@ export const sameDefinition = (current: Table, wanted: TableInput): boolean =>
  * Creates or updates the table, then each view, wherever Glue differs from the definition. Resolves to warnings
  * for the views left out because they would break a Glue limit (glue-inputs.ts).
  */
-export const reconcileGlueTable = async (
+const reconcileGlueTable = async (
   glue: GlueClient,
   definition: AthenaTableDefinition,
   tableId?: string,

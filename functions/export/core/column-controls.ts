@@ -29,7 +29,7 @@ export const ColumnControlsSchema = z.strictObject({
 export type ColumnControls = Readonly<z.output<typeof ColumnControlsSchema>>
 
 /** No column dropped or pseudonymized. */
-export const NO_COLUMN_CONTROLS: ColumnControls = Object.freeze({ drop: [], pseudonymize: [] })
+const NO_COLUMN_CONTROLS: ColumnControls = Object.freeze({ drop: [], pseudonymize: [] })
 
 /** What the controls are checked against: the table's other settings that name columns. */
 interface ControlledTable {
@@ -40,7 +40,7 @@ interface ControlledTable {
 }
 
 /** A problem with one table's controls, at a path under the table. */
-export interface ColumnControlProblem {
+interface ColumnControlProblem {
   readonly path: readonly (string | number)[]
   readonly message: string
 }

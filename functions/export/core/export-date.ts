@@ -5,11 +5,11 @@
  */
 import { EXPORT_DATE_PATTERN } from './constants.ts'
 
-export const EARLIEST_EXPORT_DATE = '2000-01-01'
+const EARLIEST_EXPORT_DATE = '2000-01-01'
 const DAY_MS = 24 * 60 * 60 * 1000
 
 /** The latest accepted date: today in UTC plus one day, for a run started just before midnight elsewhere. */
-export const latestExportDate = (now: Date): string => new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10)
+const latestExportDate = (now: Date): string => new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10)
 
 /** Why `text` is not an acceptable export date, or undefined when it is. */
 export const exportDateProblem = (text: string, now: Date = new Date()): string | undefined => {

@@ -9,7 +9,7 @@ import { inspect } from 'node:util'
 import { ConfigError } from './errors.ts'
 
 /** Characters a key must have at least: a short key could be guessed, and every pseudonym with it. */
-export const MIN_PSEUDONYMIZATION_KEY_LENGTH = 32
+const MIN_PSEUDONYMIZATION_KEY_LENGTH = 32
 
 const REDACTED = '[pseudonymization key]'
 

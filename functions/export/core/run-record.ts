@@ -23,7 +23,7 @@ export interface PublishedObject {
   readonly bytes: number
 }
 
-export interface TableErrorRecord {
+interface TableErrorRecord {
   readonly code: string
   readonly failureClass: FailureClass
   readonly message: string

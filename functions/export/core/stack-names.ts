@@ -8,7 +8,7 @@ export const DEFAULT_STACK_NAME = 'InventoryExport'
 /** CloudFormation stack names: a letter, then letters, digits and hyphens, 128 at most. */
 export const STACK_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9-]{0,127}$/
 
-export interface StackResourceNames {
+interface StackResourceNames {
   /** Glue database (letters, digits and underscores, lowercase). */
   readonly glueDatabase: string
   readonly athenaWorkgroup: string

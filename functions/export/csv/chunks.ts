@@ -11,7 +11,7 @@ const LF = 0x0a
 /** Lines looked at, back from the chunk's end, for one that reads as a whole record. */
 const MAX_GUESSES = 8
 
-export interface ChunkShape {
+interface ChunkShape {
   /** Bytes a chunk is cut at (after the line break before). */
   readonly chunkBytes: number
   /** A line this long with no break in it ends the chunking: the rest of the body is parsed as it streams. */

@@ -15,12 +15,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
-import {
-  type BatchLimits,
-  DEFAULT_BATCH_LIMITS,
-  type RecordBatch,
-  RecordBatchBuilder,
-} from '../normalize/record-batch.ts'
+import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
 import { type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
@@ -46,7 +41,7 @@ export interface ParallelShape {
 }
 
 /** Large enough that a message per chunk costs nothing, small enough that the chunks in flight stay small. */
-export const DEFAULT_CHUNK_BYTES = MiB
+const DEFAULT_CHUNK_BYTES = MiB
 /** Chunks in flight per worker. */
 const CHUNKS_PER_WORKER = 2
 /** Batch buffers kept for reuse, at most. */
@@ -76,7 +71,6 @@ type FromWorker =
 
 interface WorkerSetup extends SegmentOptions {
   readonly role: typeof ROLE
-  readonly batchLimits: BatchLimits
 }
 
 /** The worker threads, each taking chunks in turn; a chunk's parse is a promise of its result. */
@@ -173,7 +167,6 @@ export const parseInParallel = async (
   const report: DecodeReport = { encoding: options.encoding, bom: false }
   const decoded = decodeToUtf8(source, options, report)[Symbol.asyncIterator]()
   const limits = options.limits ?? DEFAULT_RECORD_LIMITS
-  const batchLimits = options.batchLimits ?? DEFAULT_BATCH_LIMITS
   const { buffered, ended, scan } = await readHeaderLine(decoded, options.delimiter, limits, options.tableId)
   const serially = () => parseDecoded(replay(buffered, ended ? undefined : decoded), options, report)
   const head = Buffer.concat(buffered)
@@ -186,13 +179,13 @@ export const parseInParallel = async (
     shortRows: options.shortRows,
     limits,
   }
-  const builder = new RecordBatchBuilder(scan.fieldCount, batchLimits)
+  const builder = new RecordBatchBuilder(scan.fieldCount, DEFAULT_BATCH_LIMITS)
   const headerStart = { ...RELATIVE, header: true, last: false }
   const first = await parseSegment(head.subarray(0, end), segment, headerStart, builder).catch(() => undefined)
   if (first?.header?.length !== scan.fieldCount || first.rows > 0 || first.open) return serially()
   const warnings: string[] = []
   if (first.looseQuoteLine !== undefined) warnings.push(looseQuoteWarning(first.looseQuoteLine))
-  const parsers = new ChunkParsers(shape.workers, { ...segment, role: ROLE, batchLimits })
+  const parsers = new ChunkParsers(shape.workers, { ...segment, role: ROLE })
   const chunks = cutChunks(head.subarray(end), decoded, {
     chunkBytes: shape.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     maxLineBytes: Math.max(4 * (shape.chunkBytes ?? DEFAULT_CHUNK_BYTES), 4 * MiB),
@@ -362,7 +355,7 @@ async function* restOfBody(
 /** The worker: chunks in, their batches out. */
 const runChunkParser = (setup: WorkerSetup): void => {
   const port = parentPort!
-  const builder = new RecordBatchBuilder(setup.headerFields, setup.batchLimits)
+  const builder = new RecordBatchBuilder(setup.headerFields, DEFAULT_BATCH_LIMITS)
   // One chunk at a time, in the order they came: the next waits for the one before.
   let queue = Promise.resolve()
   port.on('message', (message: ToWorker) => {

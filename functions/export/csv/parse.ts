@@ -38,7 +38,7 @@ export interface ParsedCsv<T = string[]> {
 }
 
 /** Makes an item of each data record as soon as it is parsed, or nothing yet (a builder that fills batches). */
-export type RecordTaker<T> = (record: string[], header: readonly string[]) => T | undefined
+type RecordTaker<T> = (record: string[], header: readonly string[]) => T | undefined
 
 /** The header line must show up within this many bytes. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024
@@ -86,7 +86,7 @@ export const openCsvWith = async <T>(
 }
 
 /** The start of the body up to the end of the header line (copied), and the header line's dialect. */
-export interface HeaderLine {
+interface HeaderLine {
   readonly buffered: readonly Buffer[]
   /** Whether the body ended within `buffered`. */
   readonly ended: boolean
@@ -123,7 +123,7 @@ export const readHeaderLine = async (
 }
 
 /** Where csv-parse stands once a run of bytes is parsed. */
-export interface RecordsEnd {
+interface RecordsEnd {
   /** csv-parse's line number after the last byte: where the bytes after these start. */
   readonly nextLine: number
   /** csv-parse's line number on which the last complete record ended (the header's, or `lastRecordLine` given). */
@@ -135,7 +135,7 @@ export interface RecordsEnd {
   readonly open?: { readonly start: number; readonly line: number }
 }
 
-export interface RecordParseOptions extends ParseOptions {
+interface RecordParseOptions extends ParseOptions {
   readonly delimiter: Delimiter
   readonly headerFields: number
   readonly limits: RecordLimits

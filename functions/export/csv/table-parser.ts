@@ -3,20 +3,12 @@
  * delimiter and the encoding found on the way. `parse-worker.ts` runs the same stage on a thread of its own.
  */
 import type { Delimiter } from '../core/constants.ts'
-import {
-  type BatchLimits,
-  DEFAULT_BATCH_LIMITS,
-  type RecordBatch,
-  RecordBatchBuilder,
-} from '../normalize/record-batch.ts'
+import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { type DecodeOptions, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { openCsvWith, type ParseOptions } from './parse.ts'
 
-export interface TableParserOptions extends ParseOptions, Omit<DecodeOptions, 'tableId'> {
-  /** @default DEFAULT_BATCH_LIMITS */
-  readonly batchLimits?: BatchLimits | undefined
-}
+export type TableParserOptions = ParseOptions & Omit<DecodeOptions, 'tableId'>
 
 export interface ParsedTable extends TableRecords {
   readonly delimiter: Delimiter
@@ -38,7 +30,7 @@ export const parseDecoded = async (
   options: TableParserOptions,
   report: DecodeReport,
 ): Promise<ParsedTable> => {
-  const limits = options.batchLimits ?? DEFAULT_BATCH_LIMITS
+  const limits = DEFAULT_BATCH_LIMITS
   let builder: RecordBatchBuilder | undefined
   // Each record is copied into the batch being filled as soon as it is parsed, so its strings die young.
   const csv = await openCsvWith(decoded, { ...options, fieldsAsBytes: true }, (record, header) => {

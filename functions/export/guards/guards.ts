@@ -8,10 +8,10 @@ import type { GuardFinding } from '../core/run-record.ts'
 import type { ExportBaseline } from '../schema/table-schema.ts'
 
 /** What the guards of one table do; `false` switches one off. */
-export type GuardSettings = GuardsConfig
+type GuardSettings = GuardsConfig
 
 /** The export about to be published. */
-export interface ExportSnapshot {
+interface ExportSnapshot {
   readonly exportDate: string
   readonly runId: string
   readonly rows: number

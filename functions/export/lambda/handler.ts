@@ -68,7 +68,7 @@ export class RunFailedError extends ExportError {
 }
 
 /** Replaceable parts, for tests; the deployed handler uses the defaults. */
-export interface HandlerDependencies {
+interface HandlerDependencies {
   /** @default the process's environment, read once per container by lambdaSettings() (environment.ts) */
   readonly environment?: Environment
   /** @default a client configured by the standard SDK environment (AWS_REGION, AWS_ENDPOINT_URL_S3, ...) */
@@ -125,16 +125,12 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     logger.addContext(context)
     const { reprocess, ...options } = parseEvent(event, settings.config)
 
-    // A rebuild from the raw archive calls no service, so it needs no token (and works while the secret is broken).
-    let config: ExportConfig = settings.config
-    let token: string | undefined
+    // What the event asks decides the source: a rebuild from the raw archive calls no service, so it needs no
+    // token (and works while the secret is broken); an export reads the token, whose secret may move the base URL.
+    let upstream: Upstream
     let pseudonymizationKey: PseudonymizationKey | undefined
     try {
-      if (!reprocess) {
-        const secret = await tokens.read()
-        config = applySecretBaseUrl(settings.config, secret)
-        token = secret.token
-      }
+      upstream = reprocess ? { reprocess } : await serviceAccess(tokens, settings.config)
       // Read only when a table needs it, so a stack without pseudonymized columns never asks for it.
       if (settings.config.tables.some((t) => t.columns.pseudonymize.length > 0)) {
         pseudonymizationKey = await pseudonymizationKeys?.read()
@@ -144,8 +140,9 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       telemetry.runNotStarted(toExportError(error))
       throw error
     }
+    const config = upstream.reprocess ? settings.config : upstream.config
 
-    const sensitive = token === undefined ? [] : [token]
+    const sensitive = upstream.reprocess ? [] : [upstream.token]
     const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName, sensitive })
     const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
       telemetry.warn('the time limit is near: stopping downloads and uploads in flight', {
@@ -161,12 +158,10 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       ...deps.storeOptions,
       signal: deadline.signal,
     })
-    // The store stops uploads at the deadline; `signal` stops downloads too once RunDependencies declares it.
     const runDeps: RunDependencies = {
-      source:
-        token === undefined
-          ? archiveSource(store)
-          : serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates }),
+      source: upstream.reprocess
+        ? archiveSource(store)
+        : serviceSource({ source: config.source, token: upstream.token, tuning: config.export, extraCaCertificates }),
       store,
       telemetry,
       spoolDirectory: deps.spoolDirectory,
@@ -191,6 +186,16 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
     }
     return summary
   }
+}
+
+/** The event's choice of source: the raw archive (reprocess), or the service with the token and its settings. */
+type Upstream =
+  | { readonly reprocess: true }
+  | { readonly reprocess: false; readonly token: string; readonly config: ExportConfig }
+
+const serviceAccess = async (tokens: TokenSecretReader, config: ExportConfig): Promise<Upstream> => {
+  const secret = await tokens.read()
+  return { reprocess: false, token: secret.token, config: applySecretBaseUrl(config, secret) }
 }
 
 /** The deployed entry point. */

@@ -13,9 +13,9 @@ import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
 import { exportDateProblem } from '../core/export-date.ts'
 
 /** Longer than any table id or name the configuration accepts, and than any field of an EventBridge envelope. */
-export const MAX_EVENT_STRING = 256
+const MAX_EVENT_STRING = 256
 /** Tables one event may name; far more than one function exports. */
-export const MAX_EVENT_TABLES = 1000
+const MAX_EVENT_TABLES = 1000
 
 const bounded = z.string().max(MAX_EVENT_STRING, { error: `must be at most ${MAX_EVENT_STRING} characters` })
 

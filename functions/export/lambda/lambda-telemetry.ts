@@ -17,14 +17,13 @@ import {
 import type { ExportError } from '../core/errors.ts'
 import type { RunRecord, TableOutcome } from '../core/run-record.ts'
 import { describeGuards } from '../guards/guards.ts'
-import type { TableProgress } from '../path/table-export.ts'
-import type { RetryEvent, RunTelemetry } from '../path/telemetry.ts'
+import type { RetryEvent, RunTelemetry, TableProgress } from '../path/telemetry.ts'
 
 /** Progress is logged (at debug level) at most this often per table. */
-export const PROGRESS_LOG_INTERVAL_MS = 10_000
+const PROGRESS_LOG_INTERVAL_MS = 10_000
 const REDACTED = '[redacted]'
 
-export interface LambdaTelemetryOptions {
+interface LambdaTelemetryOptions {
   /** The invocation's logger (a child of the container's, with the Lambda context added). */
   readonly logger: Logger
   /** The `service` dimension (POWERTOOLS_SERVICE_NAME). */
@@ -33,7 +32,7 @@ export interface LambdaTelemetryOptions {
   readonly sensitive?: readonly string[]
 }
 
-export interface LambdaRunTelemetry extends RunTelemetry {
+interface LambdaRunTelemetry extends RunTelemetry {
   /** Run metrics and an error log for an invocation that could not start its run (environment, token). */
   runNotStarted(error: ExportError): void
   /** Publishes metrics still buffered; a no-op when there are none. */

@@ -12,7 +12,7 @@ import { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { parseTokenSecret, type TokenSecret } from '../source/token.ts'
 
 /** How long a fetched secret is reused before Secrets Manager is asked again. */
-export const TOKEN_CACHE_SECONDS = 300
+const TOKEN_CACHE_SECONDS = 300
 
 /** Reads one secret, cached per container for `maxAgeSeconds`. */
 export class TokenSecretReader {

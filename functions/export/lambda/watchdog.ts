@@ -9,14 +9,14 @@
 import { Worker } from 'node:worker_threads'
 import { DeadlineError } from '../core/errors.ts'
 
-export interface WatchdogOptions {
+interface WatchdogOptions {
   /** When the deadline falls (epoch milliseconds); the heartbeat is only judged after it. */
   readonly deadlineAt: number
   /** How long a silent heartbeat past the deadline means starved, not busy. */
   readonly starvedMs: number
 }
 
-export interface Watchdog {
+interface Watchdog {
   /** Stops watching (the run ended); safe to call more than once. */
   dispose(): void
 }

@@ -15,14 +15,14 @@ import type { RecordBatch } from './record-batch.ts'
 import type { TableRecords } from './table-records.ts'
 
 /** Hex digits of a pseudonym: 128 bits, so two values share one about once in 2^64 pairs. */
-export const PSEUDONYM_LENGTH = 32
+const PSEUDONYM_LENGTH = 32
 
 /** The pseudonym of one cell's UTF-8 bytes. */
 export const pseudonym = (key: PseudonymizationKey, cell: Uint8Array): string =>
   createHmac('sha256', key.hmacKey).update(cell).digest('hex').slice(0, PSEUDONYM_LENGTH)
 
 /** The columns a table writes once its controls are applied. */
-export interface ControlledColumns {
+interface ControlledColumns {
   /** The written columns, in the export's order. */
   readonly columns: readonly NamedColumn[]
   /** Per written column: its position in the export. */

@@ -50,7 +50,7 @@ export const keyWarnings = ({ columns, emptyKeys, duplicateKeys }: KeyReport): s
 /** Initial slots of a hash set; it doubles as it fills. */
 const INITIAL_SLOTS = 1 << 12
 /** Distinct keys held in memory before the hashes spill to disk: a set of 2^20 slots, 8 MiB. */
-export const MAX_HELD_KEYS = 1 << 19
+const MAX_HELD_KEYS = 1 << 19
 /** Key hashes written to the spill file at a time. */
 const SPILL_BATCH = 8192
 

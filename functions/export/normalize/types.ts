@@ -45,7 +45,7 @@ const FIT_OF_TYPE: Readonly<Record<ColumnType, number>> = {
   string: 0,
 }
 
-export interface ColumnTypeInferrerOptions {
+interface ColumnTypeInferrerOptions {
   readonly tableId: string
   readonly columnNames: readonly string[]
   /** Types forced by configuration; their values are checked instead of inferred. */
@@ -76,6 +76,11 @@ export class ColumnTypeInferrer {
    */
   get revision(): number {
     return this.#revision
+  }
+
+  /** Narrows every column by its cells in `batch`: one pass over each column's cells, as the batch goes by. */
+  observe(batch: RecordBatch): void {
+    for (let column = 0; column < batch.columnCount; column++) this.observeBatch(column, batch)
   }
 
   /** Narrows column `index` by its cells in `batch`. */

@@ -248,24 +248,3 @@ const zoneOffsetMinutes = (bytes: Uint8Array, i: number, end: number): number =>
   if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return Number.NaN
   return (sign === MINUS ? -1 : 1) * (hours * 60 + minutes)
 }
-
-/** Applies a byte-level definition to text. */
-const onText = (text: string, at: (bytes: Uint8Array, start: number, end: number) => boolean): boolean => {
-  const bytes = Buffer.from(text, 'utf8')
-  return at(bytes, 0, bytes.length)
-}
-
-export const parseBigint = (text: string): bigint | undefined =>
-  onText(text, bigintAt) ? (parsed.isBig ? parsed.big : BigInt(parsed.value)) : undefined
-
-export const parseDouble = (text: string): number | undefined => (onText(text, doubleAt) ? parsed.value : undefined)
-
-export const parseBoolean = (text: string): boolean | undefined =>
-  onText(text, booleanAt) ? parsed.value === 1 : undefined
-
-/** Days since 1970-01-01. */
-export const parseDate = (text: string): number | undefined => (onText(text, dateAt) ? parsed.value : undefined)
-
-/** Milliseconds since the epoch, UTC; a missing offset means UTC. */
-export const parseTimestamp = (text: string): number | undefined =>
-  onText(text, timestampAt) ? parsed.value : undefined

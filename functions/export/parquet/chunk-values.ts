@@ -13,7 +13,7 @@ import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../n
 export type TypedColumnType = Exclude<ColumnType, 'string'>
 
 /** A statistic as hyparquet-writer's footer takes it: bytes for BYTE_ARRAY, else the number (bigint beyond 2^53). */
-export type Bound = number | bigint | Uint8Array
+type Bound = number | bigint | Uint8Array
 
 /**
  * One column of a row group, encoded PLAIN. `plain` holds the `count` non-NULL values back to back as PLAIN

@@ -18,7 +18,7 @@ export interface PageCodec {
 }
 
 /** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
-export const PAGE_BYTES = 1024 * 1024
+const PAGE_BYTES = 1024 * 1024
 
 interface Page {
   readonly firstRow: number

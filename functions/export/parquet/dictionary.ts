@@ -22,7 +22,7 @@ export const MAX_DICTIONARY_BYTES = 1024 * 1024
 /** Values between checks on whether the dictionary still pays. */
 const CHECK_EVERY = 4096
 
-export const bitWidthOf = (maxIndex: number): number => (maxIndex <= 0 ? 0 : 32 - Math.clz32(maxIndex))
+const bitWidthOf = (maxIndex: number): number => (maxIndex <= 0 ? 0 : 32 - Math.clz32(maxIndex))
 
 /** FNV-1a over a byte range. */
 const hashRange = (bytes: Uint8Array, start: number, end: number): number => {

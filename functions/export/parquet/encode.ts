@@ -14,7 +14,7 @@ import type { ChunkValues } from './chunk-values.ts'
 import { type PageCodec, writeColumnChunk } from './column-chunk.ts'
 import { FooterMetadata } from './footer.ts'
 
-export interface ParquetColumn {
+interface ParquetColumn {
   readonly name: string
   readonly type: ColumnType
 }

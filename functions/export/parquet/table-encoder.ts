@@ -1,17 +1,16 @@
 /**
  * A table's Parquet file from its record batches, in one pass in the common case. Each batch is encoded as it
  * arrives, with the write plan known so far: the registry's schema and the types inferred over every row up to
- * the batch's end. When a batch changes the plan (a type widened, a `__text` companion appeared), the output
+ * the batch's end (the caller's inferrer, told of each batch before it is pushed here). When a batch changes the plan (a type widened, a `__text` companion appeared), the output
  * restarts, and the file is encoded from the spool once the table ends, under the final plan. Either way the file
  * is exactly what encoding all rows with the final plan gives.
  */
-import type { ColumnType } from '../core/constants.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import { RowFingerprinter } from '../normalize/fingerprint.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
-import { ColumnTypeInferrer } from '../normalize/types.ts'
+import type { ColumnTypeInferrer } from '../normalize/types.ts'
 import { planWrite, sameFileLayout, type WritePlan } from '../schema/plan.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { BatchCopies } from './batch-copies.ts'
@@ -30,20 +29,22 @@ export interface RowGroupLimits {
  * memory a table needs whatever its width; each group carries min/max statistics Athena prunes by.
  * See docs/architecture.md ("Row groups").
  */
-export const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
+const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
 
-export interface TableEncoderSetup {
+interface TableEncoderSetup {
   readonly tableId: string
   /** The table's name in the warehouse. */
   readonly table: string
   readonly exportDate: string
   readonly columns: readonly NamedColumn[]
-  readonly forced: Readonly<Record<string, ColumnType>>
+  /** What the columns' values fit so far: observed by the caller with each batch before `push`. */
+  readonly types: ColumnTypeInferrer
   /** The registry's schema before this export. */
   readonly previous: TableSchema | undefined
   readonly run: RunIdentity
   /** Temporary file for the spool (the encoder creates it; its owner deletes it). */
   readonly spoolPath: string
+  /** Smaller groups let tests cross group boundaries with few rows. @default DEFAULT_ROW_GROUP_LIMITS */
   readonly rowGroupLimits?: RowGroupLimits | undefined
 }
 
@@ -83,11 +84,7 @@ export class TableEncoder {
     this.#setup = setup
     this.#output = output
     this.#limits = setup.rowGroupLimits ?? DEFAULT_ROW_GROUP_LIMITS
-    this.#inferrer = new ColumnTypeInferrer({
-      tableId: setup.tableId,
-      columnNames: setup.columns.map((c) => c.name),
-      forced: setup.forced,
-    })
+    this.#inferrer = setup.types
     this.#spool = new BatchSpool(setup.spoolPath)
     this.#lineage = {
       sourceTableId: setup.tableId,
@@ -96,9 +93,8 @@ export class TableEncoder {
     }
   }
 
-  /** Takes the next batch and encodes it. Fails on a value outside a forced type. */
+  /** Takes the next batch, already observed by the setup's `types`, and encodes it. */
   push(batch: RecordBatch): void {
-    for (let column = 0; column < batch.columnCount; column++) this.#inferrer.observeBatch(column, batch)
     this.#spool.append(batch)
     // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
     // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.

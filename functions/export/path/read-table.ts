@@ -7,11 +7,10 @@ import type { TableConfig } from '../core/config.ts'
 import type { TableFormatName } from '../core/constants.ts'
 import { openParsedTable, type ParseThread } from '../csv/parse-worker.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import type { BatchLimits } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { openWorkbookTable } from '../xlsx/reader.ts'
 
-export interface ReadDetails {
+interface ReadDetails {
   readonly format: TableFormatName
   /** The CSV's encoding as used; a workbook's XML is always UTF-8. */
   readonly encoding: string
@@ -22,15 +21,15 @@ export interface ReadDetails {
   readonly warnings: readonly string[]
 }
 
-export interface TableRead {
+interface TableRead {
   readonly records: TableRecords
   /** Known once the batches have ended. */
   details(): ReadDetails
 }
 
-export interface ReadContext {
+interface ReadContext {
   readonly spoolDirectory: string
-  readonly batchLimits?: BatchLimits | undefined
+  /** `inline` for a preview, too short for a parse thread to pay. @default 'auto' */
   readonly parseThread?: ParseThread | undefined
   /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
   readonly parseThreads?: number | undefined
@@ -46,16 +45,15 @@ export const openTableRead = async (
   context: ReadContext,
 ): Promise<TableRead> => {
   if (table.format === 'xlsx') {
-    const { spoolDirectory, batchLimits, limits, signal } = context
-    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, batchLimits, limits, signal })
+    const { spoolDirectory, limits, signal } = context
+    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, limits, signal })
     return {
       records: workbook,
       details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),
     }
   }
   const { delimiter, shortRows, encoding, invalidBytes } = table
-  const { batchLimits, limits } = context
-  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, batchLimits, limits }
+  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, limits: context.limits }
   const parsed = await openParsedTable(body, options, context.parseThread, context.parseThreads)
   return {
     records: parsed,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
+import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
 import { RunMode } from '../core/constants.ts'
 import {
@@ -18,21 +19,15 @@ import {
   GuardHoldError,
   toExportError,
 } from '../core/errors.ts'
+import type { RunIdentity } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
-import {
-  exportTable,
-  type RunIdentity,
-  type TableAttempt,
-  type TableCatalog,
-  type TableExportResult,
-  type TableProgress,
-} from './table-export.ts'
-import type { RunTelemetry } from './telemetry.ts'
+import { exportTable, type TableAttempt } from './table-export.ts'
+import type { RunTelemetry, TableProgress } from './telemetry.ts'
 
 export interface RunDependencies {
   /** Where the tables' bytes come from: the service (serviceSource) or the raw archive (archiveSource). */
@@ -59,7 +54,7 @@ export interface RunDependencies {
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
 }
 
-export interface RunOptions {
+interface RunOptions {
   /** Export date (partition); UTC today when absent. */
   readonly exportDate?: string | undefined
   /** Narrow the run to these table ids or names. */
@@ -69,16 +64,16 @@ export interface RunOptions {
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
-export const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
+const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
 
-export const newRunId = (at: Date): string =>
+const newRunId = (at: Date): string =>
   `${at
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${randomBytes(4).toString('hex')}`
 
 /** The sections a run reads; the source's own settings went into the TableSource. */
-export type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
+type RunConfig = Pick<ExportConfig, 'tables' | 'export' | 'limits'>
 
 export const runExport = async (
   config: RunConfig,
@@ -194,9 +189,10 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
     }
     const outcome = await exportWithRetries(table, context, budget.signal, clock)
     const durationMs = clock.now() - started
-    const finished =
+    // The path made the table's outcome; the run adds only what it alone knows: the attempts and their time.
+    const finished: TableOutcome =
       outcome.attempt.ok === true
-        ? succeededOutcome(table, outcome.attempt.result, outcome, durationMs)
+        ? { ...outcome.attempt.outcome, ...attemptsOf(outcome), durationMs }
         : failedOutcome(table, outcome.attempt.error, { ...outcome, ...outcome.attempt }, durationMs)
     deps.telemetry.tableFinished(finished)
     return finished
@@ -309,32 +305,6 @@ const isMidBodyFailure = (error: ExportError): boolean =>
     error.code === ErrorCode.NETWORK_ERROR ||
     error.code === ErrorCode.TIMEOUT)
 
-const succeededOutcome = (
-  table: TableConfig,
-  result: TableExportResult,
-  tries: Pick<RetriedAttempt, 'mode' | 'attempts'>,
-  durationMs: number,
-): TableOutcome => ({
-  tableId: table.id,
-  name: table.name,
-  status: 'succeeded',
-  ...(result.httpStatus === undefined ? {} : { httpStatus: result.httpStatus }),
-  ...attemptsOf(tries),
-  bytesReceived: result.bytesReceived,
-  sha256: result.sha256,
-  format: result.format,
-  encoding: result.encoding,
-  ...(result.delimiter === undefined ? {} : { delimiter: result.delimiter }),
-  ...(result.sheet === undefined ? {} : { sheet: result.sheet }),
-  rows: result.rows,
-  columns: result.columns,
-  objects: result.objects,
-  durationMs,
-  ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
-  ...(result.keys ? { keys: result.keys } : {}),
-  ...(result.guards.length > 0 ? { guards: result.guards } : {}),
-})
-
 /** Attempts are requests to the service; a rebuild from the archive makes none, so it records none. */
 const attemptsOf = ({ mode, attempts }: Pick<RetriedAttempt, 'mode' | 'attempts'>) =>
   mode === RunMode.REPROCESS ? {} : { attempts }
@@ -376,7 +346,7 @@ const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] 
     : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
 
 /** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
-export const mapWithConcurrency = async <T, R>(
+const mapWithConcurrency = async <T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<R>,

@@ -8,14 +8,11 @@ import { athenaTableDefinition } from '../catalog/athena.ts'
 import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableConfig } from '../core/config.ts'
 import { type ColumnType, LOCAL_GLUE_DATABASE } from '../core/constants.ts'
-import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import { nameColumns } from '../normalize/columns.ts'
-import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import { type PersonalDataHint, personalDataHints } from '../normalize/personal-hints.ts'
 import { firstRows, rowsAsText } from '../normalize/record-batch.ts'
 import { keyColumnIndices, suggestKey } from '../normalize/row-key.ts'
-import { ColumnTypeInferrer } from '../normalize/types.ts'
+import { nameAndType } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 
 export interface TablePreview {
@@ -49,36 +46,28 @@ export const previewTable = async (
   // On this thread: a preview is too short for a parse thread to pay.
   const read = await openTableRead(table, body, { spoolDirectory, limits, parseThread: 'inline' })
   try {
-    // As the export controls them: an unknown name fails here too; no key is needed, as no pseudonym is shown.
-    const controlled = controlColumns(
-      table.id,
-      table.columns,
-      nameColumns(read.records.header, RESERVED_COLUMN_NAMES),
-      table.columnTypes,
-    )
-    const records = controlRecords(read.records, controlled, undefined, { forPreview: true })
-    const named = controlled.columns
-    const names = named.map((c) => c.name)
-    const inferrer = new ColumnTypeInferrer({ tableId: table.id, columnNames: names, forced: controlled.forced })
+    // As the export names and controls them: an unknown name fails here too; no key is needed, as no pseudonym is shown.
+    const named = nameAndType(table, read.records, undefined, { forPreview: true })
+    const names = named.columns.map((c) => c.name)
     const sample: string[][] = []
     let rowsRead = 0
-    for await (const batch of records.batches) {
+    for await (const batch of named.records.batches) {
       const rows = firstRows(batch, rowLimit - rowsRead)
-      for (let column = 0; column < names.length; column++) inferrer.observeBatch(column, rows)
+      named.types.observe(rows)
       sample.push(...rowsAsText(rows))
       rowsRead += rows.rowCount
       if (rowsRead >= rowLimit) break
     }
-    const types = inferrer.types()
+    const types = named.types.types()
     if (table.key) keyColumnIndices(table.id, table.key, names, [])
     const suggestedKey = table.key ? undefined : suggestKey(names, sample)
-    const columns = named.map((c, i) => ({ ...c, type: types[i]! }))
+    const columns = named.columns.map((c, i) => ({ ...c, type: types[i]! }))
     return {
       columns,
       rowsRead,
       ...(suggestedKey ? { suggestedKey } : {}),
       warnings: viewWarnings(table, columns, database),
-      personalData: personalDataHints(named, sample, table.columns.pseudonymize),
+      personalData: personalDataHints(named.columns, sample, table.columns.pseudonymize),
     }
   } finally {
     await read.records.close()

@@ -5,7 +5,12 @@
 import type { TableConfig } from '../core/config.ts'
 import type { ExportError } from '../core/errors.ts'
 import type { RunRecord, TableOutcome } from '../core/run-record.ts'
-import type { TableProgress } from './table-export.ts'
+
+/** How far a table's path has got: bytes received and rows read so far. */
+export interface TableProgress {
+  readonly bytes: number
+  readonly rows: number
+}
 
 export interface RetryEvent {
   readonly tableId: string | undefined
@@ -25,16 +30,4 @@ export interface RunTelemetry {
   tableFinished(outcome: TableOutcome): void
   retried(event: RetryEvent): void
   runFinished(record: RunRecord): void
-}
-
-/** Reports nothing; a base to override only what a caller needs. */
-export const silentTelemetry: RunTelemetry = {
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  tableStarted: () => undefined,
-  tableProgress: () => undefined,
-  tableFinished: () => undefined,
-  retried: () => undefined,
-  runFinished: () => undefined,
 }

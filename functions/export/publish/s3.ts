@@ -16,9 +16,9 @@ import { ExportError, PublishError, WriteConflictError } from '../core/errors.ts
 import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 /** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */
-export const DEFAULT_PART_SIZE = 8 * 1024 * 1024
+const DEFAULT_PART_SIZE = 8 * 1024 * 1024
 /** Parts in flight at once; memory is about (queueSize + 1) x partSize. */
-export const DEFAULT_QUEUE_SIZE = 2
+const DEFAULT_QUEUE_SIZE = 2
 
 export interface S3WarehouseStoreOptions {
   /** Bytes per multipart part (lib-storage refuses less than 5 MiB). @default DEFAULT_PART_SIZE */

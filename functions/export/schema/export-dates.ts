@@ -24,11 +24,11 @@ const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet'
 /** The table's folder of the dates relation, relative to the warehouse root (ends with `/`). */
 export const exportDatesFolder = (table: string): string => `${EXPORT_DATES_FOLDER}/${table}/`
 
-export const exportDateObjectKey = (table: string, date: string): string =>
+const exportDateObjectKey = (table: string, date: string): string =>
   `${exportDatesFolder(table)}${PARTITION_KEY}=${date}/${EXPORT_DATES_OBJECT_NAME}`
 
 /** The one-row object of `date`: its previous export date, or NULL. */
-export const exportDateObject = (previous: string | undefined): Uint8Array =>
+const exportDateObject = (previous: string | undefined): Uint8Array =>
   new Uint8Array(
     parquetWriteBuffer({
       columnData: [{ name: PREVIOUS_DATE_COLUMN, data: [previous ?? null], type: 'STRING', nullable: true }],

@@ -14,7 +14,7 @@ import {
 } from './table-schema.ts'
 
 /** Where a column of the file being written takes its values from. */
-export type ColumnSource =
+type ColumnSource =
   | { readonly kind: 'csv'; readonly index: number; readonly type: ColumnType; readonly companion?: number }
   | { readonly kind: 'companion'; readonly of: number }
   | { readonly kind: 'absent' }

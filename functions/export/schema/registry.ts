@@ -10,7 +10,7 @@ import { mergeSchemas } from './merge.ts'
 import { parseStateObject } from './state-object.ts'
 import { SCHEMA_DOCUMENT_VERSION, type TableSchema } from './table-schema.ts'
 
-export const schemaKey = (table: string): string => `${SCHEMAS_FOLDER}/${table}.json`
+const schemaKey = (table: string): string => `${SCHEMAS_FOLDER}/${table}.json`
 
 const date = z.string().regex(EXPORT_DATE_PATTERN, 'must be a date as YYYY-MM-DD')
 const name = z.string().min(1)

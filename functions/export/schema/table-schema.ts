@@ -8,7 +8,7 @@ import type { ColumnType } from '../core/constants.ts'
 import { fitIdentifier } from '../core/identifier.ts'
 
 /** Suffix of the companion text column that keeps values that no longer fit a column's published type. */
-export const TEXT_COMPANION_SUFFIX = '__text'
+const TEXT_COMPANION_SUFFIX = '__text'
 export const SCHEMA_DOCUMENT_VERSION = 1
 
 /**

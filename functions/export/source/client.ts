@@ -19,10 +19,10 @@ import { type BodyProgress, checkCsvContentType, checkedCsvBody } from './body.t
 import { type HttpResponse, httpGet, TransportError, toTransportError } from './http.ts'
 import { parseRetryAfter, type RetryClock, type RetryNotice, systemClock, withRetries } from './retry.ts'
 
-export const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
-export type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
+const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
+type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
 
-export interface InventoryClientOptions {
+interface InventoryClientOptions {
   readonly baseUrl: string
   readonly token: string
   readonly tuning: Pick<ExportTuning, 'retry' | 'timeouts'>
@@ -30,14 +30,12 @@ export interface InventoryClientOptions {
   readonly extraCaCertificates?: string | undefined
   readonly userAgent?: string
   readonly clock?: RetryClock
-  /** Called before each retry; metrics count these. */
-  readonly onRetry?: (notice: RetryNotice & { readonly tableId: string | undefined }) => void
 }
 
 /** The token owner's record as the service returns it; its fields are not documented, so it stays open. */
-export type InventoryUser = Readonly<Record<string, unknown>>
+type InventoryUser = Readonly<Record<string, unknown>>
 
-export interface TableDownload {
+interface TableDownload {
   readonly tableId: string
   readonly status: number
   readonly contentType: string | undefined
@@ -85,25 +83,8 @@ export class InventoryClient {
     return withRetries(readUser, this.#options.tuning.retry, {
       clock: this.#clock,
       signal,
-      onRetry: (notice) => (onRetry ? onRetry(notice) : this.#options.onRetry?.({ ...notice, tableId: undefined })),
+      onRetry,
     })
-  }
-
-  /** `GET /rest/tables/{tableId}/{format}`, retried until the headers of a 200 answer arrive. */
-  async downloadTable(
-    tableId: string,
-    format: TableFormat = TableFormat.CSV,
-    signal?: AbortSignal,
-  ): Promise<TableDownload> {
-    return withRetries(
-      (attempt) => this.requestTable(tableId, format, { signal, attempt }),
-      this.#options.tuning.retry,
-      {
-        clock: this.#clock,
-        signal,
-        onRetry: (notice) => this.#options.onRetry?.({ ...notice, tableId }),
-      },
-    )
   }
 
   /** One `GET /rest/tables/{tableId}/{format}`, not retried: resolves once the headers of a 200 answer arrive. */
@@ -257,7 +238,7 @@ const statusError = (
 }
 
 /** A user record is a few hundred bytes; far more means something else answered, and it is not read. */
-export const MAX_SMALL_BODY_BYTES = 1024 * 1024
+const MAX_SMALL_BODY_BYTES = 1024 * 1024
 
 /** Reads a small JSON answer whole; a cut-off or stalled body becomes a coded (retryable) error. */
 const readSmallBody = async (response: HttpResponse, what: string): Promise<Buffer> => {

@@ -7,7 +7,7 @@ import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 
-export interface HttpGetOptions {
+interface HttpGetOptions {
   readonly url: URL
   readonly headers: Readonly<Record<string, string>>
   readonly connectTimeoutMs: number

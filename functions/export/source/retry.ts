@@ -25,7 +25,7 @@ export interface RetryNotice {
 }
 
 /** An error that carries the server's `Retry-After`, already converted to milliseconds. */
-export interface RetryAfterHint {
+interface RetryAfterHint {
   readonly retryAfterMs?: number | undefined
 }
 

@@ -5,7 +5,7 @@ import { InventoryClient } from './client.ts'
 import type { RetryClock } from './retry.ts'
 import type { TableSource } from './table-source.ts'
 
-export interface ServiceSourceOptions {
+interface ServiceSourceOptions {
   /** The `source` section: base URL, plain-http permission. */
   readonly source: Pick<SourceConfig, 'baseUrl' | 'allowInsecureHttp'>
   readonly token: string
@@ -17,7 +17,7 @@ export interface ServiceSourceOptions {
 }
 
 /** The one wording of the plain-http warning, logged once per run by whoever runs the source. */
-export const insecureHttpWarning = (source: ServiceSourceOptions['source']): string | undefined => {
+const insecureHttpWarning = (source: ServiceSourceOptions['source']): string | undefined => {
   const url = new URL(source.baseUrl)
   return source.allowInsecureHttp && url.protocol === 'http:'
     ? `plain http to ${url.host} (source.allowInsecureHttp): the token crosses the network unencrypted`
@@ -38,7 +38,7 @@ export const serviceSource = (options: ServiceSourceOptions): TableSource => {
     warnings: warning === undefined ? [] : [warning],
     check: async ({ signal, onRetry }) => {
       const user = await client.getCurrentUser(signal, onRetry)
-      return { tokenOwner: typeof user.username === 'string' ? user.username : undefined }
+      return { tokenOwner: typeof user.username === 'string' ? user.username : undefined, user }
     },
     open: async (table, { signal, attempt }) => {
       const download = await client.requestTable(table.id, table.format, { signal, attempt })

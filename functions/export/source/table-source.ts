@@ -22,7 +22,7 @@ export interface TableBytes {
   readonly warnings?: readonly string[]
 }
 
-export interface OpenRequest {
+interface OpenRequest {
   /** The export date (the `dt=` partition) being written. */
   readonly exportDate: string
   /** Which attempt at this table this is (1-based); named in errors such as "after 3 attempts". */
@@ -30,16 +30,18 @@ export interface OpenRequest {
   readonly signal?: AbortSignal | undefined
 }
 
-export interface CheckRequest {
+interface CheckRequest {
   readonly signal?: AbortSignal | undefined
   /** Called before the source retries its own check (the token check). */
   readonly onRetry?: ((notice: RetryNotice) => void) | undefined
 }
 
 /** What the source's one check before any table found. */
-export interface SourceCheck {
+interface SourceCheck {
   /** Username of the token's owner, when the source has a token. */
   readonly tokenOwner?: string | undefined
+  /** The token owner's record as the service returned it (`check` shows its name and e-mail). */
+  readonly user?: Readonly<Record<string, unknown>> | undefined
 }
 
 export interface TableSource {

@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises'
 import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'
-import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
+import { DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openSheetRows } from './sheet.ts'
@@ -13,12 +13,10 @@ import { checkWorkbookStart, spoolBody } from './spool.ts'
 import { readWorkbookParts, type WorkbookParts } from './workbook.ts'
 import { openZip, type ZipArchive } from './zip.ts'
 
-export interface WorkbookReadOptions {
+interface WorkbookReadOptions {
   readonly tableId: string
   /** Folder for the spooled body (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
-  /** @default DEFAULT_BATCH_LIMITS */
-  readonly batchLimits?: BatchLimits | undefined
   /** The `limits` section, applied to the worksheet's rows and cells. @default DEFAULT_RECORD_LIMITS */
   readonly limits?: RecordLimits | undefined
   /** Shared-string text held in memory before it spills beside the spooled body. @default DEFAULT_MEMORY_BYTES */
@@ -27,7 +25,7 @@ export interface WorkbookReadOptions {
   readonly signal?: AbortSignal | undefined
 }
 
-export interface WorkbookTable extends TableRecords {
+interface WorkbookTable extends TableRecords {
   /** The worksheet read: the first in workbook order. */
   readonly sheetName: string
   /** Warnings for the run record (error cells exported as NULL), complete once the batches have ended. */
@@ -63,7 +61,7 @@ export const openWorkbookTable = async (
     parts = workbook
     const rows = await openSheetRows(await zip.open(workbook.sheetPath), workbook, {
       tableId,
-      batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
+      batchLimits: DEFAULT_BATCH_LIMITS,
       limits,
       signal,
     })

@@ -9,9 +9,9 @@ import { SharedStringTable, type StringTableOptions } from './string-table.ts'
 import { parseXmlEntry, type XmlOptions } from './xml.ts'
 
 /** UTF-8 bytes of all shared strings together, on disk once past the memory budget. */
-export const MAX_SHARED_STRING_BYTES = 4 * 1024 ** 3
+const MAX_SHARED_STRING_BYTES = 4 * 1024 ** 3
 /** Count of shared strings (8 bytes of end offset each on disk: 512 MiB at most). */
-export const MAX_SHARED_STRINGS = 64_000_000
+const MAX_SHARED_STRINGS = 64_000_000
 
 const NON_ASCII = /[^\x00-\x7f]/
 /** SpreadsheetML's escape for characters XML cannot carry (a carriage return is `_x000D_`); `_x005F_` is `_`. */

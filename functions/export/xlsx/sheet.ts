@@ -29,7 +29,7 @@ const quotePrefix = (value: string): string =>
 /** Distinct error values named in the warning. */
 const ERROR_VALUES_NAMED = 5
 
-export interface SheetRows {
+interface SheetRows {
   readonly header: readonly string[]
   readonly batches: AsyncGenerator<RecordBatch>
   /** Hands back a batch's buffers for reuse. */

@@ -17,16 +17,16 @@ const OFFICE_DOCUMENT = /\/officeDocument$/
 const WORKSHEET = /\/worksheet$/
 
 /** Cell styles (`<xf>` of `<cellXfs>`): Excel allows 64,000; four times that is still a few MB. */
-export const MAX_CELL_STYLES = 256_000
+const MAX_CELL_STYLES = 256_000
 /** Custom number formats (`<numFmt>`): Excel allows about 250 per workbook. */
-export const MAX_NUMBER_FORMATS = 4_096
+const MAX_NUMBER_FORMATS = 4_096
 /** Characters of one number format's code: Excel allows 255. Longer codes are refused before they are read. */
-export const MAX_FORMAT_CODE_CHARS = 1_024
+const MAX_FORMAT_CODE_CHARS = 1_024
 /** Sheets listed, and relationships of one part: each names a zip entry, and a zip has at most MAX_ZIP_ENTRIES. */
-export const MAX_WORKBOOK_SHEETS = MAX_ZIP_ENTRIES
-export const MAX_RELATIONSHIPS = MAX_ZIP_ENTRIES
+const MAX_WORKBOOK_SHEETS = MAX_ZIP_ENTRIES
+const MAX_RELATIONSHIPS = MAX_ZIP_ENTRIES
 /** Characters of a sheet's name: Excel allows 31. */
-export const MAX_SHEET_NAME_CHARS = 255
+const MAX_SHEET_NAME_CHARS = 255
 /** Built-in number format ids are 0 to 163; a higher id must be defined by a `<numFmt>`. */
 const FIRST_CUSTOM_FORMAT_ID = 164
 const DIGITS = /^[0-9]{1,9}$/
@@ -49,7 +49,7 @@ interface Relationship {
 }
 
 /** How the parts are read: the field limit (which bounds any piece of XML and any shared string), the deadline. */
-export type PartOptions = XmlOptions & { readonly maxFieldBytes: number }
+type PartOptions = XmlOptions & { readonly maxFieldBytes: number }
 
 export const readWorkbookParts = async (
   zip: ZipArchive,

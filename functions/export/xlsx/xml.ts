@@ -18,14 +18,14 @@ export type XmlTag = SaxesTagPlain
  * Elements open at once. SpreadsheetML nests about eight deep (worksheet, sheetData, row, c, is, r, t); 20 million
  * nested tags in one cell once took the process to a V8 heap abort.
  */
-export const MAX_XML_DEPTH = 64
+const MAX_XML_DEPTH = 64
 /**
  * Least bound on the XML between two events, whatever limits.maxFieldBytes says: a written piece of XML is at most
  * this long, so the count after a piece with an event in it never exceeds the bound by mistake.
  */
-export const MIN_PENDING_XML_CHARS = 64 * 1024
+const MIN_PENDING_XML_CHARS = 64 * 1024
 
-export interface XmlHandlers {
+interface XmlHandlers {
   readonly open?: (tag: XmlTag) => void
   readonly text?: (text: string) => void
   readonly close?: (name: string) => void
@@ -44,7 +44,7 @@ export interface XmlOptions {
 }
 
 /** The bound on XML between events for a field limit. */
-export const pendingXmlBound = (maxFieldBytes: number): number => Math.max(maxFieldBytes, MIN_PENDING_XML_CHARS)
+const pendingXmlBound = (maxFieldBytes: number): number => Math.max(maxFieldBytes, MIN_PENDING_XML_CHARS)
 
 /** Parses `entry` (named `part` in errors) to its end, calling `handlers`. */
 export const parseXmlEntry = async (

@@ -9,7 +9,7 @@ import yauzl, { type Entry, type ZipFile } from 'yauzl'
 import { ProtocolError, WorkbookError } from '../core/errors.ts'
 
 /** Largest inflated/compressed ratio of an entry (Apache POI's default); XML of real sheets stays near 10. */
-export const MAX_COMPRESSION_RATIO = 100
+const MAX_COMPRESSION_RATIO = 100
 /** Entries smaller than this are never refused for their ratio: a tiny entry may compress very well. */
 const RATIO_FLOOR_BYTES = 1024 * 1024
 /** A workbook has a few dozen parts; a directory with more than this is not one. */

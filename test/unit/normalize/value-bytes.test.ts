@@ -4,13 +4,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  parseBigint,
-  parseBoolean,
-  parseDate,
-  parseDouble,
-  parseTimestamp,
-} from '../../../functions/export/normalize/values.ts'
+import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from '../../support/values.ts'
 
 const oracle = {
   bigint: (text: string): bigint | undefined => {

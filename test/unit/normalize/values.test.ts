@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  parseBigint,
-  parseBoolean,
-  parseDate,
-  parseDouble,
-  parseTimestamp,
-} from '../../../functions/export/normalize/values.ts'
+import { parseBigint, parseBoolean, parseDate, parseDouble, parseTimestamp } from '../../support/values.ts'
 
 const DAY_MS = 86_400_000
 

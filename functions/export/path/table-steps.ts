@@ -1,0 +1,72 @@
+/** The small pieces of the table's path (table-export.ts) that are not steps of their own. */
+import { athenaTableDefinition } from '../catalog/athena.ts'
+import { viewsLeftOut } from '../catalog/glue-inputs.ts'
+import type { TableCatalog } from '../catalog/table-catalog.ts'
+import type { TableConfig } from '../core/config.ts'
+import { LOCAL_GLUE_DATABASE } from '../core/constants.ts'
+import { toExportError } from '../core/errors.ts'
+import type { ColumnRecord } from '../core/run-record.ts'
+import type { NamedColumn } from '../normalize/columns.ts'
+import type { WritePlan } from '../schema/plan.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
+
+/** What the path holds open (files, uploads, readers): released in reverse order, once, when the path ends. */
+export class Held {
+  readonly #releases: (() => unknown)[] = []
+
+  /** Returns `value`, to be released by `release` when the path ends. */
+  hold<T>(value: T, release: (value: T) => unknown): T {
+    this.#releases.push(() => release(value))
+    return value
+  }
+
+  async release(): Promise<void> {
+    for (const release of this.#releases.reverse()) await release()
+    this.#releases.length = 0
+  }
+}
+
+/**
+ * Catalog: the catalog's warnings; a catalog that did not take the update is reported with the table, published
+ * all the same. Locally there is no catalog to tell; `npm run query` leaves out the same views, so the run says so.
+ */
+export const catalogWarnings = async (
+  catalog: TableCatalog | undefined,
+  schema: TableSchema,
+  root: string,
+): Promise<readonly string[]> => {
+  if (catalog === undefined) {
+    return viewsLeftOut(athenaTableDefinition(schema, LOCAL_GLUE_DATABASE, `${root}/${schema.table}/`))
+  }
+  try {
+    return await catalog.publish(schema)
+  } catch (error) {
+    const reason = toExportError(error).message.replace(/\s*\n\s*/g, ' ')
+    return [
+      `the catalog was not updated (${reason}); the date's data, registry and run index are in place, and the next run updates the catalog`,
+    ]
+  }
+}
+
+/**
+ * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it; the dates
+ * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
+ * `exportDates` (written before the relation existed) is read once for them and written back without.
+ */
+export const withChangeHistory = (plan: WritePlan, table: TableConfig): WritePlan => {
+  const { key: _, exportDates: _legacy, ...schema } = plan.schema
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
+}
+
+export const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>
+  header === undefined ? { name, type } : { name, header, type }
+
+export const archiveWarning = (error: unknown): string => `the raw archive was not written: ${(error as Error).message}`
+
+/** `columnTypes` entries that name no column of the table: the override did nothing, which the run says. */
+export const unknownOverrides = (table: TableConfig, columns: readonly NamedColumn[]): string[] => {
+  const names = columns.map((c) => c.name)
+  return Object.keys(table.columnTypes)
+    .filter((name) => !names.includes(name))
+    .map((name) => `columnTypes names "${name}", which is not a column of this table (columns: ${names.join(', ')})`)
+}
