@@ -84,8 +84,13 @@ const validate = (props: ExportAlarmsProps): void => {
   if (problems.length > 0) throw new ConfigError('alarm settings', problems)
 }
 
-/** The name of a table's staleness alarm; resource-limits.ts checks it against CloudWatch's length limit. */
-export const staleAlarmName = (prefix: string, table: string): string => `${prefix}-stale-${table}`
+/**
+ * The name of a table's staleness alarm; resource-limits.ts checks it against CloudWatch's length limit.
+ * Named `-table-stale-` since the alarms moved into nested stacks: under the old name
+ * `-stale-`, the upgrade's new alarm would overwrite the old one (PutMetricAlarm replaces by name) and the old
+ * resource's deletion would then delete it.
+ */
+export const staleAlarmName = (prefix: string, table: string): string => `${prefix}-table-stale-${table}`
 
 /** Where a table's latest outcome is, as a staleness alarm's description names it. */
 export const latestRecordHint = (warehousePrefix: string, table: string): string =>

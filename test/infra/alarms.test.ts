@@ -194,8 +194,8 @@ describe('the alarms built from the sample configuration', () => {
   })
 
   it('pages per table when the table had no success for two of its periods, counting silence as failure', () => {
-    const alarm = byName(alarms, '-stale-installed_software')
-    expect(alarm.alarmName).toBe('InventoryExport-stale-installed_software')
+    const alarm = byName(alarms, '-table-stale-installed_software')
+    expect(alarm.alarmName).toBe('InventoryExport-table-stale-installed_software')
     expect(alarm.description).toMatch(/^Table installed_software \(saved table 1002\) had no successful export/)
     expect(alarm).toMatchObject({
       expression: undefined,
@@ -242,7 +242,7 @@ describe('the alarms with an hourly schedule and other thresholds', () => {
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
     })
-    expect(byName(alarms, '-stale-devices')).toMatchObject({
+    expect(byName(alarms, '-table-stale-devices')).toMatchObject({
       periodSeconds: 3600,
       evaluationPeriods: 6,
       datapointsToAlarm: 6,

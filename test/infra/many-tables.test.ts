@@ -74,9 +74,9 @@ describe(`the sample configuration with ${THOUSAND} tables (bundled as cdk synth
       ([, p]) => JSON.parse((p as { Target: { Input: string } }).Target.Input).tables[0] as string,
     )
     expect(new Set(schedules).size).toBe(THOUSAND)
-    const stale = alarmDefinitions(synthesized.template.toJSON()).filter((a) => a.alarmName?.includes('-stale-'))
+    const stale = alarmDefinitions(synthesized.template.toJSON()).filter((a) => a.alarmName?.includes('-table-stale-'))
     expect(new Set(stale.map((a) => a.alarmName)).size).toBe(THOUSAND)
-    expect(stale.find((a) => a.alarmName === 'InventoryExport-stale-t999')).toBeDefined()
+    expect(stale.find((a) => a.alarmName === 'InventoryExport-table-stale-t999')).toBeDefined()
   })
 
   it('ships the configuration of every table in the bundle, copied from a file rather than passed on a command line', () => {
@@ -150,9 +150,9 @@ describe(`the stack with ${TABLE_COUNT} tables`, () => {
 
   it('has one staleness alarm per table, named after it and counted in its own periods', () => {
     const alarms = alarmDefinitions(json)
-    const stale = alarms.filter((a) => a.alarmName?.startsWith('InventoryExport-stale-'))
+    const stale = alarms.filter((a) => a.alarmName?.startsWith('InventoryExport-table-stale-'))
     expect(stale).toHaveLength(TABLE_COUNT)
-    expect(stale.find((a) => a.alarmName === 'InventoryExport-stale-t1')).toMatchObject({
+    expect(stale.find((a) => a.alarmName === 'InventoryExport-table-stale-t1')).toMatchObject({
       periodSeconds: 3600,
       evaluationPeriods: 2,
       metrics: [
@@ -162,7 +162,7 @@ describe(`the stack with ${TABLE_COUNT} tables`, () => {
         }),
       ],
     })
-    expect(stale.find((a) => a.alarmName === 'InventoryExport-stale-t0')).toMatchObject({ periodSeconds: 86_400 })
+    expect(stale.find((a) => a.alarmName === 'InventoryExport-table-stale-t0')).toMatchObject({ periodSeconds: 86_400 })
     expect(alarms.find((a) => a.alarmName === 'InventoryExport-function-errors')?.expression).toBe(
       'SUM([errors, errors1]) - FILL(bySource, 0)',
     )

@@ -56,7 +56,7 @@ describe('the configuration refuses at synth what CloudFormation would reject', 
     )
     expect(problems.map((p) => p.field)).toContain('tables[0].name')
     expect(problems.find((p) => p.message.includes('AlarmName'))?.message).toMatch(
-      /^makes its staleness alarm name 263 characters long, over the 255 of AWS::CloudWatch::Alarm\.AlarmName; choose a shorter table name or a shorter deployment\.stackName$/,
+      /^makes its staleness alarm name 269 characters long, over the 255 of AWS::CloudWatch::Alarm\.AlarmName; choose a shorter table name or a shorter deployment\.stackName$/,
     )
   })
 
