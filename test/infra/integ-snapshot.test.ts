@@ -4,6 +4,8 @@
  * stand-in or the assertions shows up as a diff to review; `npx vitest run test/infra/integ-snapshot.test.ts -u`
  * rewrites the snapshot. Asset hashes are replaced by a placeholder: they follow every edit of the functions' code.
  */
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
 import { App } from 'aws-cdk-lib'
 import { Match, Template } from 'aws-cdk-lib/assertions'
 import { describe, expect, it } from 'vitest'
@@ -37,6 +39,19 @@ describe('the integration test (integ/integ.export.ts)', () => {
       await expect(canonicalTemplate(stack.template)).toMatchFileSnapshot(`${SNAPSHOT_DIR}/${name}.template.json`)
     },
   )
+
+  // Each table's schedule, alarm and named queries live in a nested stack, a template of its own in the assembly.
+  const nested = readdirSync(assembly.directory).filter((file) => file.endsWith('.nested.template.json'))
+
+  it('has the nested stacks of the exporter', () => {
+    expect(nested.length).toBeGreaterThan(0)
+  })
+
+  it.each(nested)('synthesizes the nested stack %s as its committed snapshot', async (file) => {
+    const template = JSON.parse(readFileSync(path.join(assembly.directory, file), 'utf8'))
+    const name = file.replace(/[0-9A-F]{8}\.nested\.template\.json$/, '.nested.template.json')
+    await expect(canonicalTemplate(template)).toMatchFileSnapshot(`${SNAPSHOT_DIR}/${name}`)
+  })
 
   it('deletes everything the exporter stack created when the test ends: no resource is retained, the buckets are emptied', () => {
     const resources = Object.values(Template.fromStack(exporter).toJSON().Resources) as { DeletionPolicy?: string }[]
