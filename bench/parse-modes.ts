@@ -6,7 +6,11 @@
  */
 import { spawnSync } from 'node:child_process'
 import { createReadStream } from 'node:fs'
+import { LimitsConfigSchema } from '../functions/export/core/config/schema.ts'
 import { openParsedTable, type ParseThread } from '../functions/export/csv/parse-worker.ts'
+
+/** The configuration's default limits. */
+const limits = LimitsConfigSchema.parse({})
 
 const MODES = ['inline', 'worker', 'chunks-1', 'chunks-2'] as const
 const [file, ...asked] = process.argv.slice(2)
@@ -22,7 +26,7 @@ const threadOf = (mode: string): ParseThread =>
 const measure = async (mode: string) => {
   const started = performance.now()
   const cpu = process.cpuUsage()
-  const options = { tableId: 'bench', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' } as const
+  const options = { tableId: 'bench', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail', limits } as const
   const parsed = await openParsedTable(createReadStream(file, { highWaterMark: 64 * 1024 }), options, threadOf(mode))
   let rows = 0
   for await (const batch of parsed.batches) {

@@ -50,7 +50,9 @@ const saxesEvents = async (): Promise<number> => {
 const ourReader = async (): Promise<number> => {
   const { openWorkbookTable } = await import('../functions/export/xlsx/reader.ts')
   const body = createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>
-  const table = await openWorkbookTable(body, { tableId: 'bench', spoolDirectory: os.tmpdir() })
+  const { LimitsConfigSchema } = await import('../functions/export/core/config/schema.ts')
+  const limits = LimitsConfigSchema.parse({})
+  const table = await openWorkbookTable(body, { tableId: 'bench', spoolDirectory: os.tmpdir(), limits })
   let rows = 0
   for await (const batch of table.batches) {
     rows += batch.rowCount

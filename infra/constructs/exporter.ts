@@ -5,7 +5,7 @@
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Duration, RemovalPolicy, Size, Stack, Stage } from 'aws-cdk-lib'
+import { Duration, Size, Stack, Stage } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import {
@@ -19,12 +19,13 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs'
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import type { IBucket } from 'aws-cdk-lib/aws-s3'
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler'
-import { type CfnSecret, type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager'
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import { DEFAULT_SERVICE_NAME } from '../../functions/export/index.ts'
 import type { DeploymentConfig } from '../deployment-config.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
+import { pseudonymizationKeySecret, tokenSecret } from './exporter-secrets.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
 import { memorySizes, reservedConcurrency, type TablePlan } from './table-plan.ts'
@@ -143,10 +144,11 @@ export class Exporter extends Construct {
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME
     this.runtimeConfig = settings.runtimeConfig(runtime, bundledCa)
 
-    this.secret = this.tokenSecret(props.secret, props.createdSecretName)
+    this.secret = tokenSecret(this, props.secret, props.createdSecretName)
     this.secretCreated = settings.secretReference(props.secret.nameOrArn).kind === 'create'
     this.pseudonymizationSecret = runtime.tables.some((t) => t.columns.pseudonymize.length > 0)
-      ? this.keySecret(
+      ? pseudonymizationKeySecret(
+          this,
           props.pseudonymizationSecret?.nameOrArn,
           props.createdPseudonymizationSecretName ?? `${props.createdSecretName}-pseudonymization-key`,
         )
@@ -274,70 +276,6 @@ export class Exporter extends Construct {
       }),
       ...spec.network,
     })
-  }
-
-  private tokenSecret(secret: DeploymentConfig['secret'], createdName: string): ISecret {
-    const reference = settings.secretReference(secret.nameOrArn)
-    switch (reference.kind) {
-      case 'name':
-        return Secret.fromSecretNameV2(this, 'TokenSecret', reference.name)
-      case 'completeArn':
-        return Secret.fromSecretCompleteArn(this, 'TokenSecret', reference.arn)
-      case 'partialArn':
-        return Secret.fromSecretPartialArn(this, 'TokenSecret', reference.arn)
-      case 'create':
-        return this.emptySecret(createdName, secret.retainOnDelete)
-    }
-  }
-
-  /**
-   * The pseudonymization key's secret: imported, or created with a random value. It is kept when the stack is
-   * deleted and never rotated by a schedule: a new key changes every pseudonym, which breaks joins with history.
-   */
-  private keySecret(nameOrArn: string | undefined, createdName: string): ISecret {
-    const reference = settings.secretReference(nameOrArn)
-    switch (reference.kind) {
-      case 'name':
-        return Secret.fromSecretNameV2(this, 'PseudonymizationSecret', reference.name)
-      case 'completeArn':
-        return Secret.fromSecretCompleteArn(this, 'PseudonymizationSecret', reference.arn)
-      case 'partialArn':
-        return Secret.fromSecretPartialArn(this, 'PseudonymizationSecret', reference.arn)
-      case 'create': {
-        const secret = new Secret(this, 'PseudonymizationSecret', {
-          secretName: createdName,
-          removalPolicy: RemovalPolicy.RETAIN,
-          description:
-            'HMAC key of the pseudonymized columns (tables[].columns.pseudonymize). Only the exporter reads it; whoever can read it can test a guessed value against a pseudonym. Replacing it changes every pseudonym (docs/personal-data.md).',
-          generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-        })
-        acknowledgeFinding(
-          secret,
-          'AwsSolutions-SMG4',
-          'The pseudonymization key must stay the same for pseudonyms to join across dates; rotating it is a deliberate, documented step (docs/personal-data.md), never a schedule.',
-        )
-        return secret
-      }
-    }
-  }
-
-  private emptySecret(secretName: string, retainOnDelete: boolean): Secret {
-    const secret = new Secret(this, 'TokenSecret', {
-      secretName,
-      // The token is issued by hand by the service's administrator: deleting the stack should not destroy it.
-      removalPolicy: retainOnDelete ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      description:
-        'API token of the inventory service for the exporter. Fill it after deploy: the plain token, or JSON {"token": "...", "baseUrl": "..."} ' +
-        '(aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string <token>).',
-    })
-    // Created empty (CloudFormation creates no value when neither property is set): a random value would look like a token.
-    ;(secret.node.defaultChild as CfnSecret).addPropertyDeletionOverride('GenerateSecretString')
-    acknowledgeFinding(
-      secret,
-      'AwsSolutions-SMG4',
-      'The secret holds an API token issued by an administrator of the inventory service; it cannot be rotated by a Lambda, it is replaced by hand (docs/operations.md, Rotating the token).',
-    )
-    return secret
   }
 
   private queue(id: string, why: string): Queue {

@@ -8,6 +8,7 @@
 
 import { DataError, ExportError } from '../../functions/export/core/errors.ts'
 import { openParsedTable } from '../../functions/export/csv/parse-worker.ts'
+import { DEFAULT_LIMITS } from './limits.ts'
 
 const [head, filler, mib] = [JSON.parse(process.argv[2]!), JSON.parse(process.argv[3]!), Number(process.argv[4])]
 
@@ -17,7 +18,13 @@ async function* body(): AsyncGenerator<Buffer> {
   for (let sent = 0; sent < mib * 2 ** 20; sent += chunk.length) yield chunk
 }
 
-const options = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' } as const
+const options = {
+  tableId: 't1',
+  shortRows: 'fail',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  limits: DEFAULT_LIMITS,
+} as const
 try {
   const parsed = await openParsedTable(body(), options, 'worker')
   let rows = 0

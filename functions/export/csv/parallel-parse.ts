@@ -19,7 +19,6 @@ import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../n
 import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
 import { type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
-import { DEFAULT_RECORD_LIMITS } from './record-guard.ts'
 import {
   parseSegment,
   parseSegmentStream,
@@ -166,7 +165,7 @@ export const parseInParallel = async (
 ): Promise<ParsedTable> => {
   const report: DecodeReport = { encoding: options.encoding, bom: false }
   const decoded = decodeToUtf8(source, options, report)[Symbol.asyncIterator]()
-  const limits = options.limits ?? DEFAULT_RECORD_LIMITS
+  const { limits } = options
   const { buffered, ended, scan } = await readHeaderLine(decoded, options.delimiter, limits, options.tableId)
   const serially = () => parseDecoded(replay(buffered, ended ? undefined : decoded), options, report)
   const head = Buffer.concat(buffered)

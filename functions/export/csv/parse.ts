@@ -8,7 +8,7 @@ import type { Delimiter } from '../core/constants.ts'
 import { DataError } from '../core/errors.ts'
 import { replay } from './chunks.ts'
 import { type HeaderScan, scanHeaderLine } from './dialect.ts'
-import { DEFAULT_RECORD_LIMITS, guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
+import { guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
 
 export interface ParseOptions {
   readonly tableId: string
@@ -21,8 +21,8 @@ export interface ParseOptions {
    * The header is decoded either way.
    */
   readonly fieldsAsBytes?: boolean | undefined
-  /** @default DEFAULT_RECORD_LIMITS */
-  readonly limits?: RecordLimits | undefined
+  /** The `limits` section: how wide and long a record may be. */
+  readonly limits: RecordLimits
 }
 
 export interface ParsedCsv<T = string[]> {
@@ -58,7 +58,7 @@ export const openCsvWith = async <T>(
   take: RecordTaker<T>,
 ): Promise<ParsedCsv<T>> => {
   const iterator = source[Symbol.asyncIterator]()
-  const limits = options.limits ?? DEFAULT_RECORD_LIMITS
+  const { limits } = options
   const { buffered, ended, scan } = await readHeaderLine(iterator, options.delimiter, limits, options.tableId)
   let header: string[] | undefined
   const warnings: string[] = []

@@ -7,7 +7,7 @@
  */
 import { DataError } from '../core/errors.ts'
 
-/** The `limits` section of the configuration. */
+/** The `limits` section of the configuration (its defaults are in the configuration schema, core/config/schema.ts). */
 export interface RecordLimits {
   /** Fields in any record, the header included. */
   readonly maxColumns: number
@@ -15,13 +15,6 @@ export interface RecordLimits {
   readonly maxRecordBytes: number
   /** Bytes of one field. */
   readonly maxFieldBytes: number
-}
-
-const MiB = 1024 * 1024
-export const DEFAULT_RECORD_LIMITS: RecordLimits = {
-  maxColumns: 2000,
-  maxRecordBytes: 64 * MiB,
-  maxFieldBytes: 16 * MiB,
 }
 
 const QUOTE = 0x22

@@ -33,8 +33,8 @@ interface ReadContext {
   readonly parseThread?: ParseThread | undefined
   /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
   readonly parseThreads?: number | undefined
-  /** How wide and long a record may be, for both formats. @default DEFAULT_RECORD_LIMITS */
-  readonly limits?: RecordLimits | undefined
+  /** How wide and long a record may be, for both formats. */
+  readonly limits: RecordLimits
   /** The table's deadline: the download stops with it, and so does reading a spooled workbook. */
   readonly signal?: AbortSignal | undefined
 }

@@ -46,8 +46,8 @@ interface TableExportContext {
   /** Folder for the spool of the rare second pass (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
   readonly signal?: AbortSignal | undefined
-  /** The `limits` section: how wide and long a record may be. @default DEFAULT_RECORD_LIMITS */
-  readonly limits?: RecordLimits | undefined
+  /** The `limits` section: how wide and long a record may be. */
+  readonly limits: RecordLimits
   /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
   readonly parseThreads?: number | undefined
   readonly onProgress?: (progress: TableProgress) => void

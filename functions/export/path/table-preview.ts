@@ -31,8 +31,8 @@ export interface PreviewOptions {
   readonly rowLimit: number
   /** Folder for a workbook's spool. */
   readonly spoolDirectory: string
-  /** The `limits` section, as the export applies it. @default DEFAULT_RECORD_LIMITS */
-  readonly limits?: RecordLimits | undefined
+  /** The `limits` section, as the export applies it. */
+  readonly limits: RecordLimits
   /** The Glue database the views would name. @default LOCAL_GLUE_DATABASE */
   readonly database?: string | undefined
 }

@@ -4,7 +4,7 @@
  * the inflating and XML parsing are cheaper per row than csv-parse's strings (see docs/performance.md, "Workbooks").
  */
 import { rm } from 'node:fs/promises'
-import { DEFAULT_RECORD_LIMITS, type RecordLimits } from '../csv/record-guard.ts'
+import type { RecordLimits } from '../csv/record-guard.ts'
 import { DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
@@ -17,8 +17,8 @@ interface WorkbookReadOptions {
   readonly tableId: string
   /** Folder for the spooled body (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
-  /** The `limits` section, applied to the worksheet's rows and cells. @default DEFAULT_RECORD_LIMITS */
-  readonly limits?: RecordLimits | undefined
+  /** The `limits` section, applied to the worksheet's rows and cells. */
+  readonly limits: RecordLimits
   /** Shared-string text held in memory before it spills beside the spooled body. @default DEFAULT_MEMORY_BYTES */
   readonly sharedStringMemoryBytes?: number | undefined
   /** Stops reading the spooled workbook, part by part and chunk by chunk (the table's deadline). */
@@ -37,7 +37,7 @@ export const openWorkbookTable = async (
   options: WorkbookReadOptions,
 ): Promise<WorkbookTable> => {
   const { tableId, signal } = options
-  const limits = options.limits ?? DEFAULT_RECORD_LIMITS
+  const { limits } = options
   const file = await newSpoolFile(options.spoolDirectory, SpoolKind.workbook)
   let zip: ZipArchive | undefined
   let parts: WorkbookParts | undefined

@@ -49,7 +49,7 @@ interface Relationship {
 }
 
 /** How the parts are read: the field limit (which bounds any piece of XML and any shared string), the deadline. */
-type PartOptions = XmlOptions & { readonly maxFieldBytes: number }
+type PartOptions = Omit<XmlOptions, 'maxPendingChars'> & { readonly maxFieldBytes: number }
 
 export const readWorkbookParts = async (
   zip: ZipArchive,
@@ -88,7 +88,10 @@ export const readWorkbookParts = async (
     formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId, xml) : [],
     sharedStrings:
       stringsPath && zip.names.has(stringsPath)
-        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings, options)
+        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings, {
+            ...xml,
+            maxFieldBytes: options.maxFieldBytes,
+          })
         : new SharedStringTable(),
   }
 }

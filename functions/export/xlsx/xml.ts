@@ -9,7 +9,6 @@ import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { SaxesParser, type SaxesTagPlain } from 'saxes'
 import { DataError, ExportError, WorkbookError } from '../core/errors.ts'
-import { DEFAULT_RECORD_LIMITS } from '../csv/record-guard.ts'
 import { zipError } from './zip.ts'
 
 export type XmlTag = SaxesTagPlain
@@ -36,9 +35,9 @@ interface XmlHandlers {
 export interface XmlOptions {
   /**
    * Characters of XML written since the last event: a text node with its entities as written, a tag with its
-   * attributes. @default DEFAULT_RECORD_LIMITS.maxFieldBytes (limits.maxFieldBytes, at least MIN_PENDING_XML_CHARS)
+   * attributes: limits.maxFieldBytes, and at least MIN_PENDING_XML_CHARS.
    */
-  readonly maxPendingChars?: number | undefined
+  readonly maxPendingChars: number
   /** Stops the parse between pieces of XML, with the signal's reason (the table's deadline). */
   readonly signal?: AbortSignal | undefined
 }
@@ -52,7 +51,7 @@ export const parseXmlEntry = async (
   part: string,
   tableId: string,
   handlers: XmlHandlers,
-  options: XmlOptions = {},
+  options: XmlOptions,
 ): Promise<void> => {
   for await (const _ of streamXmlEntry(entry, part, tableId, handlers, options)) {
     // each step has called the handlers already
@@ -65,9 +64,9 @@ export async function* streamXmlEntry(
   part: string,
   tableId: string,
   handlers: XmlHandlers,
-  options: XmlOptions = {},
+  options: XmlOptions,
 ): AsyncGenerator<void> {
-  const maxPending = pendingXmlBound(options.maxPendingChars ?? DEFAULT_RECORD_LIMITS.maxFieldBytes)
+  const maxPending = pendingXmlBound(options.maxPendingChars)
   const { signal } = options
   const parser = new SaxesParser({ xmlns: false, position: false })
   // With a handler saxes reports malformed XML and carries on; the first report fails the part.

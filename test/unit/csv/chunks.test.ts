@@ -9,8 +9,15 @@ import { type DataError, ProtocolError } from '../../../functions/export/core/er
 import { guessRecordEnd } from '../../../functions/export/csv/chunks.ts'
 import { openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
-const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
+const OPTIONS: TableParserOptions = {
+  tableId: 't1',
+  shortRows: 'fail',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  limits: DEFAULT_LIMITS,
+}
 
 async function* body(text: string | Buffer, size = 4096, failAfter?: { bytes: number; failure: Error }) {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text

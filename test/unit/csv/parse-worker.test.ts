@@ -8,8 +8,15 @@ import { describe, expect, it } from 'vitest'
 import { DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
 import { openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
-const OPTIONS: TableParserOptions = { tableId: 't1', shortRows: 'fail', encoding: 'utf-8', invalidBytes: 'fail' }
+const OPTIONS: TableParserOptions = {
+  tableId: 't1',
+  shortRows: 'fail',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  limits: DEFAULT_LIMITS,
+}
 
 /** A CSV of `rows` rows with quoted commas, quotes, line breaks and non-ASCII text; about 60 bytes a row. */
 const csvText = (rows: number, broken?: { row: number; line: string }): string => {

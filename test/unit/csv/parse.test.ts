@@ -4,6 +4,7 @@ import { DataError } from '../../../functions/export/core/errors.ts'
 import { scanHeaderLine } from '../../../functions/export/csv/dialect.ts'
 import { hasLooseQuote } from '../../../functions/export/csv/parse.ts'
 import { openCsv } from '../../support/csv.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
 async function* chunked(text: string, size: number): AsyncGenerator<Buffer> {
   const bytes = Buffer.from(text, 'utf8')
@@ -15,7 +16,7 @@ const parseAll = async (
   options: { delimiter?: Delimiter; shortRows?: 'fail' | 'pad'; chunk?: number } = {},
 ): Promise<{ delimiter: string; header: readonly string[]; records: string[][] }> => {
   const { chunk = 1024, ...rest } = options
-  const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', ...rest })
+  const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', limits: DEFAULT_LIMITS, ...rest })
   const records: string[][] = []
   for await (const batch of csv.batches) records.push(...batch)
   return { delimiter: csv.delimiter, header: csv.header, records }
@@ -145,7 +146,7 @@ describe('openCsv', () => {
   })
 
   const parseWithWarnings = async (text: string, chunk: number) => {
-    const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail' })
+    const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', limits: DEFAULT_LIMITS })
     const records: string[][] = []
     for await (const batch of csv.batches) records.push(...batch)
     return { records, warnings: csv.warnings }

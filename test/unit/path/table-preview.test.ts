@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest'
 import { parseExportConfig, type TableConfig } from '../../../functions/export/core/config.ts'
 import { KeyColumnError } from '../../../functions/export/core/errors.ts'
 import { previewTable } from '../../../functions/export/path/table-preview.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
 const tableOf = (table: Record<string, unknown>): TableConfig =>
   parseExportConfig({ source: { baseUrl: 'http://127.0.0.1:1' }, tables: [{ id: '1001', ...table }] }).tables[0]!
 
-const OPTIONS = { rowLimit: 1000, spoolDirectory: os.tmpdir() }
+const OPTIONS = { rowLimit: 1000, spoolDirectory: os.tmpdir(), limits: DEFAULT_LIMITS }
 
 /** A CSV of `rows` rows in chunks of 100 rows; counts the chunks taken. */
 const csvBody = (rows: number, row: (i: number) => string) => {

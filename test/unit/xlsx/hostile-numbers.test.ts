@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { openWorkbookTable } from '../../../functions/export/xlsx/reader.ts'
 import { MAX_SHEET_COLUMNS, MAX_SHEET_ROWS } from '../../../functions/export/xlsx/sheet.ts'
 import { craftedWorkbook } from '../../support/crafted-workbook.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
 const STYLES =
   '<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
@@ -36,7 +37,11 @@ const read = async (style: string, row: string, reference: string) => {
     yield workbook
   }
   try {
-    const table = await openWorkbookTable(body(), { tableId: 'wb', spoolDirectory: os.tmpdir() })
+    const table = await openWorkbookTable(body(), {
+      tableId: 'wb',
+      spoolDirectory: os.tmpdir(),
+      limits: DEFAULT_LIMITS,
+    })
     try {
       for await (const _ of table.batches);
     } finally {

@@ -13,6 +13,7 @@ import { builtInFormat, customFormat, NumberKind } from '../../../functions/expo
 import { openWorkbookTable } from '../../../functions/export/xlsx/reader.ts'
 import { unescapeText } from '../../../functions/export/xlsx/shared-strings.ts'
 import { columnOfReference } from '../../../functions/export/xlsx/sheet.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/xlsx')
 const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURES, name))
@@ -32,7 +33,11 @@ const cellsOf = (batch: RecordBatch): string[][] => {
 }
 
 const readWorkbook = async (bytes: Uint8Array) => {
-  const workbook = await openWorkbookTable(chunks(bytes), { tableId: 'wb', spoolDirectory: os.tmpdir() })
+  const workbook = await openWorkbookTable(chunks(bytes), {
+    tableId: 'wb',
+    spoolDirectory: os.tmpdir(),
+    limits: DEFAULT_LIMITS,
+  })
   try {
     const rows: string[][] = []
     for await (const batch of workbook.batches) rows.push(...cellsOf(batch))

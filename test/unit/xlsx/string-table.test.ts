@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { openWorkbookTable } from '../../../functions/export/xlsx/reader.ts'
 import { byteString } from '../../../functions/export/xlsx/shared-strings.ts'
 import { SharedStringTable } from '../../../functions/export/xlsx/string-table.ts'
+import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
 const folders: string[] = []
 const tempFolder = (): string => {
@@ -129,7 +130,12 @@ describe('a workbook read with its shared strings on disk', () => {
       async function* body() {
         yield bytes
       }
-      const workbook = await openWorkbookTable(body(), { tableId: 'wb', spoolDirectory, sharedStringMemoryBytes })
+      const workbook = await openWorkbookTable(body(), {
+        tableId: 'wb',
+        spoolDirectory,
+        sharedStringMemoryBytes,
+        limits: DEFAULT_LIMITS,
+      })
       const filesWhileOpen = readdirSync(spoolDirectory).filter((name) => name.endsWith('.strings'))
       const rows: string[] = []
       for await (const batch of workbook.batches) {
