@@ -1,6 +1,6 @@
 /**
- * The API token and the pseudonymization key from Secrets Manager, each from a secret of its own, through Powertools Parameters: fetched on first use, then served from
- * memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
+ * The API token and the pseudonymization key from Secrets Manager, each from a secret of its own, through
+ * Powertools Parameters: fetched on first use, then served from memory for a short maximum age, so a replaced token is picked up within minutes without a call per run.
  * The secret is the plain token, or JSON `{"token": "...", "baseUrl": "..."}`. Its value is never logged and
  * never put in an error message. What the value must hold is token.ts's.
  */
@@ -14,28 +14,57 @@ import { parseTokenSecret, type TokenSecret } from '../source/token.ts'
 /** How long a fetched secret is reused before Secrets Manager is asked again. */
 const TOKEN_CACHE_SECONDS = 300
 
-/** Reads one secret, cached per container for `maxAgeSeconds`. */
-export class TokenSecretReader {
+/** One secret's value through Powertools, cached per container for `maxAgeSeconds`; failures coded by `unavailable`. */
+class CachedSecret {
   readonly #provider: SecretsProvider
   readonly #secretId: string
   readonly #maxAgeSeconds: number
+  readonly #unavailable: (reason: string, cause?: unknown) => Error
 
-  constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
+  constructor(
+    client: SecretsManagerClient,
+    secretId: string,
+    maxAgeSeconds: number,
+    unavailable: (reason: string, cause?: unknown) => Error,
+  ) {
     this.#provider = new SecretsProvider({ awsSdkV3Client: client })
     this.#secretId = secretId
     this.#maxAgeSeconds = maxAgeSeconds
+    this.#unavailable = unavailable
   }
 
-  async read(): Promise<TokenSecret> {
-    const source = `secret ${this.#secretId}`
+  /** How messages name the secret (never its value). */
+  get source(): string {
+    return `secret ${this.#secretId}`
+  }
+
+  async value(): Promise<string | Uint8Array> {
     let value: string | Uint8Array | undefined
     try {
       value = await this.#provider.get(this.#secretId, { maxAge: this.#maxAgeSeconds })
     } catch (error) {
-      throw new TokenUnavailableError(`${source}: ${whyUnreadable(error)}`, (error as Error).cause ?? error)
+      throw this.#unavailable(`${this.source}: ${whyUnreadable(error)}`, (error as Error).cause ?? error)
     }
-    if (value === undefined) throw new TokenUnavailableError(`${source}: it has no value yet`)
-    return parseTokenSecret(value, source)
+    if (value === undefined) throw this.#unavailable(`${this.source}: it has no value yet`)
+    return value
+  }
+}
+
+/** Reads the token's secret, cached per container for `maxAgeSeconds`. */
+export class TokenSecretReader {
+  readonly #secret: CachedSecret
+
+  constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
+    this.#secret = new CachedSecret(
+      client,
+      secretId,
+      maxAgeSeconds,
+      (reason, cause) => new TokenUnavailableError(reason, cause),
+    )
+  }
+
+  async read(): Promise<TokenSecret> {
+    return parseTokenSecret(await this.#secret.value(), this.#secret.source)
   }
 }
 
@@ -44,34 +73,25 @@ export class TokenSecretReader {
  * PseudonymizationKey at once, which never shows its text; no error message quotes it.
  */
 export class PseudonymizationKeyReader {
-  readonly #provider: SecretsProvider
-  readonly #secretId: string
-  readonly #maxAgeSeconds: number
+  readonly #secret: CachedSecret
 
   constructor(client: SecretsManagerClient, secretId: string, maxAgeSeconds = TOKEN_CACHE_SECONDS) {
-    this.#provider = new SecretsProvider({ awsSdkV3Client: client })
-    this.#secretId = secretId
-    this.#maxAgeSeconds = maxAgeSeconds
+    this.#secret = new CachedSecret(
+      client,
+      secretId,
+      maxAgeSeconds,
+      (reason, cause) => new PseudonymizationKeyUnavailableError(reason, cause),
+    )
   }
 
   async read(): Promise<PseudonymizationKey> {
-    const source = `secret ${this.#secretId}`
-    let value: string | Uint8Array | undefined
-    try {
-      value = await this.#provider.get(this.#secretId, { maxAge: this.#maxAgeSeconds })
-    } catch (error) {
-      throw new PseudonymizationKeyUnavailableError(
-        `${source}: ${whyUnreadable(error)}`,
-        (error as Error).cause ?? error,
-      )
-    }
-    if (value === undefined) throw new PseudonymizationKeyUnavailableError(`${source}: it has no value yet`)
+    const value = await this.#secret.value()
     const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8')
     try {
-      return PseudonymizationKey.fromText(text, source)
+      return PseudonymizationKey.fromText(text, this.#secret.source)
     } catch (error) {
       const problem = error instanceof ConfigError ? error.problems[0]?.message : undefined
-      throw new PseudonymizationKeyUnavailableError(`${source}: it ${problem ?? 'is not a usable key'}`)
+      throw new PseudonymizationKeyUnavailableError(`${this.#secret.source}: it ${problem ?? 'is not a usable key'}`)
     }
   }
 }
