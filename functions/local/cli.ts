@@ -12,7 +12,6 @@ import { runDdlCommand, runQueryCommand } from './query-command.ts'
 import { runReprocessCommand } from './reprocess-command.ts'
 import { runResetCommand } from './reset-command.ts'
 import { consoleOutput, type TerminalOutput } from './terminal.ts'
-import { runVerifyCommand } from './verify-command.ts'
 
 const COMMANDS = {
   export: {
@@ -26,7 +25,9 @@ const COMMANDS = {
   reprocess: { run: runReprocessCommand, npm: 'npm run reprocess', does: "rebuild a date's Parquet from the archive" },
   reset: { run: runResetCommand, npm: 'npm run reset', does: 'delete the local warehouse folder, to start afresh' },
   verify: {
-    run: runVerifyCommand,
+    // Loaded only here: the AWS SDK clients verify uses are of no use to a local export.
+    run: async (argv: readonly string[], output: TerminalOutput) =>
+      (await import('./verify-command.ts')).runVerifyCommand(argv, output),
     npm: 'npm run verify',
     does: 'check a deployed stack: export one table and query it in Athena',
   },

@@ -3,16 +3,32 @@
  * with the operator's own AWS credentials (the SDK's usual chain: AWS_PROFILE, SSO, environment variables).
  * The SDK clients are devDependencies of this command: they never enter the Lambda bundle.
  */
-import { parseArgs } from 'node:util'
 import { AthenaClient } from '@aws-sdk/client-athena'
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation'
 import { LambdaClient } from '@aws-sdk/client-lambda'
 import { S3Client } from '@aws-sdk/client-s3'
 import { UsageError } from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
+import { type FlagSpecs, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 import type { TerminalOutput } from './terminal.ts'
 import { reportLines, type VerifyClients, verifyStack } from './verify.ts'
 import { AwsUnavailableError } from './verify-errors.ts'
+
+/** `npm run verify`: a deployed stack, with the operator's credentials. */
+const VERIFY_FLAGS = {
+  stack: { type: 'string', value: 'NAME', help: 'the deployed stack (deployment.stackName); required' },
+  table: {
+    type: 'string',
+    value: 'NAME',
+    help: "the table to export and query (default: the stack's first table)",
+  },
+  'no-invoke': {
+    type: 'boolean',
+    help: "do not run the export: check the table's latest run (_runs/latest/<table>.json) instead",
+  },
+  region: { type: 'string', value: 'REGION', help: "the stack's region (default: AWS_REGION or the profile's region)" },
+  help: HELP_FLAG,
+} as const satisfies FlagSpecs
 
 export const VERIFY_USAGE = `Usage: npm run verify -- --stack NAME [flags]
 
@@ -20,12 +36,7 @@ Proves a deployed stack works end to end with your AWS credentials: reads the st
 for one table (as the schedule does), then queries the table, its <table>_latest view and its <table>_changes
 view in the stack's Athena workgroup. Run it after every deploy.
 
-Flags:
-  --stack NAME     the deployed stack (deployment.stackName); required
-  --table NAME     the table to export and query (default: the stack's first table)
-  --no-invoke      do not run the export: check the table's latest run (_runs/latest/<table>.json) instead
-  --region REGION  the stack's region (default: AWS_REGION or the profile's region)
-  -h, --help       this text
+${flagHelp(VERIFY_FLAGS)}
 
 Needs: cloudformation:DescribeStacks on the stack, lambda:InvokeFunction on its function (not with --no-invoke),
 s3:GetObject on the warehouse (with --no-invoke), and the stack's analyst policy (AnalystPolicyArn) for Athena.
@@ -41,13 +52,7 @@ interface VerifyCommand {
 }
 
 const parseVerifyArgs = (argv: readonly string[]): VerifyCommand => {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(argv)
-  } catch (error) {
-    throw new UsageError((error as Error).message)
-  }
-  const { values, positionals } = parsed
+  const { values, positionals } = parseFlags(VERIFY_FLAGS, argv, { positionals: true })
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
   if (values.help !== true && values.stack === undefined) throw new UsageError('--stack NAME is required')
   return {
@@ -58,20 +63,6 @@ const parseVerifyArgs = (argv: readonly string[]): VerifyCommand => {
     region: values.region,
   }
 }
-
-const parse = (argv: readonly string[]) =>
-  parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: true,
-    options: {
-      stack: { type: 'string' },
-      table: { type: 'string' },
-      'no-invoke': { type: 'boolean' },
-      region: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
 
 /** The clients of the operator's credentials, in `region` when given. */
 const defaultVerifyClients = (region: string | undefined): VerifyClients => {

@@ -5,7 +5,7 @@
  * a misspelt field gets the closest known one, as the configuration does. Every string is bounded, and messages
  * quote at most a short prefix of what was sent.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { unknownKeyMessage } from '../core/config/key-suggestions.ts'
 import type { ExportConfig } from '../core/config.ts'
 import { formatPath, unconfiguredTables } from '../core/config.ts'

@@ -4,7 +4,7 @@
  * failed table keeps pointing at its last success. One object per table, so runs of different tables never
  * write the same object.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import type { FailureClass } from '../core/constants.ts'
 import { EXPORT_DATE_PATTERN, LATEST_OUTCOMES_FOLDER, RunMode } from '../core/constants.ts'
 import { ErrorCode, StateCorruptError } from '../core/errors.ts'

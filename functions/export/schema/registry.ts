@@ -2,7 +2,7 @@
  * The schema registry's I/O: one document per table beside the data (`_schemas/<name>.json`), read before an
  * export and registered after it with a conditional write, so two runs never lose each other's columns.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { ColumnType, EXPORT_DATE_PATTERN, SCHEMAS_FOLDER } from '../core/constants.ts'
 import { WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'

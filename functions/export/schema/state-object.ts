@@ -4,7 +4,7 @@
  * back as garbage (`"exportDates": "2026-03-01"` spread into single characters). Messages quote nothing of the
  * object itself, so a line break or a secret in it never reaches a log.
  */
-import type { z } from 'zod'
+import type * as z from 'zod'
 import { formatPath } from '../core/config.ts'
 import { StateCorruptError } from '../core/errors.ts'
 

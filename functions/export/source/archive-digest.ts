@@ -3,7 +3,7 @@
  * record (`_runs/dt=<date>/<run>.json`) next to the archive's key. Reprocess checks the archive against it, so that
  * another valid body put in its place (a different day's CSV, a hand-edited one) is refused, not published as the date.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { RUNS_FOLDER } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 
