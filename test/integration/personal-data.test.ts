@@ -273,6 +273,20 @@ describe('npm run check and personal data', () => {
     expect(lines.filter((line) => line.trim() === 'possible personal data:')).toHaveLength(2)
   })
 
+  it("tells a thing's name or address from a person's: the demo devices name their owner, not their host or IP", async () => {
+    const result = await runCommandInProcess('check', ['--demo'])
+    expect(result.exitCode, result.stdout).toBe(0)
+    const devices = result.stdout.split(/^table /m).find((section) => section.includes('-> devices:'))!
+    const hints = devices
+      .split('\n')
+      .filter((line) => line.startsWith('      '))
+      .map((line) => line.trim().split(':')[0])
+    expect(hints).toContain('owner')
+    expect(hints).not.toContain('hostname')
+    expect(hints).not.toContain('ip_address')
+    expect(hints).not.toContain('mac_address')
+  })
+
   it('leaves out what is already dropped or pseudonymized, and needs no key to do so', async () => {
     emulator.setTable(peopleTable(PEOPLE))
     const result = await check([PEOPLE_CONFIG])

@@ -28,6 +28,48 @@ const PERSON_WORDS = new Set([
   'birthdate',
 ])
 
+/** Words that name a person only on their own: `full_name`, `home_address`, but not `host_name`, `ip_address`. */
+const AMBIGUOUS_WORDS = new Set(['name', 'address', 'mail'])
+/** Words that make a name or address a thing's: a host, an IP or MAC address, a piece of software. */
+const THING_WORDS = new Set([
+  'app',
+  'application',
+  'company',
+  'computer',
+  'department',
+  'device',
+  'domain',
+  'file',
+  'group',
+  'host',
+  'ip',
+  'ipv4',
+  'ipv6',
+  'location',
+  'mac',
+  'manufacturer',
+  'model',
+  'network',
+  'os',
+  'package',
+  'printer',
+  'product',
+  'server',
+  'service',
+  'site',
+  'software',
+  'table',
+  'vendor',
+])
+
+/** The header word that names a person, if any. */
+const personWord = (name: string): string | undefined => {
+  const words = name.split('_')
+  const thing = words.some((w) => THING_WORDS.has(w))
+  const word = words.find((w) => PERSON_WORDS.has(w) && !(thing && AMBIGUOUS_WORDS.has(w)))
+  return word ?? (name.includes('e_mail') ? 'e-mail' : undefined)
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 /** A leading + or a 0, or separators between digit groups; at least 7 digits; never a date. */
 const PHONE = /^(\+|00|0|\()[\d\s()./-]{6,}$|^\d{2,5}[\s/-]\d[\d\s/-]{4,}$/
@@ -52,6 +94,6 @@ export const personalDataHints = (
     if (mostly(values, (v) => EMAIL.test(v))) return [{ name, reason: 'its values look like e-mail addresses' }]
     const isPhone = (v: string) => PHONE.test(v) && !DATE_LIKE.test(v) && digitCount(v) >= 7 && digitCount(v) <= 15
     if (mostly(values, isPhone)) return [{ name, reason: 'its values look like phone numbers' }]
-    const word = name.split('_').find((w) => PERSON_WORDS.has(w)) ?? (name.includes('e_mail') ? 'e-mail' : undefined)
+    const word = personWord(name)
     return word === undefined ? [] : [{ name, reason: `its header names a person ("${word}")` }]
   })
