@@ -90,6 +90,7 @@ export interface Invocation {
   readonly error?: { readonly name: string; readonly code?: string; readonly message: string }
   readonly node: string
   readonly stdout: string
+  readonly stderr: string
 }
 
 export interface InvokeOptions {
@@ -135,5 +136,6 @@ export const invokeBundle = async (options: InvokeOptions, event: unknown): Prom
   )
   const line = child.stdout.split('\n').find((l) => l.startsWith('__OUTCOME__'))
   if (line === undefined) throw new Error(`the bundle printed no outcome:\n${child.stdout}\n${child.stderr}`)
-  return { ...(JSON.parse(line.slice('__OUTCOME__'.length)) as Omit<Invocation, 'stdout'>), stdout: child.stdout }
+  const outcome = JSON.parse(line.slice('__OUTCOME__'.length)) as Omit<Invocation, 'stdout' | 'stderr'>
+  return { ...outcome, stdout: child.stdout, stderr: child.stderr }
 }

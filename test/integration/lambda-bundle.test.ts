@@ -3,40 +3,30 @@
  * major) with the function's synthesized environment, invoked with the schedule's synthesized input, against
  * the inventory stand-in, s3rver and a loopback Secrets Manager. No AWS account, no network.
  */
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import type { TableInput } from '@aws-sdk/client-glue'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { glueTableInputProblems } from '../../functions/export/catalog/glue-rules.ts'
+import {
+  type BundleResource,
+  type BundleTemplate,
+  cdkSynth,
+  exporterFunction,
+  invokeBundle,
+} from '../aws/synthesized-bundle.ts'
 import { query } from '../support/duckdb.ts'
 import { emfData, valuesOf } from '../support/emf.ts'
 import { type RunningS3, startS3 } from '../support/s3rver.ts'
 
-const run = promisify(execFile)
 const REPO = path.resolve(import.meta.dirname, '../..')
-const BIN = path.join(REPO, 'node_modules/.bin')
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:InventoryExportToken-AbCdEf'
 // 20,000 devices are a few MB: enough for the parse stage to take a thread of its own (see the synth below).
 const ROWS = { devices: 20_000, software: 900, users: 60 }
-
-interface Resource {
-  readonly Type: string
-  readonly Properties: {
-    readonly Handler?: string
-    readonly Runtime?: string
-    readonly MemorySize?: number
-    readonly Environment?: { readonly Variables: Record<string, unknown> }
-    readonly Target?: { readonly Input?: string }
-  }
-  readonly Metadata?: Readonly<Record<string, unknown>>
-}
 
 /**
  * A loopback endpoint for the AWS JSON 1.1 services the function calls: Secrets Manager GetSecretValue for
@@ -98,28 +88,9 @@ const startAwsJsonEndpoint = async (secretId: string, secretString: string) => {
   return { endpoint, requests, glueTables, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
 }
 
-/** What the child process runs: import the bundle's module, call its handler once, print the outcome. */
-const INVOKER = `
-import { pathToFileURL } from 'node:url'
-const [modulePath, exportName, eventJson, remainingMs] = process.argv.slice(2)
-const handler = (await import(pathToFileURL(modulePath).href))[exportName]
-const deadline = Date.now() + Number(remainingMs)
-const context = {
-  callbackWaitsForEmptyEventLoop: true, functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:' + process.env.AWS_LAMBDA_FUNCTION_NAME,
-  memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, awsRequestId: '5e1f0c2a-0000-4000-8000-00000000b0d1',
-  logGroupName: '/aws/lambda/x', logStreamName: 'x', getRemainingTimeInMillis: () => deadline - Date.now(),
-  done() {}, fail() {}, succeed() {},
-}
-let outcome
-try { outcome = { ok: true, result: await handler(JSON.parse(eventJson), context) } }
-catch (error) { outcome = { ok: false, error: { name: error.name, message: error.message } } }
-process.stdout.write('__OUTCOME__' + JSON.stringify({ ...outcome, node: process.version }) + '\\n')
-`
-
 let work: string
 let out: string
-let template: { Resources: Record<string, Resource> }
+let template: BundleTemplate
 let emulator: RunningEmulator
 let s3: RunningS3
 let aws: Awaited<ReturnType<typeof startAwsJsonEndpoint>>
@@ -132,21 +103,8 @@ beforeAll(async () => {
   sample.deployment.lambda.memoryMb = 3538
   const config = path.join(work, 'config.json')
   await writeFile(config, JSON.stringify(sample))
-  await run(
-    path.join(BIN, 'cdk'),
-    ['synth', '-c', `config=${config}`, '-o', out, '-q', '--no-notices', '--no-version-reporting'],
-    {
-      cwd: REPO,
-      env: { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH}`, CDK_DISABLE_CLI_TELEMETRY: 'true' },
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  )
   // The stack's template and its nested stacks' (each table's schedule lives in one of them), resources together.
-  const templateFiles = (await readdir(out)).filter((f) => f.endsWith('.template.json'))
-  const templates = await Promise.all(
-    templateFiles.map(async (f) => JSON.parse(await readFile(path.join(out, f), 'utf8')) as typeof template),
-  )
-  template = { Resources: Object.assign({}, ...templates.map((t) => t.Resources)) }
+  template = await cdkSynth(config, out)
   emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
   s3 = await startS3('inventory-warehouse-test')
   aws = await startAwsJsonEndpoint(SECRET_ARN, JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }))
@@ -161,18 +119,8 @@ afterAll(async () => {
 
 const resources = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type)
 
-/** The exporter: the one function whose code is a bundled asset folder with index.mjs. */
-const exporterFunction = () => {
-  const bundled = resources('AWS::Lambda::Function').filter((f) => {
-    const asset = f.Metadata?.['aws:asset:path']
-    return typeof asset === 'string' && existsSync(path.join(out, asset, 'index.mjs'))
-  })
-  expect(bundled).toHaveLength(1)
-  return { fn: bundled[0]!, assetDir: path.join(out, bundled[0]!.Metadata!['aws:asset:path'] as string) }
-}
-
 /** The function's environment as the stack sets it, with CloudFormation references resolved to local values. */
-const functionEnvironment = (fn: Resource): Record<string, string> => {
+const functionEnvironment = (fn: BundleResource): Record<string, string> => {
   const local: Record<string, string> = { WAREHOUSE_BUCKET: s3.bucket, TOKEN_SECRET_ARN: SECRET_ARN }
   const variables = fn.Properties.Environment?.Variables ?? {}
   return Object.fromEntries(
@@ -182,8 +130,7 @@ const functionEnvironment = (fn: Resource): Record<string, string> => {
 
 describe('the synthesized Lambda bundle', () => {
   it('exports the sample tables to S3 when invoked by hand ({}: every table) on the Lambda runtime major', async () => {
-    const { fn, assetDir } = exporterFunction()
-    const [moduleName, exportName] = fn.Properties.Handler!.split('.') as [string, string]
+    const { fn, assetDir } = exporterFunction(template, out)
     const runtimeMajor = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime!)![1]
     // Each schedule sends its own table (per-table-invocations.test.ts runs those events); by hand, {} runs all.
     expect(resources('AWS::Scheduler::Schedule').map((s) => JSON.parse(s.Properties.Target!.Input!))).toEqual([
@@ -191,41 +138,26 @@ describe('the synthesized Lambda bundle', () => {
       { tables: ['installed_software'] },
       { tables: ['users'] },
     ])
-    const manualEvent = '{}'
     const environment = functionEnvironment(fn)
-    const tmp = await mkdtemp(path.join(work, 'tmp-'))
-    await writeFile(path.join(work, 'invoke.mjs'), INVOKER)
-
-    const child = await run(
-      path.join(BIN, 'node'),
-      [path.join(work, 'invoke.mjs'), path.join(assetDir, `${moduleName}.mjs`), exportName, manualEvent, '900000'],
+    const outcome = await invokeBundle(
       {
-        cwd: assetDir,
-        maxBuffer: 64 * 1024 * 1024,
-        env: {
-          PATH: process.env.PATH,
-          TMPDIR: tmp,
-          TZ: ':UTC',
-          LAMBDA_TASK_ROOT: assetDir,
-          AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${runtimeMajor}.x`,
-          AWS_LAMBDA_FUNCTION_NAME: 'InventoryExport-ExporterFunction',
-          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.Properties.MemorySize),
-          AWS_CONFIG_FILE: path.join(tmp, 'no-config'),
-          AWS_SHARED_CREDENTIALS_FILE: path.join(tmp, 'no-credentials'),
-          AWS_EC2_METADATA_DISABLED: 'true',
+        fn,
+        assetDir,
+        environment,
+        sdkEnvironment: {
           ...s3.sdkEnvironment,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.endpoint,
           AWS_ENDPOINT_URL_GLUE: aws.endpoint,
-          ...environment,
         },
+        scratch: work,
       },
+      {},
     )
 
-    const outcomeLine = child.stdout.split('\n').find((line) => line.startsWith('__OUTCOME__'))!
-    const outcome = JSON.parse(outcomeLine.slice('__OUTCOME__'.length))
     expect(outcome).toMatchObject({ ok: true, result: { status: 'succeeded' } })
     expect(outcome.node.split('.')[0]).toBe(`v${runtimeMajor}`)
-    const { exportDate, runId, tables } = outcome.result
+    const { exportDate, runId, tables } = outcome.result!
+    expect(typeof runId).toBe('string')
     expect(tables).toEqual([
       { name: 'devices', status: 'succeeded', rows: ROWS.devices },
       { name: 'installed_software', status: 'succeeded', rows: ROWS.software },
@@ -263,11 +195,11 @@ describe('the synthesized Lambda bundle', () => {
     expect(aws.glueTables.get(`${glueDatabase}.devices`)?.StorageDescriptor?.Location).toBe(
       `s3://${s3.bucket}/${prefix}/devices/`,
     )
-    const data = child.stdout
+    const data = outcome.stdout
       .split('\n')
       .filter((line) => line.startsWith('{"_aws"'))
       .flatMap((line) => emfData(JSON.parse(line)))
     expect(valuesOf(data, 'SuccessfulRuns', { service: environment.POWERTOOLS_SERVICE_NAME! })).toEqual([1])
-    expect(`${child.stdout}${child.stderr}`).not.toContain(DEMO_TOKEN)
+    expect(`${outcome.stdout}${outcome.stderr}`).not.toContain(DEMO_TOKEN)
   }, 120_000)
 })
