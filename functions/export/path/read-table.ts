@@ -1,6 +1,6 @@
 /**
- * The read stage, by the table's format: the CSV parser (on a thread of its own when that pays) or the workbook
- * reader. Both hand over the same header and record batches (TableRecords); what differs is what the run record
+ * The read stage, by the table's format: the CSV parser or the workbook reader, each on a thread of its own when
+ * the edge grants one. Both hand over the same header and record batches (TableRecords); what differs is what the run record
  * says about the body, whichever TableSource (source/table-source.ts) the bytes came from.
  */
 import type { TableConfig } from '../core/config.ts'
@@ -45,8 +45,15 @@ export const openTableRead = async (
   context: ReadContext,
 ): Promise<TableRead> => {
   if (table.format === 'xlsx') {
-    const { spoolDirectory, limits, signal } = context
-    const workbook = await openWorkbookTable(body, { tableId: table.id, spoolDirectory, limits, signal })
+    const { spoolDirectory, limits, signal, parseThread: thread, parseThreads: threads } = context
+    const workbook = await openWorkbookTable(body, {
+      tableId: table.id,
+      spoolDirectory,
+      limits,
+      signal,
+      thread,
+      threads,
+    })
     return {
       records: workbook,
       details: () => ({ format: 'xlsx', encoding: 'utf-8', sheet: workbook.sheetName, warnings: workbook.warnings() }),

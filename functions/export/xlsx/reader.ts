@@ -1,17 +1,21 @@
 /**
  * The whole read stage of a workbook: body bytes -> spooled file -> zip -> the first worksheet's rows as record
- * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. Runs on this thread:
- * the inflating and XML parsing are cheaper per row than csv-parse's strings (see docs/performance.md, "Workbooks").
+ * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. The body is spooled
+ * here (a zip's directory is at its end); the reading, all CPU (inflate, XML, shared strings, cells, batches),
+ * runs on a thread of its own when the edge grants parsing one (core/parse-threads.ts), as the CSV's parse
+ * does, unless the workbook is too small for a thread to pay; on this thread otherwise. This module owns the spooled file and its spill files: it names them, and
+ * it deletes them on every outcome, after the reading (on either thread) has closed or been stopped.
  */
+
 import { rm } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
+import { parseThreadCount } from '../core/parse-threads.ts'
+import type { ParseThread } from '../csv/parse-worker.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import { DEFAULT_BATCH_LIMITS } from '../normalize/record-batch.ts'
-import type { TableRecords } from '../normalize/table-records.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
-import { openSheetRows } from './sheet.ts'
 import { checkWorkbookStart, spoolBody } from './spool.ts'
-import { readWorkbookParts, type WorkbookParts } from './workbook.ts'
-import { openZip, type ZipArchive } from './zip.ts'
+import { readSpooledWorkbook, sharedStringSpillFiles, type WorkbookRecords } from './spooled-workbook.ts'
+import { readOnThread } from './workbook-thread.ts'
 
 interface WorkbookReadOptions {
   readonly tableId: string
@@ -23,67 +27,46 @@ interface WorkbookReadOptions {
   readonly sharedStringMemoryBytes?: number | undefined
   /** Stops reading the spooled workbook, part by part and chunk by chunk (the table's deadline). */
   readonly signal?: AbortSignal | undefined
+  /** Where the reading runs: 'auto' on a thread when `threads` grants one and it pays; or forced. @default 'auto' */
+  readonly thread?: ParseThread | undefined
+  /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
+  readonly threads?: number | undefined
 }
 
-interface WorkbookTable extends TableRecords {
-  /** The worksheet read: the first in workbook order. */
-  readonly sheetName: string
-  /** Warnings for the run record (error cells exported as NULL), complete once the batches have ended. */
-  warnings(): string[]
-}
+/**
+ * A spooled workbook smaller than this is read here: starting the thread (loading the reader's modules on it, a
+ * few hundred milliseconds of CPU from source) would cost more than reading it (docs/performance.md, "Workbooks").
+ */
+const THREAD_THRESHOLD = 1024 * 1024
 
 export const openWorkbookTable = async (
   source: AsyncIterable<Buffer>,
   options: WorkbookReadOptions,
-): Promise<WorkbookTable> => {
-  const { tableId, signal } = options
-  const { limits } = options
+): Promise<WorkbookRecords> => {
+  const { tableId, signal, thread = 'auto' } = options
   const file = await newSpoolFile(options.spoolDirectory, SpoolKind.workbook)
-  let zip: ZipArchive | undefined
-  let parts: WorkbookParts | undefined
-  const close = async () => {
-    zip?.close()
-    zip = undefined
-    parts?.sharedStrings.close()
-    await rm(file, { force: true })
+  const remove = async () => {
+    await Promise.all([file, ...sharedStringSpillFiles(file)].map((f) => rm(f, { force: true })))
   }
+  let records: WorkbookRecords
   try {
     const bytes = await spoolBody(source, file)
     await checkWorkbookStart(file, bytes, tableId)
-    zip = await openZip(file, tableId)
     signal?.throwIfAborted()
-    const workbook = await readWorkbookParts(
-      zip,
-      tableId,
-      { spillPath: file, memoryBytes: options.sharedStringMemoryBytes },
-      { maxFieldBytes: limits.maxFieldBytes, signal },
-    )
-    parts = workbook
-    const rows = await openSheetRows(await zip.open(workbook.sheetPath), workbook, {
-      tableId,
-      batchLimits: DEFAULT_BATCH_LIMITS,
-      limits,
-      signal,
-    })
-    return {
-      header: rows.header,
-      batches: rows.batches,
-      recycle: rows.recycle,
-      sheetName: workbook.sheetName,
-      warnings: () => {
-        const { count, values } = rows.errorCells
-        if (count === 0) return []
-        return [
-          `${count.toLocaleString('en-US')} error cell${count === 1 ? '' : 's'} (${[...values].join(', ')}) of worksheet "${workbook.sheetName}" exported as NULL`,
-        ]
-      },
-      close: async () => {
-        await rows.batches.return(undefined)
-        await close()
-      },
-    }
+    const threads = options.threads ?? parseThreadCount(availableParallelism())
+    const onThread = thread === 'auto' ? threads > 0 && bytes >= THREAD_THRESHOLD : thread !== 'inline'
+    const read = { tableId, limits: options.limits, sharedStringMemoryBytes: options.sharedStringMemoryBytes, signal }
+    records = await (onThread ? readOnThread : readSpooledWorkbook)(file, read)
   } catch (error) {
-    await close()
+    await remove()
     throw error
+  }
+  let closed: Promise<void> | undefined
+  return {
+    ...records,
+    close: () => {
+      closed ??= records.close().finally(remove)
+      return closed
+    },
   }
 }
