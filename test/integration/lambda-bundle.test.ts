@@ -26,7 +26,8 @@ import { type RunningS3, startS3 } from '../support/s3rver.ts'
 const REPO = path.resolve(import.meta.dirname, '../..')
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:InventoryExportToken-AbCdEf'
 // 20,000 devices are a few MB: enough for the parse stage to take a thread of its own (see the synth below).
-const ROWS = { devices: 20_000, software: 900, users: 60 }
+// The software table is read from its workbook, 24,000 rows (1.5 MB): enough for the workbook's thread too.
+const ROWS = { devices: 20_000, software: 24_000, users: 60 }
 
 /**
  * A loopback endpoint for the AWS JSON 1.1 services the function calls: Secrets Manager GetSecretValue for
@@ -101,6 +102,7 @@ beforeAll(async () => {
   // Two vCPUs' worth of memory, so that the export parses on a thread of its own, which loads index.mjs itself.
   const sample = JSON.parse(await readFile(path.join(REPO, 'config/sample.json'), 'utf8'))
   sample.deployment.lambda.memoryMb = 3538
+  sample.tables[1].format = 'xlsx'
   const config = path.join(work, 'config.json')
   await writeFile(config, JSON.stringify(sample))
   // The stack's template and its nested stacks' (each table's schedule lives in one of them), resources together.
@@ -182,7 +184,11 @@ describe('the synthesized Lambda bundle', () => {
       `SELECT typeof(ram_gb) AS ram, typeof(last_seen) AS seen FROM read_parquet('${path.join(work, 'devices.parquet')}') LIMIT 1`,
     )
     expect(device).toEqual({ ram: 'BIGINT', seen: 'TIMESTAMP WITH TIME ZONE' })
-    expect(await s3.read(`${prefix}/_runs/dt=${exportDate}/${runId}.json`)).toBeDefined()
+    const record = JSON.parse((await s3.read(`${prefix}/_runs/dt=${exportDate}/${runId}.json`))!.toString())
+    expect(record.tables.find((t: { name: string }) => t.name === 'installed_software')).toMatchObject({
+      format: 'xlsx',
+      rows: ROWS.software,
+    })
 
     const secretReads = aws.requests.filter((r) => r.target.startsWith('secretsmanager.'))
     expect(secretReads).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET_ARN } }])
