@@ -1,9 +1,11 @@
 /**
  * A workbook through the real export with the reading on a thread of its own (one parse thread granted, as from
  * 2,654 MB in Lambda or on two cores) and on the calling thread (none granted): the published tables answer the
- * same query row for row, in the sheet's order.
+ * same query row for row, in the sheet's order. A workbook too small for a thread to pay is read on the calling
+ * thread.
  */
 import { readFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { benchInput, benchWorkbook } from '../../bench/generate.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config.ts'
@@ -51,4 +53,15 @@ describe('a workbook read on a thread of its own through the real export', () =>
     expect(b.columns).toEqual(a.columns)
     expect(b.rows).toEqual(a.rows)
   }, 300_000)
+
+  it('reads a workbook under 1 MiB on the calling thread even with a thread granted', async () => {
+    vi.mocked(readOnThread).mockClear()
+    const bytes = await readFile(path.resolve(import.meta.dirname, '../fixtures/xlsx/devices-xlsxwriter.xlsx'))
+    const source = new MemorySource([{ id: 'small', bytes }])
+    const config = parseConfigWithoutSource({ tables: [{ id: 'small', name: 'small', format: 'xlsx' }] })
+    const store = new FolderWarehouseStore(await tempDir('xlsx-thread-small-'))
+    const record = await runExport(config, { source, store, telemetry: silentTelemetry, parseThreads: 1 }, {})
+    expect(record.tables[0]).toMatchObject({ status: 'succeeded', format: 'xlsx' })
+    expect(readOnThread).not.toHaveBeenCalled()
+  })
 })
