@@ -40,7 +40,7 @@ const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsS
 /** Exit code of a run whose figures were taken on a loaded machine (without `--allow-load`). */
 const EXIT_LOADED = 3
 
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -51,6 +51,7 @@ Flags:
   --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
   --skip-duckdb   leave out the DuckDB measurements
   --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  --skip-parse    leave out the csv-parse ceiling (and the ratio to it), e.g. for many runs of the export's memory
   --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
   --allow-load    report figures taken on a loaded machine (marked ${LOADED_MARK}) and exit 0; without it such a
                   run exits ${EXIT_LOADED}, and a machine still loaded after --wait-idle ends the bench before it measures
@@ -79,6 +80,7 @@ const parseBenchArgs = () => {
         dataset: { type: 'string', default: 'devices' },
         'skip-duckdb': { type: 'boolean', default: false },
         'skip-one-core': { type: 'boolean', default: false },
+        'skip-parse': { type: 'boolean', default: false },
         format: { type: 'string', default: 'csv' },
         'allow-load': { type: 'boolean', default: false },
         'wait-idle': { type: 'string' },
@@ -185,11 +187,13 @@ const main = async () => {
   standInPid = standIn.pid
   try {
     for (let run = 1; run <= runs; run++) {
-      log(`run ${run}/${runs}: csv-parse ceiling`)
-      const { measurement: parsed, load: parseLoad } = await measured('parse', () =>
-        measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
-      )
-      ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed), load: parseLoad })
+      if (!values['skip-parse']) {
+        log(`run ${run}/${runs}: csv-parse ceiling`)
+        const { measurement: parsed, load: parseLoad } = await measured('parse', () =>
+          measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
+        )
+        ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed), load: parseLoad })
+      }
 
       const exportArgs = (out: string, format = 'csv') => [
         ...NODE_RUNTIME_FLAGS,
@@ -267,7 +271,7 @@ const main = async () => {
   log('bundle: building the handler as the stack does and timing cold imports')
   const bundle = await measureBundle(ROOT)
 
-  const a = figures(ceiling, input.bytes, input.rows)
+  const a = ceiling.length > 0 ? figures(ceiling, input.bytes, input.rows) : undefined
   const b = figures(exporter, input.bytes, input.rows)
   const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
   // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
@@ -300,7 +304,7 @@ const main = async () => {
   )
   const loadedFigures = rows.filter(([, , f]) => f?.load.loaded).map(([, key]) => key)
   const ratios = {
-    exportVsParse: b.mbPerSecond / a.mbPerSecond,
+    ...(a ? { exportVsParse: b.mbPerSecond / a.mbPerSecond } : {}),
     ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
@@ -337,7 +341,7 @@ const main = async () => {
       runs,
       load: { loaded: loadedFigures.length > 0, loadedFigures, thresholds, waitIdleSeconds },
       rss,
-      parse: a,
+      ...(a ? { parse: a } : {}),
       export: { ...b, fingerprintBytes },
       ...(b1 ? { exportOneCore: b1 } : {}),
       ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
