@@ -4,7 +4,8 @@
  * pinned to one as a 1,769 MB Lambda has it, (c) DuckDB's CSV -> zstd Parquet with one thread and with all;
  * prints MB/s, rows/s, peak RSS and output bytes for each, the ratios (output also without the row fingerprint),
  * the Lambda cost per GB of CSV, the Lambda bundle's size and cold import time, and ends with one JSON line of all
- * figures. Medians over `--runs`.
+ * figures. Medians over `--runs`. Every measurement carries the load it ran beside (bench/load.ts); a figure taken
+ * on a loaded machine is marked LOADED, and then the bench exits 3 unless `--allow-load` is given.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -18,7 +19,17 @@ import { LineageColumn, NODE_RUNTIME_FLAGS } from '../functions/export/core/cons
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
+import { type Figures, figures, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
 import { benchInput, benchWorkbook, DATASETS, type Dataset } from './generate.ts'
+import {
+  BenchLoaded,
+  DEFAULT_MAX_FOREIGN_CORES,
+  DEFAULT_MAX_LOAD_AVERAGE,
+  LOADED_MARK,
+  type LoadThresholds,
+  loadGate,
+  systemProbe,
+} from './load.ts'
 import { columnBytes } from './parquet-columns.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -26,18 +37,10 @@ const NODE = process.execPath
 const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
 /** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
 const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
+/** Exit code of a run whose figures were taken on a loaded machine (without `--allow-load`). */
+const EXIT_LOADED = 3
 
-interface Figures {
-  readonly seconds: number
-  readonly mbPerSecond: number
-  readonly rowsPerSecond: number
-  readonly peakRssMiB: number
-  /** Every run's peak, lowest first: a median alone hides how far single runs reach. */
-  readonly peakRssMiBRuns: number[]
-  readonly outputBytes?: number
-}
-
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -48,7 +51,16 @@ Flags:
   --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
   --skip-duckdb   leave out the DuckDB measurements
   --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
+  --skip-parse    leave out the csv-parse ceiling (and the ratio to it), e.g. for many runs of the export's memory
   --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
+  --allow-load    report figures taken on a loaded machine (marked ${LOADED_MARK}) and exit 0; without it such a
+                  run exits ${EXIT_LOADED}, and a machine still loaded after --wait-idle ends the bench before it measures
+  --wait-idle S   before each measurement, wait up to S seconds for the machine to go idle
+                  (default 120; 0 with --allow-load)
+  --max-foreign-cores N
+                  a measurement is loaded when other processes used more than N cores' worth of CPU during it
+                  (from /proc/stat less the bench's own processes; default ${DEFAULT_MAX_FOREIGN_CORES})
+  --max-load N    without /proc: loaded when the 1-minute load average before it is over N (default ${DEFAULT_MAX_LOAD_AVERAGE})
   -h, --help      this text
 `
 
@@ -68,7 +80,12 @@ const parseBenchArgs = () => {
         dataset: { type: 'string', default: 'devices' },
         'skip-duckdb': { type: 'boolean', default: false },
         'skip-one-core': { type: 'boolean', default: false },
+        'skip-parse': { type: 'boolean', default: false },
         format: { type: 'string', default: 'csv' },
+        'allow-load': { type: 'boolean', default: false },
+        'wait-idle': { type: 'string' },
+        'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
+        'max-load': { type: 'string', default: String(DEFAULT_MAX_LOAD_AVERAGE) },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values
@@ -98,9 +115,20 @@ const workDir = path.resolve(values.dir!)
 if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xlsx, got "${values.format}"`)
 /** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
 const withWorkbook = values.format === 'xlsx'
+const allowLoad = values['allow-load']
+const nonNegative = (flag: string, value: string | undefined): number => {
+  const number = Number(value)
+  return value !== '' && Number.isFinite(number) && number >= 0
+    ? number
+    : usageError(`--${flag} must be a number of 0 or more, got "${value}"`)
+}
+const waitIdleSeconds = nonNegative('wait-idle', values['wait-idle'] ?? (allowLoad ? '0' : '120'))
+const thresholds: LoadThresholds = {
+  maxForeignCores: nonNegative('max-foreign-cores', values['max-foreign-cores']),
+  maxLoadAverage: nonNegative('max-load', values['max-load']),
+}
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
 const peakOf = (m: ChildMeasurement) => {
   const reported = /BENCH_MAX_RSS_KB=(\d+)/.exec(m.stderr)?.[1]
   return reported === undefined ? m.peakRssBytes : Number(reported) * 1024
@@ -108,23 +136,6 @@ const peakOf = (m: ChildMeasurement) => {
 const check = (m: ChildMeasurement, what: string) => {
   if (m.exitCode !== 0) throw new Error(`${what} failed (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
   return m
-}
-
-const figures = (
-  samples: { seconds: number; peak: number; output?: number }[],
-  bytes: number,
-  rows: number,
-): Figures => {
-  const seconds = median(samples.map((s) => s.seconds))
-  const outputs = samples.map((s) => s.output).filter((o): o is number => o !== undefined)
-  return {
-    seconds,
-    mbPerSecond: bytes / 1e6 / seconds,
-    rowsPerSecond: rows / seconds,
-    peakRssMiB: median(samples.map((s) => s.peak)) / 2 ** 20,
-    peakRssMiBRuns: samples.map((s) => Math.round(s.peak / 2 ** 20)).sort((a, b) => a - b),
-    ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
-  }
 }
 
 const folderBytes = async (folder: string): Promise<number> => {
@@ -140,8 +151,19 @@ const startStandIn = async (file: string, workbook?: string) => {
   const args = [path.join(ROOT, 'bench/serve.ts'), file, ...(workbook ? [workbook] : [])]
   const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   const [line] = (await once(child.stdout, 'data')) as [Buffer]
-  return { baseUrl: line.toString('utf8').trim(), stop: () => child.kill('SIGTERM') }
+  return { baseUrl: line.toString('utf8').trim(), pid: child.pid, stop: () => child.kill('SIGTERM') }
 }
+
+/** The stand-in, while it runs: its CPU time is the bench's own, not another process's. */
+let standInPid: number | undefined
+const measured = loadGate({
+  probe: systemProbe(() => (standInPid === undefined ? [] : [standInPid])),
+  thresholds,
+  waitIdleSeconds,
+  allowLoad,
+  log,
+  check,
+})
 
 const main = async () => {
   log(`generating (or reusing) a ${sizeMb} MB CSV in ${workDir} ...`)
@@ -151,25 +173,27 @@ const main = async () => {
 
   const workbook = withWorkbook ? await benchWorkbook(input, dataset) : undefined
   if (workbook) log(`workbook: ${workbook.file}, ${(workbook.bytes / 1e6).toFixed(1)} MB`)
-  const ceiling: { seconds: number; peak: number }[] = []
-  const exporterXlsx: { seconds: number; peak: number; output: number }[] = []
-  const exporter: { seconds: number; peak: number; output: number }[] = []
-  const oneCore: { seconds: number; peak: number; output: number }[] = []
-  const duck1: { seconds: number; peak: number; output: number }[] = []
-  const duckAll: { seconds: number; peak: number; output: number }[] = []
+  const ceiling: Sample[] = []
+  const exporterXlsx: Sample[] = []
+  const exporter: Sample[] = []
+  const oneCore: Sample[] = []
+  const duck1: Sample[] = []
+  const duckAll: Sample[] = []
   /** Bytes of the `_row_fingerprint` column: a distinct 8-byte hash per row, which DuckDB's copy has no column for. */
   let fingerprintBytes = 0
   const tokenFile = path.join(workDir, 'token')
   await writeFile(tokenFile, DEMO_TOKEN)
   const standIn = await startStandIn(input.file, workbook?.file)
+  standInPid = standIn.pid
   try {
     for (let run = 1; run <= runs; run++) {
-      log(`run ${run}/${runs}: csv-parse ceiling`)
-      const parsed = check(
-        await measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
-        'parse',
-      )
-      ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed) })
+      if (!values['skip-parse']) {
+        log(`run ${run}/${runs}: csv-parse ceiling`)
+        const { measurement: parsed, load: parseLoad } = await measured('parse', () =>
+          measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
+        )
+        ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed), load: parseLoad })
+      }
 
       const exportArgs = (out: string, format = 'csv') => [
         ...NODE_RUNTIME_FLAGS,
@@ -192,27 +216,37 @@ const main = async () => {
       log(`run ${run}/${runs}: export path (npm start against the stand-in)`)
       const out = path.join(workDir, 'warehouse')
       await rm(out, { recursive: true, force: true })
-      const exported = check(await measureChild(NODE, exportArgs(out)), 'export')
-      exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
+      const { measurement: exported, load } = await measured('export', () => measureChild(NODE, exportArgs(out)))
+      exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out), load })
       // The same in every run: the hash's bytes depend on the rows only.
       fingerprintBytes = await columnBytes(out, LineageColumn.ROW_FINGERPRINT)
 
       if (workbook) {
         log(`run ${run}/${runs}: export path from the same rows as a workbook (--format xlsx)`)
         await rm(out, { recursive: true, force: true })
-        const fromWorkbook = check(await measureChild(NODE, exportArgs(out, 'xlsx')), 'export (xlsx)')
-        exporterXlsx.push({ seconds: fromWorkbook.seconds, peak: peakOf(fromWorkbook), output: await folderBytes(out) })
+        const xlsx = await measured('export (xlsx)', () => measureChild(NODE, exportArgs(out, 'xlsx')))
+        const fromWorkbook = xlsx.measurement
+        exporterXlsx.push({
+          seconds: fromWorkbook.seconds,
+          peak: peakOf(fromWorkbook),
+          output: await folderBytes(out),
+          load: xlsx.load,
+        })
       }
 
       if (!values['skip-one-core'] && PIN_ONE_CORE) {
         // One core, as a 1,769 MB Lambda has: the parse stage then runs inline, as it does there.
         log(`run ${run}/${runs}: export path on one core (as a 1,769 MB Lambda)`)
         await rm(out, { recursive: true, force: true })
-        const pinned = check(
-          await measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)]),
-          'export on one core',
+        const { measurement: pinned, load: pinnedLoad } = await measured('export on one core', () =>
+          measureChild(PIN_ONE_CORE, ['-c', '0', NODE, ...exportArgs(out)]),
         )
-        oneCore.push({ seconds: pinned.seconds, peak: peakOf(pinned), output: await folderBytes(out) })
+        oneCore.push({
+          seconds: pinned.seconds,
+          peak: peakOf(pinned),
+          output: await folderBytes(out),
+          load: pinnedLoad,
+        })
       }
 
       if (!values['skip-duckdb']) {
@@ -222,54 +256,55 @@ const main = async () => {
         ] as const) {
           log(`run ${run}/${runs}: DuckDB COPY, ${threads} thread(s)`)
           const parquet = path.join(workDir, `duckdb-${threads}.parquet`)
-          const copied = check(
-            await measureChild(NODE, [
-              ...RSS_PROBE,
-              path.join(ROOT, 'bench/duckdb-copy.ts'),
-              input.file,
-              parquet,
-              threads,
-            ]),
-            'duckdb',
+          const { measurement: copied, load: duckLoad } = await measured('duckdb', () =>
+            measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/duckdb-copy.ts'), input.file, parquet, threads]),
           )
           const result = JSON.parse(copied.stdout)
-          samples.push({ seconds: result.seconds, peak: peakOf(copied), output: result.outputBytes })
+          samples.push({ seconds: result.seconds, peak: peakOf(copied), output: result.outputBytes, load: duckLoad })
         }
       }
     }
   } finally {
     standIn.stop()
+    standInPid = undefined
   }
   log('bundle: building the handler as the stack does and timing cold imports')
   const bundle = await measureBundle(ROOT)
 
-  const a = figures(ceiling, input.bytes, input.rows)
+  const a = ceiling.length > 0 ? figures(ceiling, input.bytes, input.rows) : undefined
   const b = figures(exporter, input.bytes, input.rows)
   const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
   // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
   const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
   const cAll = duckAll.length > 0 ? figures(duckAll, input.bytes, input.rows) : undefined
-  const rows: [string, Figures | undefined][] = [
-    ['a. csv-parse ceiling', a],
-    ['b. export path', b],
-    ['b. export, one core', b1],
-    ['b. export path, xlsx', bx],
-    ['c. DuckDB, 1 thread', c1],
-    [`c. DuckDB, ${os.availableParallelism()} threads`, cAll],
+  /** Each figure's name on the terminal and its key in the JSON line. */
+  const rows: [string, string, Figures | undefined][] = [
+    ['a. csv-parse ceiling', 'parse', a],
+    ['b. export path', 'export', b],
+    ['b. export, one core', 'exportOneCore', b1],
+    ['b. export path, xlsx', 'exportXlsx', bx],
+    ['c. DuckDB, 1 thread', 'duckdb1', c1],
+    [`c. DuckDB, ${os.availableParallelism()} threads`, 'duckdbAll', cAll],
   ]
   log('')
   log(
-    `${'measurement'.padEnd(24)} ${'MB/s'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MiB'.padStart(13)} ${'output bytes'.padStart(13)}  runs' peaks`,
+    `${'measurement'.padEnd(24)} ${'MB/s'.padStart(8)} ${'rows/s'.padStart(10)} ${'peak RSS MiB'.padStart(13)} ${'output bytes'.padStart(13)}  runs' peaks  load`,
   )
-  for (const [name, f] of rows) {
+  for (const [name, , f] of rows) {
     if (!f) continue
+    const load = `${f.load.loaded ? `${LOADED_MARK} ` : ''}${(f.load.foreignCores ?? f.load.loadAverages).join(' ')}${f.load.foreignCores ? ' cores' : ' load avg'}`
     log(
-      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}`,
+      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}  ${load}`,
     )
   }
+  const rss = rssVerdict({ export: b, ...(b1 ? { exportOneCore: b1 } : {}), ...(bx ? { exportXlsx: bx } : {}) })
+  log(
+    `peak RSS of every export run: max ${rss.highestMiB} MiB, ${rss.withinBudget ? 'within' : 'OVER'} the ${RSS_BUDGET_MIB} MiB budget`,
+  )
+  const loadedFigures = rows.filter(([, , f]) => f?.load.loaded).map(([, key]) => key)
   const ratios = {
-    exportVsParse: b.mbPerSecond / a.mbPerSecond,
+    ...(a ? { exportVsParse: b.mbPerSecond / a.mbPerSecond } : {}),
     ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
@@ -278,7 +313,9 @@ const main = async () => {
       : {}),
   }
   log(
-    `ratios: ${Object.entries(ratios)
+    `ratios${loadedFigures.length > 0 ? ` (${LOADED_MARK}: from figures taken on a loaded machine)` : ''}: ${Object.entries(
+      ratios,
+    )
       .map(([k, v]) => `${k} ${v.toFixed(2)}`)
       .join(', ')}`,
   )
@@ -302,7 +339,9 @@ const main = async () => {
       },
       input: { dataset, megabytes: mb, rows: input.rows, columns: input.columns },
       runs,
-      parse: a,
+      load: { loaded: loadedFigures.length > 0, loadedFigures, thresholds, waitIdleSeconds },
+      rss,
+      ...(a ? { parse: a } : {}),
       export: { ...b, fingerprintBytes },
       ...(b1 ? { exportOneCore: b1 } : {}),
       ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
@@ -313,11 +352,24 @@ const main = async () => {
       bundle,
     })}\n`,
   )
+  if (loadedFigures.length > 0) {
+    log(
+      `${LOADED_MARK}: ${loadedFigures.join(', ')} ran beside other processes' load (over ${thresholds.maxForeignCores} cores, or a load average over ${thresholds.maxLoadAverage} without /proc); rerun on an idle machine${allowLoad ? '' : ', or pass --allow-load to accept them'}`,
+    )
+    if (!allowLoad) process.exitCode = EXIT_LOADED
+  }
 }
 
 await mkdir(workDir, { recursive: true })
 await main().catch((error: unknown) => {
   const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
+  if (error instanceof BenchLoaded) {
+    process.stderr.write(
+      `error [${error.code}]: ${message}\nnext step: rerun on an idle machine, raise --wait-idle, or pass --allow-load\n`,
+    )
+    process.exitCode = EXIT_LOADED
+    return
+  }
   process.stderr.write(`error [BENCH_FAILED]: ${message}\n`)
   process.exitCode = 1
 })

@@ -9,6 +9,7 @@ import type { ColumnType } from '../core/constants.ts'
 import { InternalError } from '../core/errors.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
+import { chunkScratch } from './chunk-scratch.ts'
 
 export type TypedColumnType = Exclude<ColumnType, 'string'>
 
@@ -91,10 +92,12 @@ const byteArrayValues = (
   keep?: (bytes: Uint8Array, start: number, end: number) => boolean,
 ): ChunkValues => {
   const size = measure(batches, column)
-  const plain = new Uint8Array(size.bytes + 4 * size.cells)
-  const view = new DataView(plain.buffer)
-  const starts = new Int32Array(size.cells + 1)
-  const defined = new Uint8Array(rows)
+  // In reused buffers (chunk-scratch.ts): written before they are read, except the flags.
+  const plainBytes = size.bytes + 4 * size.cells
+  const plain = new Uint8Array(chunkScratch.values.take(plainBytes, false), 0, plainBytes)
+  const view = new DataView(plain.buffer, 0, plainBytes)
+  const starts = new Int32Array(chunkScratch.starts.take(4 * (size.cells + 1), false), 0, size.cells + 1)
+  const defined = new Uint8Array(chunkScratch.defined.take(rows, true), 0, rows)
   let count = 0
   let at = 0
   let row = 0
@@ -175,12 +178,14 @@ export const typedValues = (
   const width = WIDTH[type]
   const { cells } = measure(batches, column)
   // Booleans are bit-packed: one bit per value, rounded up to whole bytes.
-  const buffer = new ArrayBuffer(width === 0 ? Math.ceil(cells / 8) : cells * width)
-  const words = new Uint32Array(buffer, 0, width === 0 ? 0 : (cells * width) / 4)
-  const doubles = type === 'double' ? new Float64Array(buffer) : undefined
-  const int64 = width === 8 && type !== 'double' ? new BigInt64Array(buffer) : undefined
-  const bits = width === 0 ? new Uint8Array(buffer) : undefined
-  const defined = new Uint8Array(rows)
+  const byteLength = width === 0 ? Math.ceil(cells / 8) : cells * width
+  // In reused buffers (chunk-scratch.ts); booleans are ORed in bit by bit, so their bytes start zeroed.
+  const buffer = chunkScratch.values.take(byteLength, width === 0)
+  const words = new Uint32Array(buffer, 0, width === 0 ? 0 : byteLength / 4)
+  const doubles = type === 'double' ? new Float64Array(buffer, 0, cells) : undefined
+  const int64 = width === 8 && type !== 'double' ? new BigInt64Array(buffer, 0, cells) : undefined
+  const bits = width === 0 ? new Uint8Array(buffer, 0, byteLength) : undefined
+  const defined = new Uint8Array(chunkScratch.defined.take(rows, true), 0, rows)
   let count = 0
   let row = 0
   let min: number | bigint = Number.POSITIVE_INFINITY

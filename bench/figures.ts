@@ -1,0 +1,51 @@
+/** One measurement's figures over its runs: medians, every run's peak memory, and the load each run ran beside. */
+import { type LoadVerdict, summarizeLoad } from './load.ts'
+
+/** The export's memory target (issue 31): the peak RSS of every run, not only the median, within a 256 MB Lambda. */
+export const RSS_BUDGET_MIB = 256
+
+export interface Sample {
+  readonly seconds: number
+  readonly peak: number
+  readonly output?: number
+  readonly load: LoadVerdict
+}
+
+export interface Figures {
+  readonly seconds: number
+  readonly mbPerSecond: number
+  readonly rowsPerSecond: number
+  readonly peakRssMiB: number
+  /** Every run's peak, lowest first: a median alone hides how far single runs reach. */
+  readonly peakRssMiBRuns: number[]
+  /** The highest single run's peak, which the memory target is about. */
+  readonly peakRssMiBMax: number
+  readonly outputBytes?: number
+  /** The load each run was taken at; `loaded` if any run was over the thresholds. */
+  readonly load: ReturnType<typeof summarizeLoad>
+}
+
+const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
+const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
+
+export const figures = (samples: Sample[], bytes: number, rows: number): Figures => {
+  const seconds = median(samples.map((s) => s.seconds))
+  const outputs = samples.map((s) => s.output).filter((o): o is number => o !== undefined)
+  return {
+    seconds,
+    mbPerSecond: bytes / 1e6 / seconds,
+    rowsPerSecond: rows / seconds,
+    peakRssMiB: median(samples.map((s) => s.peak)) / 2 ** 20,
+    peakRssMiBRuns: samples.map((s) => mib(s.peak)).sort((a, b) => a - b),
+    peakRssMiBMax: mib(Math.max(...samples.map((s) => s.peak))),
+    ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
+    load: summarizeLoad(samples.map((s) => s.load)),
+  }
+}
+
+/** The highest peak of each export measurement, and whether every run of every one stayed within the budget. */
+export const rssVerdict = (exports: Readonly<Record<string, Figures>>) => {
+  const maxMiB = Object.fromEntries(Object.entries(exports).map(([name, f]) => [name, f.peakRssMiBMax]))
+  const highest = Math.max(...Object.values(maxMiB))
+  return { budgetMiB: RSS_BUDGET_MIB, maxMiB, highestMiB: highest, withinBudget: highest <= RSS_BUDGET_MIB }
+}
