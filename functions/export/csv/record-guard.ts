@@ -107,7 +107,7 @@ export class RecordScanner {
   }
 
   /** Checks a chunk against the limits (throwing the coded failure) and reports its record endings. */
-  scan(chunk: Uint8Array): ChunkEndings {
+  scan(chunk: Buffer): ChunkEndings {
     const n = chunk.length
     if (n === 0) return { changes: NO_CHANGES, endsInCR: false }
     const separator = this.#separator
