@@ -16,7 +16,6 @@ export interface RunSetup {
   readonly fieldsAsBytes: boolean
   readonly padShortRows: boolean
   readonly skipEmptyLines: boolean
-  readonly maxRecordBytes: number
   /**
    * Called with each record csv-parse completes, the offset in the body where it ends (its line break included),
    * csv-parse's line number of the record's end, and whether it is the stand-in header.
@@ -66,7 +65,8 @@ export class CsvRun {
       record_delimiter: ending ?? ANY_ENDING,
       relax_column_count_less: setup.padShortRows,
       skip_empty_lines: setup.skipEmptyLines,
-      max_record_size: setup.maxRecordBytes,
+      // No max_record_size: csv-parse would recount each character of a record, which the guard has counted in
+      // bytes, by the same quoting rules, before csv-parse sees them (record-guard.ts).
       // A stray quote is kept as text, as DuckDB, pandas and Python's csv do; an unclosed quote still fails.
       relax_quotes: true,
       on_record: (record: string[], info: Info) => {

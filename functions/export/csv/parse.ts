@@ -184,8 +184,6 @@ export async function* parseRecords<T>(
     padShortRows: options.shortRows === 'pad',
     // A blank line cannot be a record of a multi-column table; in a one-column table it is a NULL value.
     skipEmptyLines: options.headerFields > 1,
-    // A second net behind the guard (it counts characters of fields, the guard bytes of records).
-    maxRecordBytes: options.limits.maxRecordBytes,
     onRecord: (record, end, line, standIn) => {
       fields ??= record.length
       if (standIn) return
@@ -284,7 +282,7 @@ const QUOTING_HINT =
 /** csv-parse's errors -> coded errors naming the line; anything else passes through unchanged. */
 const toParseError = (
   error: unknown,
-  { tableId, limits }: { tableId: string; limits: RecordLimits },
+  { tableId }: { tableId: string },
   lastRecordLine: number,
   lineOffset: number,
 ): unknown => {
@@ -325,12 +323,6 @@ const toParseError = (
         hint: QUOTING_HINT,
       })
     }
-    case 'CSV_MAX_RECORD_SIZE':
-      return new DataError('CSV_MALFORMED', {
-        tableId,
-        ...(line === undefined ? {} : { line }),
-        reason: `a record on line ${line} exceeds ${limits.maxRecordBytes} characters (limits.maxRecordBytes); an opening quote is probably never closed`,
-      })
     default:
       return new DataError('CSV_MALFORMED', {
         tableId,
