@@ -52,10 +52,12 @@ export class CsvRun {
   constructor(setup: RunSetup, ending: RecordEnding | undefined, start: RunStart) {
     this.ending = ending
     const terminator = ending ?? '\n'
+    // One field is written "": a blank line would be skipped in a table that csv-parse reads as wider.
+    const fields = start.standInFields
     this.#standIn =
-      start.standInFields === undefined
+      fields === undefined
         ? undefined
-        : Buffer.from(`${setup.delimiter.repeat(start.standInFields - 1)}${terminator}`)
+        : Buffer.from(`${fields === 1 ? '""' : setup.delimiter.repeat(fields - 1)}${terminator}`)
     // csv-parse counts lines from 1 at the stand-in header, if any, and from `start.line` here.
     this.lineOffset = start.line - (this.#standIn ? 2 : 1)
     const base = start.offset - (this.#standIn?.length ?? 0)

@@ -200,20 +200,14 @@ export async function* parseRecords<T>(
   }
   let run: CsvRun | undefined
   let changes = 0
-  /** A run with the ending of the `changes`-th change; past the guard's last report, one that takes any. */
-  const startRun = async (ending: RecordEnding, offset: number, line: number, standInFields: number | undefined) => {
-    changes++
-    const started = new CsvRun(setup, changes < MAX_ENDING_CHANGES ? ending : undefined, {
-      offset,
-      line,
-      standInFields,
-    })
-    await started.start()
-    return started
-  }
-  const firstRun = async (ending: RecordEnding | undefined) => {
-    if (ending) return startRun(ending, 0, firstLine, fields)
-    const started = new CsvRun(setup, undefined, { offset: 0, line: firstLine, standInFields: fields })
+  /**
+   * A run for `ending` (every ending when undefined, or past the guard's last reported change), reading a
+   * stand-in header once the header's width is known.
+   */
+  const startRun = async (ending: RecordEnding | undefined, offset: number, line: number) => {
+    if (ending) changes++
+    const follow = ending && changes < MAX_ENDING_CHANGES ? ending : undefined
+    const started = new CsvRun(setup, follow, { offset, line, standInFields: fields })
     await started.start()
     return started
   }
@@ -228,7 +222,7 @@ export async function* parseRecords<T>(
       let next = 0
       if (!run) {
         // The first record ending decides the run's; a chunk with none yet starts with every ending.
-        run = await firstRun(found[0]?.ending)
+        run = await startRun(found[0]?.ending, 0, firstLine)
         if (found.length > 0) next = 1
       }
       if (heldCR && found[0]?.at !== -1) await run.write(CR_BYTES)
@@ -241,7 +235,7 @@ export async function* parseRecords<T>(
         await run.terminate(offset + from)
         await run.end()
         const ended = run
-        run = await startRun(ending, offset + from, ended.nextLine, fields)
+        run = await startRun(ending, offset + from, ended.nextLine)
         ended.destroy()
       }
       heldCR = endsInCR
@@ -254,7 +248,7 @@ export async function* parseRecords<T>(
         yield batch
       }
     }
-    run ??= await firstRun(undefined)
+    run ??= await startRun(undefined, 0, firstLine)
     // The body's last byte is a CR: any line break ends the last record as it does.
     if (heldCR) await run.terminate(offset)
     let open: RecordsEnd['open']
