@@ -1,6 +1,6 @@
 /**
  * One csv-parse instance over a run of the body whose records all end alike. Given one record delimiter instead of
- * three, csv-parse compares each byte with one line ending instead of three (about a tenth of its time). The record
+ * three, csv-parse compares each byte with one line ending instead of three. The record
  * guard sees how each record ends before csv-parse does; where that changes, parse.ts ends the run at the record
  * boundary and starts another (see `terminate`), so a file that mixes endings parses exactly as with all three.
  */
