@@ -3,12 +3,19 @@
  * Records are collected with `on_record` (synchronously, one batch per input chunk) instead of being pushed
  * through an object-mode stream, which would cost an async hop per record.
  */
-import { CsvError, type Info, parse } from 'csv-parse'
+import { CsvError } from 'csv-parse'
 import type { Delimiter } from '../core/constants.ts'
 import { DataError } from '../core/errors.ts'
 import { replay } from './chunks.ts'
+import { CsvRun, type RunSetup } from './csv-run.ts'
 import { type HeaderScan, scanHeaderLine } from './dialect.ts'
-import { guardRecords, limitExceeded, type RecordLimits } from './record-guard.ts'
+import {
+  limitExceeded,
+  MAX_ENDING_CHANGES,
+  type RecordEnding,
+  type RecordLimits,
+  RecordScanner,
+} from './record-guard.ts'
 
 export interface ParseOptions {
   readonly tableId: string
@@ -43,12 +50,6 @@ type RecordTaker<T> = (record: string[], header: readonly string[]) => T | undef
 /** The header line must show up within this many bytes. */
 const MAX_HEADER_BYTES = 4 * 1024 * 1024
 /**
- * Every record may end in CRLF, LF or a lone CR. csv-parse would otherwise lock onto the first line's ending,
- * then keep a stray CR at the end of values or merge lines when a file mixes them.
- */
-const RECORD_DELIMITERS = ['\r\n', '\n', '\r']
-
-/**
  * Opens a CSV body, handing each data record to `take` as soon as csv-parse completes it, so that records need not
  * pile up until a chunk is parsed (for a builder that copies them out, that keeps almost nothing alive).
  */
@@ -68,8 +69,8 @@ export const openCsvWith = async <T>(
     headerFields: scan.fieldCount,
     onLooseQuote: (line: number) => warnings.push(looseQuoteWarning(line)),
   }
-  const guarded = guardRecords(replay(buffered, ended ? undefined : iterator), scan.delimiter, limits, options.tableId)
-  const batches = parseRecords(guarded, { ...parsing, limits }, (record) => {
+  const body = replay(buffered, ended ? undefined : iterator)
+  const batches = parseRecords(body, { ...parsing, limits }, (record) => {
     if (header !== undefined) return take(record, header)
     header = options.fieldsAsBytes ? record.map((field) => Buffer.from(field, 'latin1').toString('utf8')) : record
     return undefined
@@ -143,6 +144,8 @@ interface RecordParseOptions extends ParseOptions {
   readonly onLooseQuote: (line: number) => void
   /** csv-parse's line number of the first byte. @default 1 */
   readonly firstLine?: number | undefined
+  /** The record guard's line number of the first byte (see segment.ts). @default firstLine */
+  readonly guardLine?: number | undefined
   /**
    * Line on which the record before these bytes ended (a chunk of a parallel parse), which messages count from as
    * a whole file's parse does: blank lines between it and the next record leave it as it was. @default firstLine - 1
@@ -163,92 +166,109 @@ export async function* parseRecords<T>(
   take: (record: string[]) => T | undefined,
 ): AsyncGenerator<T[], RecordsEnd> {
   let pending: T[] = []
-  let failure: unknown
   const firstLine = options.firstLine ?? 1
-  const standIn = options.afterHeader
-    ? Buffer.from(`${options.delimiter.repeat(options.headerFields - 1)}\n`)
-    : undefined
-  /** csv-parse counts lines from 1 at the stand-in header, if any, and from `firstLine` here. */
-  const lineOffset = firstLine - (standIn ? 2 : 1)
-  const standInBytes = standIn?.length ?? 0
-  let skip = standIn ? 1 : 0
-  /** Line on which the last complete record ended: the next record starts after it (for error messages). */
-  const lineBefore = options.lastRecordLine ?? firstLine - 1
-  const position = { lastRecordLine: lineBefore, lastRecordEnd: 0 }
-  const raw = new RecordBytes()
+  const scanner = new RecordScanner(
+    options.delimiter.charCodeAt(0),
+    options.limits,
+    options.tableId,
+    options.guardLine ?? firstLine,
+  )
+  /** Line on which the last complete record ended, and where in the body (for error messages and `open`). */
+  const position = { lastRecordLine: options.lastRecordLine ?? firstLine - 1, lastRecordEnd: 0 }
+  /** The header's fields, once known: a run after the first reads a stand-in header of as many. */
+  let fields = options.afterHeader ? options.headerFields : undefined
   let looseQuoteSeen = false
-  const parser = parse({
+  const setup: RunSetup = {
     delimiter: options.delimiter,
-    encoding: options.fieldsAsBytes ? 'latin1' : 'utf8',
-    record_delimiter: RECORD_DELIMITERS,
-    relax_column_count_less: options.shortRows === 'pad',
+    fieldsAsBytes: options.fieldsAsBytes === true,
+    padShortRows: options.shortRows === 'pad',
     // A blank line cannot be a record of a multi-column table; in a one-column table it is a NULL value.
-    skip_empty_lines: options.headerFields > 1,
-    // A second net behind the guard (it counts characters of fields, the guard bytes of records).
-    max_record_size: options.limits.maxRecordBytes,
-    // A stray quote is kept as text, as DuckDB, pandas and Python's csv do; an unclosed quote still fails.
-    relax_quotes: true,
-    on_record: (record: string[], info: Info) => {
-      // Only the first record with a stray quote is reported, so the check stops once one is found.
-      if (!looseQuoteSeen && hasQuote(record)) {
-        if (hasLooseQuote(raw.take(info.bytes), options.delimiter.charCodeAt(0))) {
-          looseQuoteSeen = true
-          options.onLooseQuote(position.lastRecordLine + 1)
-        }
+    skipEmptyLines: options.headerFields > 1,
+    onRecord: (record, end, line, standIn) => {
+      fields ??= record.length
+      if (standIn) return
+      // Only the first record with a stray quote is reported; the guard found where it is.
+      if (!looseQuoteSeen && scanner.looseQuote >= 0 && end > scanner.looseQuote) {
+        looseQuoteSeen = true
+        options.onLooseQuote(position.lastRecordLine + 1)
       }
-      if (!looseQuoteSeen) raw.recordEnded(info.bytes)
-      // The stand-in header ends where the record before these bytes did, as far as messages go.
-      position.lastRecordLine = skip > 0 ? lineBefore : info.lines + lineOffset
-      position.lastRecordEnd = info.bytes - standInBytes
-      if (skip > 0) {
-        skip--
-        return null
-      }
+      position.lastRecordLine = line
+      position.lastRecordEnd = end
       const item = take(record)
       if (item !== undefined) pending.push(item)
-      return null
     },
-  })
-  parser.on('error', (error) => {
-    failure ??= error
-  })
-  parser.resume()
-  const settle = (write: (done: (error?: Error | null) => void) => void) =>
-    new Promise<void>((resolve, reject) => write((error) => (error || failure ? reject(error ?? failure) : resolve())))
+  }
+  let run: CsvRun | undefined
+  let changes = 0
+  /**
+   * A run for `ending` (every ending when undefined, or past the guard's last reported change), reading a
+   * stand-in header once the header's width is known.
+   */
+  const startRun = async (ending: RecordEnding | undefined, offset: number, line: number) => {
+    if (ending) changes++
+    const follow = ending && changes < MAX_ENDING_CHANGES ? ending : undefined
+    const started = new CsvRun(setup, follow, { offset, line, standInFields: fields })
+    await started.start()
+    return started
+  }
+  /** Bytes of the body before the current chunk. */
+  let offset = 0
+  /** The last chunk ended in a CR outside quotes, not yet given to csv-parse: its ending was not known yet. */
+  let heldCR = false
   try {
-    if (standIn) {
-      raw.add(standIn)
-      await settle((done) => parser.write(standIn, done))
-    }
     for await (const chunk of source) {
-      if (!looseQuoteSeen) raw.add(chunk)
-      await settle((done) => parser.write(chunk, done))
+      if (chunk.length === 0) continue
+      const { changes: found, endsInCR } = scanner.scan(chunk)
+      let next = 0
+      if (!run) {
+        // The first record ending decides the run's; a chunk with none yet starts with every ending.
+        run = await startRun(found[0]?.ending, 0, firstLine)
+        if (found.length > 0) next = 1
+      }
+      if (heldCR && found[0]?.at !== -1) await run.write(CR_BYTES)
+      let from = 0
+      for (; next < found.length; next++) {
+        // Another ending: this run ends with the record that ends here, and a run for the new ending goes on.
+        const { at, ending } = found[next]!
+        if (at > from) await run.write(chunk.subarray(from, at))
+        from = at + ending.length
+        await run.terminate(offset + from)
+        await run.end()
+        const ended = run
+        run = await startRun(ending, offset + from, ended.nextLine)
+        ended.destroy()
+      }
+      heldCR = endsInCR
+      const to = endsInCR ? chunk.length - 1 : chunk.length
+      if (to > from) await run.write(chunk.subarray(from, to))
+      offset += chunk.length
       if (pending.length > 0) {
         const batch = pending
         pending = []
         yield batch
       }
     }
+    run ??= await startRun(undefined, 0, firstLine)
+    // The body's last byte is a CR: any line break ends the last record as it does.
+    if (heldCR) await run.terminate(offset)
     let open: RecordsEnd['open']
     try {
-      await settle((done) => parser.end(done))
-      if (failure) throw failure
+      await run.end()
     } catch (error) {
       if (!(options.openEnd && error instanceof CsvError && error.code === 'CSV_QUOTE_NOT_CLOSED')) throw error
       open = { start: position.lastRecordEnd, line: position.lastRecordLine + 1 }
     }
     if (pending.length > 0) yield pending
-    return {
-      nextLine: parser.info.lines + lineOffset,
-      lastRecordLine: position.lastRecordLine,
-      ...(open ? { open } : {}),
-    }
+    return { nextLine: run.nextLine, lastRecordLine: position.lastRecordLine, ...(open ? { open } : {}) }
   } catch (error) {
-    throw toParseError(error, options, position.lastRecordLine, lineOffset)
+    throw toParseError(error, options, position.lastRecordLine, run?.lineOffset ?? firstLine - 1)
   } finally {
-    parser.destroy()
+    run?.destroy()
   }
 }
+
+/** A CR held back from the end of a chunk, given to csv-parse once it is known to end a record as the run's do. */
+const CR_BYTES = Buffer.from('\r')
 
 const QUOTING_HINT =
   'a field with a quote, delimiter or line break must be quoted, and a quote inside it doubled; the previous data is kept'
@@ -256,7 +276,7 @@ const QUOTING_HINT =
 /** csv-parse's errors -> coded errors naming the line; anything else passes through unchanged. */
 const toParseError = (
   error: unknown,
-  { tableId, limits }: { tableId: string; limits: RecordLimits },
+  { tableId }: { tableId: string },
   lastRecordLine: number,
   lineOffset: number,
 ): unknown => {
@@ -297,12 +317,6 @@ const toParseError = (
         hint: QUOTING_HINT,
       })
     }
-    case 'CSV_MAX_RECORD_SIZE':
-      return new DataError('CSV_MALFORMED', {
-        tableId,
-        ...(line === undefined ? {} : { line }),
-        reason: `a record on line ${line} exceeds ${limits.maxRecordBytes} characters (limits.maxRecordBytes); an opening quote is probably never closed`,
-      })
     default:
       return new DataError('CSV_MALFORMED', {
         tableId,
@@ -313,75 +327,5 @@ const toParseError = (
   }
 }
 
-const hasQuote = (record: readonly string[]): boolean => {
-  for (let i = 0; i < record.length; i++) if (record[i]!.indexOf('"') !== -1) return true
-  return false
-}
-
 export const looseQuoteWarning = (line: number): string =>
   `a quote inside an unquoted field (or after a closing quote) was kept as text, first in the record starting on line ${line}; the saved table's export does not quote such fields`
-
-/**
- * The bytes of the record being parsed. The part of it in chunks already left is kept as a copy, since a caller may
- * reuse a chunk's memory once the chunk after it is parsed; that is a few bytes per chunk, a record at most.
- */
-class RecordBytes {
-  #parts: { start: number; bytes: Buffer }[] = []
-  #current: Buffer = Buffer.alloc(0)
-  #currentStart = 0
-  #recordStart = 0
-
-  add(chunk: Buffer): void {
-    const from = Math.max(0, this.#recordStart - this.#currentStart)
-    if (from < this.#current.length) {
-      this.#parts.push({ start: this.#currentStart + from, bytes: Buffer.from(this.#current.subarray(from)) })
-    }
-    this.#currentStart += this.#current.length
-    this.#current = chunk
-  }
-
-  recordEnded(end: number): void {
-    this.#recordStart = end
-    if (this.#parts.length > 0) {
-      this.#parts = this.#parts
-        .filter((part) => part.start + part.bytes.length > end)
-        .map((part) => (part.start >= end ? part : { start: end, bytes: part.bytes.subarray(end - part.start) }))
-    }
-  }
-
-  /** The record's bytes up to stream offset `end`. */
-  take(end: number): Buffer {
-    const from = Math.max(0, this.#recordStart - this.#currentStart)
-    const tail = this.#current.subarray(from, Math.max(from, end - this.#currentStart))
-    return this.#parts.length === 0 ? tail : Buffer.concat([...this.#parts.map((part) => part.bytes), tail])
-  }
-}
-
-const QUOTE = 0x22
-const CR = 0x0d
-const LF = 0x0a
-
-/** Whether a record's bytes hold a quote that relax_quotes kept as text: inside an unquoted field, or after a closing one. */
-export const hasLooseQuote = (bytes: Uint8Array, delimiter: number): boolean => {
-  let fieldStart = true
-  let quoted = false
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]
-    if (quoted) {
-      if (byte !== QUOTE) continue
-      if (bytes[i + 1] === QUOTE) {
-        i++
-        continue
-      }
-      quoted = false
-      const next = bytes[i + 1]
-      if (next !== undefined && next !== delimiter && next !== CR && next !== LF) return true
-    } else if (byte === delimiter || byte === CR || byte === LF) fieldStart = true
-    else if (byte === QUOTE && !fieldStart) return true
-    else {
-      quoted = byte === QUOTE
-      fieldStart = false
-    }
-  }
-  return false
-}

@@ -36,27 +36,36 @@ export const limitExceeded = (
     hint: `the previous data is kept; raise limits.${limit} in the configuration if the table really is that wide or long, or fix the saved table`,
   })
 
-/** Yields `source` unchanged, after checking each chunk against the limits. */
-export async function* guardRecords(
-  source: AsyncIterable<Buffer>,
-  delimiter: string,
-  limits: RecordLimits,
-  tableId: string,
-  /** The line the first byte is on (a chunk of a parallel parse starts further down). */
-  firstLine = 1,
-): AsyncGenerator<Buffer> {
-  const scanner = new RecordScanner(delimiter.charCodeAt(0), limits, tableId, firstLine)
-  for await (const chunk of source) {
-    scanner.scan(chunk)
-    yield chunk
-  }
+/** How a record ends outside quotes. */
+export type RecordEnding = '\n' | '\r\n' | '\r'
+
+/** A record ending unlike the one before it (the first ending of all counts as one). */
+export interface EndingChange {
+  /** Offset in the chunk of the ending's first byte: -1 for a CR that ended the chunk before. */
+  readonly at: number
+  readonly ending: RecordEnding
 }
+
+/** What a chunk holds that the parse must act on before csv-parse sees it. */
+export interface ChunkEndings {
+  /** Where the record ending changes, in order (at most `MAX_ENDING_CHANGES` for the whole body). */
+  readonly changes: readonly EndingChange[]
+  /** The chunk ends in a CR outside quotes: whether it is a CRLF is known with the next chunk's first byte. */
+  readonly endsInCR: boolean
+}
+
+/** Changes of record ending reported for a body, at most: past these the parse accepts every ending anyway. */
+export const MAX_ENDING_CHANGES = 8
+
+const NO_CHANGES: readonly EndingChange[] = []
 
 /**
  * The quoting state carried from one chunk to the next. Lengths are measured where a field or record ends and at
  * the end of each chunk, so an ordinary byte costs one comparison: the guard must not slow the parse it protects.
+ * On the way it notes what only a walk with the quoting rules can tell: how each record ends (so that csv-parse can
+ * be given one record delimiter, see parse.ts), and the first quote that csv-parse will keep as text.
  */
-class RecordScanner {
+export class RecordScanner {
   readonly #separator: number
   readonly #limits: RecordLimits
   readonly #tableId: string
@@ -71,6 +80,14 @@ class RecordScanner {
   /** A quote ended the last chunk inside a quoted field: the next byte tells an escaped quote from a closing one. */
   #quoteSeen = false
   #lastByte = 0
+  /** Bytes of the body before the current chunk. */
+  #offset = 0
+  /** How the last record ended, and the changes still to report. */
+  #ending: RecordEnding | undefined
+  #changesLeft = MAX_ENDING_CHANGES
+  /** The last chunk ended in a CR outside quotes. */
+  #pendingCR = false
+  #looseQuote = -1
 
   constructor(separator: number, limits: RecordLimits, tableId: string, firstLine: number) {
     this.#separator = separator
@@ -81,9 +98,18 @@ class RecordScanner {
     this.#quoteLine = firstLine
   }
 
-  scan(chunk: Uint8Array): void {
+  /**
+   * Offset in the body of the first quote csv-parse keeps as text (inside an unquoted field, or after a closing
+   * quote and not followed by a delimiter or line break), or -1.
+   */
+  get looseQuote(): number {
+    return this.#looseQuote
+  }
+
+  /** Checks a chunk against the limits (throwing the coded failure) and reports its record endings. */
+  scan(chunk: Buffer): ChunkEndings {
     const n = chunk.length
-    if (n === 0) return
+    if (n === 0) return { changes: NO_CHANGES, endsInCR: false }
     const separator = this.#separator
     const { maxColumns } = this.#limits
     let line = this.#line
@@ -94,11 +120,27 @@ class RecordScanner {
     let recordCarry = this.#recordBytes
     let fieldStart = 0
     let recordStart = 0
+    let changes: EndingChange[] | undefined
+    let endsInCR = false
+    const ended = (at: number, ending: RecordEnding) => {
+      if (ending === this.#ending || this.#changesLeft === 0) return
+      this.#ending = ending
+      this.#changesLeft--
+      changes ??= []
+      changes.push({ at, ending })
+    }
     let i = 0
+    if (this.#pendingCR) {
+      this.#pendingCR = false
+      ended(-1, chunk[0] === LF ? '\r\n' : '\r')
+    }
     if (this.#quoteSeen) {
       this.#quoteSeen = false
       if (chunk[0] === QUOTE) i = 1
-      else quoted = false
+      else {
+        quoted = false
+        this.#closed(chunk[0]!, separator, -1)
+      }
     }
     for (; i < n; i++) {
       const byte = chunk[i]!
@@ -110,8 +152,12 @@ class RecordScanner {
             this.#quoteSeen = true
             break
           }
-          if (chunk[i + 1] === QUOTE) i++
-          else quoted = false
+          const next = chunk[i + 1]!
+          if (next === QUOTE) i++
+          else {
+            quoted = false
+            this.#closed(next, separator, i)
+          }
         } else if (byte === CR || (byte === LF && previous !== CR)) line++
       } else if (byte === separator) {
         this.#checkField(fieldCarry + i - fieldStart, recordLine, false)
@@ -122,6 +168,9 @@ class RecordScanner {
         fieldStart = i + 1
         recordStart = i + 1
       } else if (byte === LF || byte === CR) {
+        if (byte === LF) ended(i, '\n')
+        else if (i + 1 < n) ended(i, chunk[i + 1] === LF ? '\r\n' : '\r')
+        else endsInCR = true
         this.#checkField(fieldCarry + i - fieldStart, recordLine, false)
         this.#checkRecord(recordCarry + i - recordStart, recordLine)
         line++
@@ -131,9 +180,11 @@ class RecordScanner {
         recordStart = i + 1
         fieldCarry = 0
         recordCarry = 0
-      } else if (byte === QUOTE && i === fieldStart && fieldCarry === 0) {
-        quoted = true
-        this.#quoteLine = line
+      } else if (byte === QUOTE) {
+        if (i === fieldStart && fieldCarry === 0) {
+          quoted = true
+          this.#quoteLine = line
+        } else if (this.#looseQuote < 0) this.#looseQuote = this.#offset + i
       }
     }
     fieldCarry += n - fieldStart
@@ -147,6 +198,14 @@ class RecordScanner {
     this.#fieldBytes = fieldCarry
     this.#recordBytes = recordCarry
     this.#lastByte = chunk[n - 1]!
+    this.#offset += n
+    this.#pendingCR = endsInCR
+    return { changes: changes ?? NO_CHANGES, endsInCR }
+  }
+
+  /** A quote at `at` closed a quoted field; `next` is the byte after it. */
+  #closed(next: number, separator: number, at: number): void {
+    if (this.#looseQuote < 0 && next !== separator && next !== CR && next !== LF) this.#looseQuote = this.#offset + at
   }
 
   #checkField(bytes: number, recordLine: number, quoted: boolean): void {

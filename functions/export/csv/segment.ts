@@ -9,7 +9,7 @@
 import type { Delimiter } from '../core/constants.ts'
 import type { RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { parseRecords } from './parse.ts'
-import { countGuardLines, guardRecords, type RecordLimits } from './record-guard.ts'
+import { countGuardLines, type RecordLimits } from './record-guard.ts'
 
 /** What stays the same for every segment of a body. */
 export interface SegmentOptions {
@@ -95,11 +95,11 @@ export async function* parseSegmentStream(
   let rows = 0
   let yielded = 0
   let looseQuoteLine: number | undefined
-  const guarded = guardRecords(source, options.delimiter, options.limits, options.tableId, start.guardLine)
   const parsing = {
     ...options,
     fieldsAsBytes: true,
     firstLine: start.line,
+    guardLine: start.guardLine,
     lastRecordLine: start.lastRecordLine,
     afterHeader: !start.header,
     openEnd: !start.last,
@@ -107,7 +107,7 @@ export async function* parseSegmentStream(
       looseQuoteLine ??= line
     },
   }
-  const records = parseRecords(guarded, parsing, (record) => {
+  const records = parseRecords(source, parsing, (record) => {
     if (start.header && header === undefined) {
       header = record.map((field) => Buffer.from(field, 'latin1').toString('utf8'))
       return undefined

@@ -75,10 +75,30 @@ const csv = fc
     return lines.join(newline) + (endsWithBreak ? newline : '')
   })
 
+/** The same, each row ending its own way. */
+const mixedCsv = fc
+  .tuple(fc.array(fc.tuple(field, field, field, fc.constantFrom('\n', '\r\n', '\r')), { maxLength: 60 }), fc.boolean())
+  .map(([rows, endsWithBreak]) =>
+    rows.reduce(
+      (text, [a, b, c, newline], i) => `${text}${a},${b},${c}${i < rows.length - 1 || endsWithBreak ? newline : ''}`,
+      rows.length > 0 ? 'id,name,note\r\n' : 'id,name,note',
+    ),
+  )
+
 describe('parsing chunks of the body on every core', () => {
   it('gives the same records, row numbers and warnings as one serial parse, for any chunk size', async () => {
     await fc.assert(
       fc.asyncProperty(csv, fc.integer({ min: 1, max: 200 }), async (text, chunkBytes) => {
+        const [serial, split] = await Promise.all([outcome(text, 'inline'), outcome(text, parallel(chunkBytes))])
+        expect(split).toEqual(serial)
+      }),
+      { numRuns: 20 },
+    )
+  }, 300_000)
+
+  it('gives the same records as one serial parse when the rows end in different ways', async () => {
+    await fc.assert(
+      fc.asyncProperty(mixedCsv, fc.integer({ min: 1, max: 200 }), async (text, chunkBytes) => {
         const [serial, split] = await Promise.all([outcome(text, 'inline'), outcome(text, parallel(chunkBytes))])
         expect(split).toEqual(serial)
       }),

@@ -135,6 +135,22 @@ describe('the parse stage on a thread of its own', () => {
     for await (const _ of parsed.batches) break
     await expect(parsed.close()).resolves.toBeUndefined()
   })
+
+  // The parse holds back a CR that ends a slice until the next byte says whether it is a CRLF, and the thread hands
+  // a block back once the next block's first slice is parsed: here that slice is the CR alone.
+  it('reads the last record whole when a lone CR after the first MiB ends the body', async () => {
+    const MiB = 1024 * 1024
+    let text = 'id;note\r\n'
+    let row = 0
+    for (; text.length < MiB - 40; row++) text += `${row};n${row}\r\n`
+    const last = `${row};`
+    const tail = 'x'.repeat(MiB - text.length - last.length)
+    text += `${last}${tail}\r`
+    expect(text.length).toBe(MiB + 1)
+    const threaded = await parse(text, 'worker')
+    expect(threaded).toEqual(await parse(text, 'inline'))
+    expect(threaded.cells.at(-1)).toBe(tail)
+  })
 })
 
 describe('a data error with much of the body still to come, on the parse thread', () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import type { Delimiter } from '../../../functions/export/core/constants.ts'
 import { DataError } from '../../../functions/export/core/errors.ts'
 import { scanHeaderLine } from '../../../functions/export/csv/dialect.ts'
-import { hasLooseQuote } from '../../../functions/export/csv/parse.ts'
 import { openCsv } from '../../support/csv.ts'
 import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
@@ -176,12 +175,17 @@ describe('openCsv', () => {
   })
 
   it.each([
-    ['inside an unquoted field', 'x"y', true],
-    ['after a closing quote', '"x"y', true],
-    ['doubled inside a quoted field', '"x""y",z', false],
-    ['quoted with a line break', '"x\r\ny"\r\n', false],
-    ['quoted, then a delimiter', '"x",y', false],
-  ])('hasLooseQuote: a quote %s -> %s', (_, text, loose) => {
-    expect(hasLooseQuote(Buffer.from(text), 0x2c)).toBe(loose)
+    ['inside an unquoted field', '1,x"y\n', true],
+    ['after a closing quote', '1,"x"y\n', true],
+    ['after a closing quote, then a space', '"x" ,y\n', true],
+    ['doubled inside a quoted field', '"x""y",z\n', false],
+    ['quoted with a line break', '"x\r\ny",z\r\n', false],
+    ['quoted, then a delimiter', '"x",y\n', false],
+    ['quoted, at the end of the file', '1,"x"', false],
+  ])('warns about a quote %s: %j -> %s, in chunks of 1 to 1024 bytes', async (_, row, loose) => {
+    for (const chunk of [1, 2, 3, 1024]) {
+      const { warnings } = await parseWithWarnings(`a,b\n${row}`, chunk)
+      expect(warnings.map((warning) => warning.includes('starting on line 2'))).toEqual(loose ? [true] : [])
+    }
   })
 })

@@ -15,16 +15,16 @@ async function* chunked(text: string, size: number): AsyncGenerator<Buffer> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size)
 }
 
-const parseAll = async (text: string, chunk = 7): Promise<string[][]> => {
-  const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', limits: LIMITS })
+const parseAll = async (text: string, chunk = 7, limits = LIMITS): Promise<string[][]> => {
+  const csv = await openCsv(chunked(text, chunk), { tableId: 't1', shortRows: 'fail', limits })
   const records: string[][] = []
   for await (const batch of csv.batches) records.push(...batch)
   return records
 }
 
-const failure = async (text: string): Promise<DataError> => {
+const failure = async (text: string, chunk = 7, limits = LIMITS): Promise<DataError> => {
   try {
-    await parseAll(text)
+    await parseAll(text, chunk, limits)
   } catch (error) {
     if (error instanceof DataError) return error
     throw error
@@ -61,4 +61,18 @@ describe('the record limits', () => {
     expect(error.message).toContain(`line ${line} is over limits.${limit}`)
     expect(error.hint).toContain(`raise limits.${limit}`)
   })
+
+  // The first record just past a limit fails, wherever it falls among records within them.
+  it.each([1, 5, 64, 1024])(
+    'fail on the first record just too wide or too long among short ones, %i-byte chunks',
+    async (chunk) => {
+      const rows = (row: string) => `${',,,\r\n'.repeat(20)}${row}\r\n,,,\r\n`
+      expect(await parseAll(`a,b,c,d\r\n${rows(',,,')}`, chunk)).toHaveLength(22)
+      expect(await failure(`a,b,c,d\r\n${rows(',,,,')}`, chunk)).toMatchObject({ code: 'LIMIT_EXCEEDED', line: 22 })
+      const wide = { maxColumns: 100, maxRecordBytes: 64, maxFieldBytes: 16 }
+      expect(await parseAll(`a\n${'x\n'.repeat(20)}${'x'.repeat(16)}\nx\n`, chunk, wide)).toHaveLength(22)
+      const error = await failure(`a\n${'x\n'.repeat(20)}${'x'.repeat(17)}\nx\n`, chunk, wide)
+      expect(error.message).toContain('line 22 is over limits.maxFieldBytes')
+    },
+  )
 })
