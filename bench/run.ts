@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: on the same bytes (`--dataset devices` or `sparse`), measures (a) the csv-parse ceiling, (b) the
+ * `npm run bench`: on the same bytes (`--dataset devices`, `sparse` or `inventory`), measures (a) the csv-parse ceiling, (b) the
  * full export path as `npm start` runs it (stand-in over loopback HTTP -> local warehouse), on every core and
  * pinned to one as a 1,769 MB Lambda has it, (c) DuckDB's CSV -> zstd Parquet with one thread and with all;
  * prints MB/s, rows/s, peak RSS and output bytes for each, the ratios (output also without the row fingerprint),
@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -19,7 +19,7 @@ import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
 import { benchInput, benchWorkbook, DATASETS, type Dataset } from './generate.ts'
-import { columnBytes } from './parquet-columns.ts'
+import { columnBytes, compareDataColumns, type DataColumnsComparison, formatComparison } from './parquet-columns.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -37,7 +37,7 @@ interface Figures {
   readonly outputBytes?: number
 }
 
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--format csv|xlsx] [--columns]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -49,6 +49,7 @@ Flags:
   --skip-duckdb   leave out the DuckDB measurements
   --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
   --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
+  --columns       print each data column's bytes beside DuckDB's, with both writers' encodings
   -h, --help      this text
 `
 
@@ -69,6 +70,7 @@ const parseBenchArgs = () => {
         'skip-duckdb': { type: 'boolean', default: false },
         'skip-one-core': { type: 'boolean', default: false },
         format: { type: 'string', default: 'csv' },
+        columns: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values
@@ -159,6 +161,8 @@ const main = async () => {
   const duckAll: { seconds: number; peak: number; output: number }[] = []
   /** Bytes of the `_row_fingerprint` column: a distinct 8-byte hash per row, which DuckDB's copy has no column for. */
   let fingerprintBytes = 0
+  /** The CSV export's files of the last run, compared column by column with DuckDB's 1-thread file. */
+  const ourFiles = path.join(workDir, 'warehouse-csv')
   const tokenFile = path.join(workDir, 'token')
   await writeFile(tokenFile, DEMO_TOKEN)
   const standIn = await startStandIn(input.file, workbook?.file)
@@ -196,6 +200,9 @@ const main = async () => {
       exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out) })
       // The same in every run: the hash's bytes depend on the rows only.
       fingerprintBytes = await columnBytes(out, LineageColumn.ROW_FINGERPRINT)
+      // Kept for the column-by-column comparison with DuckDB's file once that is written.
+      await rm(ourFiles, { recursive: true, force: true })
+      await rename(out, ourFiles)
 
       if (workbook) {
         log(`run ${run}/${runs}: export path from the same rows as a workbook (--format xlsx)`)
@@ -268,6 +275,11 @@ const main = async () => {
       `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}`,
     )
   }
+  // Data columns only: the lineage columns are a feature DuckDB's copy lacks (reported apart, as outputVsDuckdb).
+  const columns: DataColumnsComparison | undefined = c1
+    ? await compareDataColumns(ourFiles, path.join(workDir, 'duckdb-1.parquet'), DATASETS[dataset].columns)
+    : undefined
+  if (columns && values.columns) for (const line of formatComparison(columns)) log(line)
   const ratios = {
     exportVsParse: b.mbPerSecond / a.mbPerSecond,
     ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
@@ -276,6 +288,7 @@ const main = async () => {
     ...(c1?.outputBytes && b.outputBytes
       ? { outputWithoutFingerprintVsDuckdb: (b.outputBytes - fingerprintBytes) / c1.outputBytes }
       : {}),
+    ...(columns ? { dataColumnsVsDuckdb: columns.dataColumnsVsDuckdb } : {}),
   }
   log(
     `ratios: ${Object.entries(ratios)
@@ -309,6 +322,7 @@ const main = async () => {
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
+      ...(columns ? { columns: columns.columns } : {}),
       costPerGbUsd: cost,
       bundle,
     })}\n`,
