@@ -1,21 +1,18 @@
 /**
- * Encode stage, column level: one column chunk from its PLAIN values, as a dictionary page (where a dictionary is
- * smaller) and v1 data pages. In a v1 page the definition levels are compressed together with the values, which
+ * Encode stage, column level: one column chunk from its PLAIN values, in the encoding that measures smallest
+ * (encoding-choice.ts: a dictionary page and indexes, PLAIN, or deltas), as v1 data pages. In a v1 page the definition levels are compressed together with the values, which
  * is what makes sparse columns nearly free. The format's building blocks (page headers, the RLE/bit-packed
  * hybrid, delta packing, the byte writer) are hyparquet-writer's; this file only decides what goes where.
  */
 import type { ColumnChunk, Encoding, PageHeader, ParquetType } from 'hyparquet'
 import { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
-import { deltaBinaryPack } from 'hyparquet-writer/src/delta.js'
 import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import type { ChunkValues } from './chunk-values.ts'
 import { buildDictionary, type Dictionary } from './dictionary.ts'
+import { chooseEncoding, type PageCodec, type ValueEncoding, writeEncodedValues } from './encoding-choice.ts'
 
-export interface PageCodec {
-  readonly name: 'ZSTD' | 'SNAPPY' | 'UNCOMPRESSED'
-  readonly compress: (bytes: Uint8Array) => Uint8Array
-}
+export type { PageCodec } from './encoding-choice.ts'
 
 /** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
 const PAGE_BYTES = 1024 * 1024
@@ -60,9 +57,13 @@ const splitPages = (values: ChunkValues, cost: (value: number) => number): Page[
   return pages
 }
 
-const valueCost = (values: ChunkValues, dictionary: Dictionary | undefined): ((value: number) => number) => {
+const valueCost = (
+  values: ChunkValues,
+  encoding: ValueEncoding,
+  dictionary: Dictionary | undefined,
+): ((value: number) => number) => {
   if (values.hint === 'sequence') return () => 0.01
-  if (dictionary) {
+  if (encoding === 'RLE_DICTIONARY' && dictionary) {
     const cost = Math.max(1, dictionary.bitWidth) / 8
     return () => cost
   }
@@ -73,49 +74,20 @@ const valueCost = (values: ChunkValues, dictionary: Dictionary | undefined): ((v
   return () => cost
 }
 
-/** The page's values as its encoding writes them. */
-const writeValues = (
-  body: ByteWriter,
-  values: ChunkValues,
-  dictionary: Dictionary | undefined,
-  { firstValue, values: count }: Page,
-): void => {
-  if (values.hint === 'sequence') {
-    const first = Number(values.min ?? 1) + firstValue
-    deltaBinaryPack(
-      body,
-      Float64Array.from({ length: count }, (_, i) => first + i),
-      'INT64',
-    )
-  } else if (dictionary) {
-    body.appendUint8(dictionary.bitWidth)
-    writeRleBitPackedHybrid(body, dictionary.indexes.subarray(firstValue, firstValue + count), dictionary.bitWidth)
-  } else if (values.starts) {
-    body.appendBytes(values.plain.subarray(values.starts[firstValue], values.starts[firstValue + count]))
-  } else if (values.width === 0) {
-    body.appendBytes(values.plain.subarray(firstValue / 8, Math.ceil((firstValue + count) / 8)))
-  } else {
-    body.appendBytes(values.plain.subarray(firstValue * values.width, (firstValue + count) * values.width))
-  }
-}
-
 /** Writes a page: its header, then its body compressed. Returns its uncompressed size, header included. */
 const writePage = (
   writer: ByteWriter,
   header: Omit<PageHeader, 'compressed_page_size'>,
   body: Uint8Array,
   codec: PageCodec,
+  compressed = codec.compress(body),
 ): number => {
-  const compressed = codec.compress(body)
   const headerStart = writer.offset
   writePageHeader(writer, { ...header, compressed_page_size: compressed.length })
   const headerBytes = writer.offset - headerStart
   writer.appendBytes(compressed)
   return headerBytes + body.length
 }
-
-const encodingOf = (values: ChunkValues, dictionary: Dictionary | undefined): Encoding =>
-  values.hint === 'sequence' ? 'DELTA_BINARY_PACKED' : dictionary ? 'RLE_DICTIONARY' : 'PLAIN'
 
 /**
  * Writes one column chunk of `type` at the writer's offset and returns its metadata for the footer: min, max and
@@ -129,8 +101,10 @@ export const writeColumnChunk = (
   codec: PageCodec,
 ): ColumnChunk => {
   const chunkStart = writer.offset
-  const dictionary = buildDictionary(values)
-  const encoding = encodingOf(values, dictionary)
+  const built = buildDictionary(values)
+  const choice = chooseEncoding(values, type === 'INT32' || type === 'INT64', built, codec, scratch)
+  const encoding: Encoding = choice.encoding
+  const dictionary = encoding === 'RLE_DICTIONARY' ? built : undefined
   let uncompressed = 0
   let dictionaryPageOffset: bigint | undefined
   if (dictionary) {
@@ -144,10 +118,11 @@ export const writeColumnChunk = (
       },
       dictionary.page,
       codec,
+      choice.dictionaryPage,
     )
   }
   const dataPageOffset = BigInt(writer.offset)
-  const pages = splitPages(values, valueCost(values, dictionary))
+  const pages = splitPages(values, valueCost(values, choice.encoding, dictionary))
   for (const page of pages) {
     const body = scratch
     body.index = 0
@@ -156,7 +131,7 @@ export const writeColumnChunk = (
     body.appendUint32(0)
     const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
     body.view.setUint32(0, levels, true)
-    writeValues(body, values, dictionary, page)
+    writeEncodedValues(body, values, choice.encoding, dictionary, page.firstValue, page.values)
     uncompressed += writePage(
       writer,
       {
