@@ -29,6 +29,18 @@ interface Page {
  * a chunk is written synchronously, so tables encoded side by side never share it mid-page.
  */
 const scratch = new ByteWriter(PAGE_BYTES + 64 * 1024)
+/** The same page's body in the other encoding, where a page is tried in two (byte arrays without a dictionary). */
+const alternative = new ByteWriter(PAGE_BYTES + 64 * 1024)
+
+/** Starts a v1 page body: the definition levels (RLE, bit width 1) with their byte length in front. */
+const startBody = (body: ByteWriter, values: ChunkValues, page: Page): ByteWriter => {
+  body.index = 0
+  body.offset = 0
+  body.appendUint32(0)
+  const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
+  body.view.setUint32(0, levels, true)
+  return body
+}
 
 /**
  * Splits the chunk's rows into pages of about PAGE_BYTES of values. `cost(value)` is a value's encoded size in
@@ -99,6 +111,11 @@ export const writeColumnChunk = (
   type: ParquetType,
   values: ChunkValues,
   codec: PageCodec,
+  /**
+   * How strings without a dictionary are written: measured page by page (PLAIN and DELTA_LENGTH_BYTE_ARRAY, the
+   * smaller kept) when undefined, else as given (what the column's last measured chunk chose).
+   */
+  byteArrays?: 'PLAIN' | 'DELTA_LENGTH_BYTE_ARRAY',
 ): ColumnChunk => {
   const chunkStart = writer.offset
   const built = buildDictionary(values)
@@ -123,15 +140,27 @@ export const writeColumnChunk = (
   }
   const dataPageOffset = BigInt(writer.offset)
   const pages = splitPages(values, valueCost(values, choice.encoding, dictionary))
+  // Strings without a dictionary: each page in PLAIN and in delta lengths, the smaller kept, unless already known.
+  const strings = encoding === 'PLAIN' && values.starts !== undefined && values.count > 0
+  const tryDeltaLengths = strings && byteArrays === undefined
+  const chosen: ValueEncoding = strings && byteArrays ? byteArrays : choice.encoding
+  const pagesBy = new Map<Encoding, number>()
   for (const page of pages) {
-    const body = scratch
-    body.index = 0
-    body.offset = 0
-    // v1: the definition levels (RLE, bit width 1) with their byte length in front, then the values.
-    body.appendUint32(0)
-    const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
-    body.view.setUint32(0, levels, true)
-    writeEncodedValues(body, values, choice.encoding, dictionary, page.firstValue, page.values)
+    let body = startBody(scratch, values, page)
+    writeEncodedValues(body, values, chosen, dictionary, page.firstValue, page.values)
+    let pageEncoding: Encoding = chosen
+    let compressed = codec.compress(body.getBytes())
+    if (tryDeltaLengths) {
+      const other = startBody(alternative, values, page)
+      writeEncodedValues(other, values, 'DELTA_LENGTH_BYTE_ARRAY', undefined, page.firstValue, page.values)
+      const otherCompressed = codec.compress(other.getBytes())
+      if (otherCompressed.length < compressed.length) {
+        body = other
+        compressed = otherCompressed
+        pageEncoding = 'DELTA_LENGTH_BYTE_ARRAY'
+      }
+    }
+    pagesBy.set(pageEncoding, (pagesBy.get(pageEncoding) ?? 0) + 1)
     uncompressed += writePage(
       writer,
       {
@@ -139,13 +168,14 @@ export const writeColumnChunk = (
         uncompressed_page_size: body.index,
         data_page_header: {
           num_values: page.rows,
-          encoding,
+          encoding: pageEncoding,
           definition_level_encoding: 'RLE',
           repetition_level_encoding: 'RLE',
         },
       },
       body.getBytes(),
       codec,
+      compressed,
     )
   }
   const { min, max } = values
@@ -153,7 +183,7 @@ export const writeColumnChunk = (
     file_offset: BigInt(chunkStart),
     meta_data: {
       type,
-      encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', encoding],
+      encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', ...pagesBy.keys()],
       path_in_schema: [name],
       codec: codec.name,
       num_values: BigInt(values.rows),
@@ -167,7 +197,11 @@ export const writeColumnChunk = (
       },
       encoding_stats: [
         ...(dictionary ? [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }] : []),
-        { page_type: 'DATA_PAGE', encoding, count: pages.length },
+        ...[...pagesBy].map(([pageEncoding, count]) => ({
+          page_type: 'DATA_PAGE' as const,
+          encoding: pageEncoding,
+          count,
+        })),
       ],
     },
   }

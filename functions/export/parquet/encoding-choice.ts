@@ -3,8 +3,10 @@
  * under each candidate the chunk's type allows and compressed with the page codec, and the smallest wins. A rule
  * cannot tell ahead of the codec which is smaller: zstd shrinks PLAIN two-decimal doubles and unsorted timestamps
  * below their dictionary indexes or deltas on some columns and not on others (docs/performance.md#encodings).
- * Candidates are those Athena's engine can be shown to read: PLAIN, a dictionary (RLE_DICTIONARY) and, for
- * INT32 and INT64, DELTA_BINARY_PACKED.
+ * Candidates are those Athena's engine can be shown to read: PLAIN, a dictionary (RLE_DICTIONARY) and, for INT32
+ * and INT64, DELTA_BINARY_PACKED. Strings written without a dictionary are also tried as DELTA_LENGTH_BYTE_ARRAY,
+ * page by page and in full (column-chunk.ts): on samples, zstd's gain on PLAIN strings grows with the page, and
+ * the two were misjudged (host names rising by number came out 7% larger as deltas when chosen on a sample).
  */
 import type { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
 import { deltaBinaryPack } from 'hyparquet-writer/src/delta.js'
@@ -12,7 +14,7 @@ import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import type { ChunkValues } from './chunk-values.ts'
 import type { Dictionary } from './dictionary.ts'
 
-export type ValueEncoding = 'PLAIN' | 'RLE_DICTIONARY' | 'DELTA_BINARY_PACKED'
+export type ValueEncoding = 'PLAIN' | 'RLE_DICTIONARY' | 'DELTA_BINARY_PACKED' | 'DELTA_LENGTH_BYTE_ARRAY'
 
 export interface PageCodec {
   readonly name: 'ZSTD' | 'SNAPPY' | 'UNCOMPRESSED'
@@ -32,6 +34,27 @@ export const integersOf = (values: ChunkValues): Int32Array | BigInt64Array => {
   return width === 4
     ? new Int32Array(aligned.buffer, aligned.byteOffset, count)
     : new BigInt64Array(aligned.buffer, aligned.byteOffset, count)
+}
+
+/**
+ * Byte arrays as DELTA_LENGTH_BYTE_ARRAY: their lengths delta-packed, then their bytes back to back, so the codec
+ * sees the strings without a length prefix between each two.
+ */
+const writeDeltaLengths = (body: ByteWriter, plain: Uint8Array, starts: Int32Array, first: number, count: number) => {
+  const lengths = new Int32Array(count)
+  for (let i = 0; i < count; i++) lengths[i] = starts[first + i + 1]! - starts[first + i]! - 4
+  deltaBinaryPack(body, lengths, 'INT32')
+  // The values' bytes in one copy loop rather than an appendBytes (and a subarray) per value.
+  const total = starts[first + count]! - starts[first]! - 4 * count
+  body.ensure(total)
+  const out = new Uint8Array(body.buffer, body.index, total)
+  let at = 0
+  for (let i = 0; i < count; i++) {
+    const end = starts[first + i + 1]!
+    for (let b = starts[first + i]! + 4; b < end; b++) out[at++] = plain[b]!
+  }
+  body.index += total
+  body.offset += total
 }
 
 /** Writes values `first` to `first + count` of the chunk in `encoding` (without definition levels). */
@@ -55,6 +78,8 @@ export const writeEncodedValues = (
     writeRleBitPackedHybrid(body, dictionary.indexes.subarray(first, first + count), dictionary.bitWidth)
   } else if (encoding === 'DELTA_BINARY_PACKED') {
     deltaBinaryPack(body, integersOf(values).subarray(first, first + count), values.width === 4 ? 'INT32' : 'INT64')
+  } else if (encoding === 'DELTA_LENGTH_BYTE_ARRAY' && values.starts) {
+    writeDeltaLengths(body, values.plain, values.starts, first, count)
   } else if (values.starts) {
     body.appendBytes(values.plain.subarray(values.starts[first], values.starts[first + count]))
   } else if (values.width === 0) {

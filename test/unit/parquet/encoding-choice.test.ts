@@ -31,11 +31,12 @@ const records = Array.from({ length: ROWS }, (_, i) => {
     new Date(Date.UTC(2026, 0, 1) + int(0, 29) * DAY_MS).toISOString().slice(0, 10), // 30 dates: a dictionary
     i % 7 === 0 ? '' : UPTIMES[int(0, UPTIMES.length - 1)]!, // 40 two-decimal values, unordered: a dictionary
     (int(0, 500_000) / 100).toFixed(2), // distinct two-decimal doubles: plain
-    `${SITES[int(0, 4)]!.toLowerCase()}-${String(int(0, 99_999)).padStart(5, '0')}`, // host names: plain
+    `${SITES[int(0, 4)]!.toLowerCase()}-${String(int(0, 99_999)).padStart(5, '0')}`, // host names: delta lengths
+    `${SITES[int(0, 4)]}-${['LT', 'PC', 'SRV', 'VM'][int(0, 3)]}-${String(100_000 + i)}`, // rising asset names: plain
     SITES[int(0, 4)]!, // low cardinality: a dictionary
   ]
 })
-const HEADER = ['id', 'seen', 'bought', 'audited', 'uptime', 'cost', 'host', 'site']
+const HEADER = ['id', 'seen', 'bought', 'audited', 'uptime', 'cost', 'host', 'asset', 'site']
 
 const chunkNamed = (metadata: FileMetaData, name: string): ColumnChunk =>
   metadata.row_groups[0]!.columns.find((c) => c.meta_data!.path_in_schema[0] === name)!
@@ -50,7 +51,7 @@ const dataEncoding = (metadata: FileMetaData, name: string): string => {
 }
 
 describe('encodings chosen per column chunk by measurement', () => {
-  it('delta-packs rising integers and timestamps, gives low-cardinality doubles and strings a dictionary, and leaves distinct doubles and host names plain', async () => {
+  it('delta-packs rising integers and timestamps and random host names, gives low-cardinality doubles, dates and strings a dictionary, and leaves distinct doubles and rising asset names plain', async () => {
     const { bytes } = await encode(HEADER, records, { rowsPerBatch: 1000 })
     const metadata = metadataOf(bytes)
     expect(Object.fromEntries(HEADER.map((name) => [name, dataEncoding(metadata, name)]))).toMatchObject({
@@ -59,7 +60,8 @@ describe('encodings chosen per column chunk by measurement', () => {
       audited: 'RLE_DICTIONARY',
       uptime: 'RLE_DICTIONARY',
       cost: 'PLAIN',
-      host: 'PLAIN',
+      host: 'DELTA_LENGTH_BYTE_ARRAY',
+      asset: 'PLAIN',
       site: 'RLE_DICTIONARY',
     })
   })
@@ -90,17 +92,23 @@ describe('encodings chosen per column chunk by measurement', () => {
     })
   })
 
-  it('reads back every value, NULL and type of each encoding with DuckDB and with hyparquet, across row groups', async () => {
-    const { file, bytes } = await encode(HEADER, records, {
-      rowsPerBatch: 1000,
-      rowGroupLimits: { maxRows: 2000, maxBytes: 1 << 20 },
-    })
-    const metadata = metadataOf(bytes)
-    expect(metadata.row_groups).toHaveLength(3)
+  it('reads back every value, NULL and type of each encoding with DuckDB and with hyparquet, in one row group and across ten', async () => {
+    // One group of 6,000 rows, and ten of 600, where string chunks after the first follow its measurement.
+    const files = [
+      await encode(HEADER, records, { rowsPerBatch: 1000 }),
+      await encode(HEADER, records, { rowsPerBatch: 600, rowGroupLimits: { maxRows: 600, maxBytes: 1 << 20 } }),
+    ]
+    expect(files.map(({ bytes }) => metadataOf(bytes).row_groups.length)).toEqual([1, 10])
     // Every encoding the writer chooses, for each physical type it applies to, is among these chunks.
     const chosen = new Set(
-      metadata.row_groups.flatMap((group) =>
-        group.columns.map((c) => `${c.meta_data!.type} ${c.meta_data!.encoding_stats!.at(-1)!.encoding}`),
+      files.flatMap(({ bytes }) =>
+        metadataOf(bytes).row_groups.flatMap((group) =>
+          group.columns.flatMap((c) =>
+            c
+              .meta_data!.encoding_stats!.filter((e) => e.page_type === 'DATA_PAGE')
+              .map((e) => `${c.meta_data!.type} ${e.encoding}`),
+          ),
+        ),
       ),
     )
     for (const kind of [
@@ -110,40 +118,44 @@ describe('encodings chosen per column chunk by measurement', () => {
       'DOUBLE RLE_DICTIONARY',
       'DOUBLE PLAIN',
       'BYTE_ARRAY PLAIN',
+      'BYTE_ARRAY DELTA_LENGTH_BYTE_ARRAY',
       'BYTE_ARRAY RLE_DICTIONARY',
     ])
       expect(chosen).toContain(kind)
-    const duck = await query(
-      `SELECT id::VARCHAR AS id, epoch_ms(seen)::VARCHAR AS seen, bought::VARCHAR AS bought, audited::VARCHAR AS audited, uptime, cost, host, site FROM '${file}' ORDER BY _source_row_number`,
-    )
-    const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-    const hyp = await parquetReadObjects({
-      file: arrayBuffer,
-      compressors: { ZSTD: (input) => zstdDecompressSync(input) },
-    })
-    expect(duck).toHaveLength(ROWS)
-    expect(hyp).toHaveLength(ROWS)
-    records.forEach((record, i) => {
-      const expected = {
-        id: record[0],
-        seen: record[1] ? String(Date.parse(record[1])) : null,
-        bought: record[2],
-        audited: record[3],
-        uptime: record[4] ? Number(record[4]) : null,
-        cost: Number(record[5]),
-        host: record[6],
-        site: record[7],
-      }
-      expect(duck[i]).toEqual(expected)
-      const h = hyp[i]!
-      expect({
-        ...h,
-        id: String(h.id),
-        seen: h.seen === null ? null : String((h.seen as Date).getTime()),
-        bought: (h.bought as Date).toISOString().slice(0, 10),
-        audited: (h.audited as Date).toISOString().slice(0, 10),
-      }).toMatchObject(expected)
-    })
+    for (const { file, bytes } of files) {
+      const duck = await query(
+        `SELECT id::VARCHAR AS id, epoch_ms(seen)::VARCHAR AS seen, bought::VARCHAR AS bought, audited::VARCHAR AS audited, uptime, cost, host, asset, site FROM '${file}' ORDER BY _source_row_number`,
+      )
+      const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+      const hyp = await parquetReadObjects({
+        file: arrayBuffer,
+        compressors: { ZSTD: (input) => zstdDecompressSync(input) },
+      })
+      expect(duck).toHaveLength(ROWS)
+      expect(hyp).toHaveLength(ROWS)
+      records.forEach((record, i) => {
+        const expected = {
+          id: record[0],
+          seen: record[1] ? String(Date.parse(record[1])) : null,
+          bought: record[2],
+          audited: record[3],
+          uptime: record[4] ? Number(record[4]) : null,
+          cost: Number(record[5]),
+          host: record[6],
+          asset: record[7],
+          site: record[8],
+        }
+        expect(duck[i]).toEqual(expected)
+        const h = hyp[i]!
+        expect({
+          ...h,
+          id: String(h.id),
+          seen: h.seen === null ? null : String((h.seen as Date).getTime()),
+          bought: (h.bought as Date).toISOString().slice(0, 10),
+          audited: (h.audited as Date).toISOString().slice(0, 10),
+        }).toMatchObject(expected)
+      })
+    }
   })
 
   it('records min, max and NULL count for delta-packed and dictionary-encoded chunks', async () => {
@@ -163,7 +175,7 @@ describe('encodings chosen per column chunk by measurement', () => {
       max_value: Math.max(...uptimes.map(Number)),
       null_count: BigInt(ROWS - uptimes.length),
     })
-    const sites = records.map((r) => r[7]!).sort()
+    const sites = records.map((r) => r[8]!).sort()
     expect(stats('site')).toMatchObject({ min_value: sites[0], max_value: sites.at(-1), null_count: 0n })
   })
 })
