@@ -9,15 +9,20 @@ import path from 'node:path'
 import { encodeCsvRecord } from '../emulator/csv.ts'
 import { DEVICE_COLUMNS, deviceRows } from '../emulator/demo-devices.ts'
 import type { Row } from '../emulator/tables.ts'
+import { INVENTORY_COLUMNS, inventoryRows } from './inventory.ts'
 import { SPARSE_COLUMNS, sparseRows } from './sparse.ts'
 import { writeWorkbook } from './workbook-writer.ts'
 
 const SEED = 20_261_122
 
-/** The bench's datasets: the device table as the stand-in serves it, and a wider, sparser variant of it. */
+/**
+ * The bench's datasets: the device table as the stand-in serves it, a wider, sparser variant of it, and a table
+ * shaped like a real device inventory (timestamps, dates, two-decimal doubles, addresses).
+ */
 export const DATASETS = {
   devices: { columns: DEVICE_COLUMNS, rows: deviceRows, bytesPerRow: 224 },
   sparse: { columns: SPARSE_COLUMNS, rows: sparseRows, bytesPerRow: 249 },
+  inventory: { columns: INVENTORY_COLUMNS, rows: inventoryRows, bytesPerRow: 292 },
 } as const satisfies Record<
   string,
   { columns: readonly string[]; rows: (seed: number, count: number) => Generator<Row>; bytesPerRow: number }

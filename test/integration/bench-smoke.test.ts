@@ -13,7 +13,7 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
     const { stdout, stderr } = await run(
       process.execPath,
       // The test suite runs beside other tests, so the machine is loaded: the figures are accepted and marked.
-      [path.join(ROOT, 'bench/run.ts'), '--size-mb', '2', '--runs', '1', '--dir', dir, '--allow-load'],
+      [path.join(ROOT, 'bench/run.ts'), '--size-mb', '2', '--runs', '1', '--dir', dir, '--allow-load', '--columns'],
       { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
     )
     const figures = JSON.parse(stdout.trim().split('\n').at(-1)!)
@@ -64,11 +64,22 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
       exportVsDuckdb1: expect.any(Number),
       outputVsDuckdb: expect.any(Number),
       outputWithoutFingerprintVsDuckdb: expect.any(Number),
+      dataColumnsVsDuckdb: expect.any(Number),
     })
+    // Every data column of the devices table, each beside DuckDB's with both writers' encodings.
+    expect(figures.columns).toHaveLength(20)
+    expect(figures.columns).toContainEqual(
+      expect.objectContaining({
+        column: 'last_seen',
+        ours: expect.any(Number),
+        ourEncodings: expect.stringMatching(/\w/),
+      }),
+    )
     expect(figures.input.dataset).toBe('devices')
     expect(figures.costPerGbUsd.mb3538).toBeGreaterThan(0)
     if (figures.exportOneCore !== undefined) expect(figures.costPerGbUsd.mb1769).toBeGreaterThan(0)
     expect(figures.bundle).toEqual({ bytes: expect.any(Number), coldImportMs: expect.any(Number) })
     expect(stderr).toMatch(/b\. export path/)
+    expect(stderr).toMatch(/data columns \(lineage aside\): [\d.]+ x DuckDB's bytes/)
   }, 180_000)
 })

@@ -1,21 +1,18 @@
 /**
- * Encode stage, column level: one column chunk from its PLAIN values, as a dictionary page (where a dictionary is
- * smaller) and v1 data pages. In a v1 page the definition levels are compressed together with the values, which
+ * Encode stage, column level: one column chunk from its PLAIN values, in the encoding that measures smallest
+ * (encoding-choice.ts: a dictionary page and indexes, PLAIN, or deltas), as v1 data pages. In a v1 page the definition levels are compressed together with the values, which
  * is what makes sparse columns nearly free. The format's building blocks (page headers, the RLE/bit-packed
  * hybrid, delta packing, the byte writer) are hyparquet-writer's; this file only decides what goes where.
  */
 import type { ColumnChunk, Encoding, PageHeader, ParquetType } from 'hyparquet'
 import { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
-import { deltaBinaryPack } from 'hyparquet-writer/src/delta.js'
 import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import type { ChunkValues } from './chunk-values.ts'
 import { buildDictionary, type Dictionary } from './dictionary.ts'
+import { chooseEncoding, type PageCodec, type ValueEncoding, writeEncodedValues } from './encoding-choice.ts'
 
-export interface PageCodec {
-  readonly name: 'ZSTD' | 'SNAPPY' | 'UNCOMPRESSED'
-  readonly compress: (bytes: Uint8Array) => Uint8Array
-}
+export type { PageCodec } from './encoding-choice.ts'
 
 /** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
 const PAGE_BYTES = 1024 * 1024
@@ -32,6 +29,18 @@ interface Page {
  * a chunk is written synchronously, so tables encoded side by side never share it mid-page.
  */
 const scratch = new ByteWriter(PAGE_BYTES + 64 * 1024)
+/** The same page's body in the other encoding, where a page is tried in two (byte arrays without a dictionary). */
+const alternative = new ByteWriter(PAGE_BYTES + 64 * 1024)
+
+/** Starts a v1 page body: the definition levels (RLE, bit width 1) with their byte length in front. */
+const startBody = (body: ByteWriter, values: ChunkValues, page: Page): ByteWriter => {
+  body.index = 0
+  body.offset = 0
+  body.appendUint32(0)
+  const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
+  body.view.setUint32(0, levels, true)
+  return body
+}
 
 /**
  * Splits the chunk's rows into pages of about PAGE_BYTES of values. `cost(value)` is a value's encoded size in
@@ -60,9 +69,13 @@ const splitPages = (values: ChunkValues, cost: (value: number) => number): Page[
   return pages
 }
 
-const valueCost = (values: ChunkValues, dictionary: Dictionary | undefined): ((value: number) => number) => {
+const valueCost = (
+  values: ChunkValues,
+  encoding: ValueEncoding,
+  dictionary: Dictionary | undefined,
+): ((value: number) => number) => {
   if (values.hint === 'sequence') return () => 0.01
-  if (dictionary) {
+  if (encoding === 'RLE_DICTIONARY' && dictionary) {
     const cost = Math.max(1, dictionary.bitWidth) / 8
     return () => cost
   }
@@ -73,49 +86,20 @@ const valueCost = (values: ChunkValues, dictionary: Dictionary | undefined): ((v
   return () => cost
 }
 
-/** The page's values as its encoding writes them. */
-const writeValues = (
-  body: ByteWriter,
-  values: ChunkValues,
-  dictionary: Dictionary | undefined,
-  { firstValue, values: count }: Page,
-): void => {
-  if (values.hint === 'sequence') {
-    const first = Number(values.min ?? 1) + firstValue
-    deltaBinaryPack(
-      body,
-      Float64Array.from({ length: count }, (_, i) => first + i),
-      'INT64',
-    )
-  } else if (dictionary) {
-    body.appendUint8(dictionary.bitWidth)
-    writeRleBitPackedHybrid(body, dictionary.indexes.subarray(firstValue, firstValue + count), dictionary.bitWidth)
-  } else if (values.starts) {
-    body.appendBytes(values.plain.subarray(values.starts[firstValue], values.starts[firstValue + count]))
-  } else if (values.width === 0) {
-    body.appendBytes(values.plain.subarray(firstValue / 8, Math.ceil((firstValue + count) / 8)))
-  } else {
-    body.appendBytes(values.plain.subarray(firstValue * values.width, (firstValue + count) * values.width))
-  }
-}
-
 /** Writes a page: its header, then its body compressed. Returns its uncompressed size, header included. */
 const writePage = (
   writer: ByteWriter,
   header: Omit<PageHeader, 'compressed_page_size'>,
   body: Uint8Array,
   codec: PageCodec,
+  compressed = codec.compress(body),
 ): number => {
-  const compressed = codec.compress(body)
   const headerStart = writer.offset
   writePageHeader(writer, { ...header, compressed_page_size: compressed.length })
   const headerBytes = writer.offset - headerStart
   writer.appendBytes(compressed)
   return headerBytes + body.length
 }
-
-const encodingOf = (values: ChunkValues, dictionary: Dictionary | undefined): Encoding =>
-  values.hint === 'sequence' ? 'DELTA_BINARY_PACKED' : dictionary ? 'RLE_DICTIONARY' : 'PLAIN'
 
 /**
  * Writes one column chunk of `type` at the writer's offset and returns its metadata for the footer: min, max and
@@ -127,10 +111,17 @@ export const writeColumnChunk = (
   type: ParquetType,
   values: ChunkValues,
   codec: PageCodec,
+  /**
+   * How strings without a dictionary are written: measured page by page (PLAIN and DELTA_LENGTH_BYTE_ARRAY, the
+   * smaller kept) when undefined, else as given (what the column's last measured chunk chose).
+   */
+  byteArrays?: 'PLAIN' | 'DELTA_LENGTH_BYTE_ARRAY',
 ): ColumnChunk => {
   const chunkStart = writer.offset
-  const dictionary = buildDictionary(values)
-  const encoding = encodingOf(values, dictionary)
+  const built = buildDictionary(values)
+  const choice = chooseEncoding(values, type === 'INT32' || type === 'INT64', built, codec, scratch)
+  const encoding: Encoding = choice.encoding
+  const dictionary = encoding === 'RLE_DICTIONARY' ? built : undefined
   let uncompressed = 0
   let dictionaryPageOffset: bigint | undefined
   if (dictionary) {
@@ -144,19 +135,32 @@ export const writeColumnChunk = (
       },
       dictionary.page,
       codec,
+      choice.dictionaryPage,
     )
   }
   const dataPageOffset = BigInt(writer.offset)
-  const pages = splitPages(values, valueCost(values, dictionary))
+  const pages = splitPages(values, valueCost(values, choice.encoding, dictionary))
+  // Strings without a dictionary: each page in PLAIN and in delta lengths, the smaller kept, unless already known.
+  const strings = encoding === 'PLAIN' && values.starts !== undefined && values.count > 0
+  const tryDeltaLengths = strings && byteArrays === undefined
+  const chosen: ValueEncoding = strings && byteArrays ? byteArrays : choice.encoding
+  const pagesBy = new Map<Encoding, number>()
   for (const page of pages) {
-    const body = scratch
-    body.index = 0
-    body.offset = 0
-    // v1: the definition levels (RLE, bit width 1) with their byte length in front, then the values.
-    body.appendUint32(0)
-    const levels = writeRleBitPackedHybrid(body, values.defined.subarray(page.firstRow, page.firstRow + page.rows), 1)
-    body.view.setUint32(0, levels, true)
-    writeValues(body, values, dictionary, page)
+    let body = startBody(scratch, values, page)
+    writeEncodedValues(body, values, chosen, dictionary, page.firstValue, page.values)
+    let pageEncoding: Encoding = chosen
+    let compressed = codec.compress(body.getBytes())
+    if (tryDeltaLengths) {
+      const other = startBody(alternative, values, page)
+      writeEncodedValues(other, values, 'DELTA_LENGTH_BYTE_ARRAY', undefined, page.firstValue, page.values)
+      const otherCompressed = codec.compress(other.getBytes())
+      if (otherCompressed.length < compressed.length) {
+        body = other
+        compressed = otherCompressed
+        pageEncoding = 'DELTA_LENGTH_BYTE_ARRAY'
+      }
+    }
+    pagesBy.set(pageEncoding, (pagesBy.get(pageEncoding) ?? 0) + 1)
     uncompressed += writePage(
       writer,
       {
@@ -164,13 +168,14 @@ export const writeColumnChunk = (
         uncompressed_page_size: body.index,
         data_page_header: {
           num_values: page.rows,
-          encoding,
+          encoding: pageEncoding,
           definition_level_encoding: 'RLE',
           repetition_level_encoding: 'RLE',
         },
       },
       body.getBytes(),
       codec,
+      compressed,
     )
   }
   const { min, max } = values
@@ -178,7 +183,7 @@ export const writeColumnChunk = (
     file_offset: BigInt(chunkStart),
     meta_data: {
       type,
-      encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', encoding],
+      encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', ...pagesBy.keys()],
       path_in_schema: [name],
       codec: codec.name,
       num_values: BigInt(values.rows),
@@ -192,7 +197,11 @@ export const writeColumnChunk = (
       },
       encoding_stats: [
         ...(dictionary ? [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }] : []),
-        { page_type: 'DATA_PAGE', encoding, count: pages.length },
+        ...[...pagesBy].map(([pageEncoding, count]) => ({
+          page_type: 'DATA_PAGE' as const,
+          encoding: pageEncoding,
+          count,
+        })),
       ],
     },
   }
