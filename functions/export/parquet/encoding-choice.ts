@@ -29,7 +29,7 @@ const WINDOWS = 4
 /** The INT32 or INT64 values of a fixed-width integer chunk, as delta packing takes them. */
 export const integersOf = (values: ChunkValues): Int32Array | BigInt64Array => {
   const { plain, width, count } = values
-  // Chunk values are built in fresh buffers, so aligned; a copy keeps any other caller correct.
+  // Chunk values start their buffer (chunk-scratch.ts), so aligned; a copy keeps any other caller correct.
   const aligned = plain.byteOffset % 8 === 0 ? plain : plain.slice()
   return width === 4
     ? new Int32Array(aligned.buffer, aligned.byteOffset, count)
