@@ -159,3 +159,24 @@ export const decodeText = (
   }
   return out
 }
+
+/** The index of the local name (after a prefix) of `buffer[start..end)` among the names, or -1. */
+export const localNameIndex = (
+  names: readonly Uint8Array[],
+  buffer: Uint8Array,
+  start: number,
+  end: number,
+): number => {
+  let local = start
+  while (local < end && buffer[local] !== COLON) local++
+  local = local < end ? local + 1 : start
+  const length = end - local
+  for (let n = 0; n < names.length; n++) {
+    const name = names[n]!
+    if (name.length !== length) continue
+    let k = 0
+    while (k < length && name[k] === buffer[local + k]) k++
+    if (k === length) return n
+  }
+  return -1
+}

@@ -21,7 +21,6 @@ import {
   BANG,
   CDATA_OPEN,
   CLOSE_BRACKET,
-  COLON,
   CR,
   DASH,
   decodeText,
@@ -32,6 +31,7 @@ import {
   isSpace,
   LF,
   LT,
+  localNameIndex,
   NAME,
   QUESTION,
   QUOT,
@@ -318,7 +318,7 @@ export class XmlScanner {
     }
     this.#stackNames.set(buffer.subarray(at + 1, nameEnd), nameStart)
     this.#nameEnds[depth - 1] = nameStart + nameLength
-    const kind = this.#kind(buffer, at + 1, nameEnd)
+    const kind = localNameIndex(this.#names, buffer, at + 1, nameEnd)
     this.#kinds[depth - 1] = kind
     this.#depth = depth
     this.#handler.open(kind)
@@ -327,23 +327,6 @@ export class XmlScanner {
       this.#handler.close(kind)
     }
     return gt + 1
-  }
-
-  /** The index of the local name (after a prefix) of `buffer[start..end)` among the names, or -1. */
-  #kind(buffer: Uint8Array, start: number, end: number): number {
-    let local = start
-    while (local < end && buffer[local] !== COLON) local++
-    local = local < end ? local + 1 : start
-    const length = end - local
-    const names = this.#names
-    for (let n = 0; n < names.length; n++) {
-      const name = names[n]!
-      if (name.length !== length) continue
-      let k = 0
-      while (k < length && name[k] === buffer[local + k]) k++
-      if (k === length) return n
-    }
-    return -1
   }
 
   /** A text up to a "<": outside the root it may only be whitespace. */
