@@ -6,6 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer'
 import { WorkbookError } from '../core/errors.ts'
+import { ESCAPES, HIGH_BYTES, textTraits } from './cell-bytes.ts'
 import { numberText, serialText } from './cells.ts'
 import { GENERAL_FORMAT, type NumberFormat, NumberKind } from './number-format.ts'
 import { byteString, unescapeText } from './shared-strings.ts'
@@ -87,16 +88,9 @@ const hasHighByte = (bytes: Uint8Array, end: number): boolean => {
  * what is not (as a decoder before the XML parser did), and `_xHHHH_` escapes undone when `escapes` says so.
  */
 export const textOf = ({ bytes, length }: CellBytes, escapes: boolean): string => {
-  let high = false
-  let escaped = false
-  for (let i = 0; i < length; i++) {
-    const b = bytes[i]!
-    if (b >= 0x80) high = true
-    // `_x` starts a SpreadsheetML escape.
-    else if (b === 0x5f && i + 1 < length && bytes[i + 1] === 0x78) escaped = true
-  }
-  if (escapes && escaped) return byteString(unescapeText(bytes.toString('utf8', 0, length)))
-  if (!high || isUtf8(bytes.subarray(0, length))) return bytes.toString('latin1', 0, length)
+  const traits = textTraits(bytes, length)
+  if (escapes && traits & ESCAPES) return byteString(unescapeText(bytes.toString('utf8', 0, length)))
+  if (!(traits & HIGH_BYTES) || isUtf8(bytes.subarray(0, length))) return bytes.toString('latin1', 0, length)
   return byteString(bytes.toString('utf8', 0, length))
 }
 

@@ -6,14 +6,14 @@
  * the bytes, and each cell becomes the text the CSV would carry (cell-text.ts), copied into the batch being filled.
  */
 import type { Readable } from 'node:stream'
-import { DataError, ExportError, WorkbookError } from '../core/errors.ts'
+import { DataError, WorkbookError } from '../core/errors.ts'
 import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
+import { CellBuffer } from './cell-bytes.ts'
 import { CellType, cellText, cellType, digitsValue } from './cell-text.ts'
 import type { WorkbookParts } from './workbook.ts'
-import { pendingXmlBound, tooDeep, tooLong } from './xml.ts'
+import { pendingXmlBound, scanXmlEntry, tooDeep, tooLong } from './xml.ts'
 import { XmlScanner } from './xml-scanner.ts'
-import { zipError } from './zip.ts'
 
 /** Excel's last column is XFD. */
 export const MAX_SHEET_COLUMNS = 16_384
@@ -58,40 +58,6 @@ export const columnOfReference = (reference: string): number => {
     column = column * 26 + (code - 0x60)
   }
   return i === 0 ? -1 : column - 1
-}
-
-/** A growable byte buffer for the text of the cell being read. */
-class CellBuffer {
-  bytes = Buffer.allocUnsafe(256)
-  length = 0
-  /**
-   * The text's length in UTF-16 code units, as the saxes reader bounded it while it grew: escapes and all, before
-   * the cell's own text is checked in UTF-8 bytes.
-   */
-  units = 0
-
-  clear(): void {
-    this.length = 0
-    this.units = 0
-  }
-
-  append(from: Uint8Array, start: number, end: number): void {
-    let units = end - start
-    for (let i = start; i < end; i++) {
-      const b = from[i]!
-      if (b >= 0x80) units -= (b & 0xc0) === 0x80 ? 1 : b >= 0xf0 ? -1 : 0
-    }
-    this.units += units
-    const needed = this.length + end - start
-    if (needed > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(needed, this.bytes.length * 2))
-      this.bytes.copy(grown, 0, 0, this.length)
-      this.bytes = grown
-    }
-    if (end - start > 16) this.bytes.set(from.subarray(start, end), this.length)
-    else for (let i = start; i < end; i++) this.bytes[this.length + i - start] = from[i]!
-    this.length = needed
-  }
 }
 
 /** Reads up to the header row; the batches then stream the rest of the sheet. */
@@ -337,27 +303,5 @@ export const openSheetRows = async (
     batches: batches(),
     recycle: (bytes, offsets) => builder?.recycle(bytes, offsets),
     errorCells,
-  }
-}
-
-/** Scans `entry` chunk by chunk into `scanner`: each step has scanned one inflated chunk. */
-async function* scanXmlEntry(
-  entry: Readable,
-  scanner: XmlScanner,
-  tableId: string,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<void> {
-  try {
-    for await (const chunk of entry) {
-      signal?.throwIfAborted()
-      scanner.write(chunk as Buffer)
-      yield
-    }
-    scanner.end()
-  } catch (error) {
-    // The scanner's and the sheet's coded errors stop the reading as they are; anything else came from inflating.
-    throw error instanceof ExportError ? error : zipError(error, tableId)
-  } finally {
-    entry.destroy()
   }
 }

@@ -8,8 +8,8 @@
  * It accepts what XML allows a worksheet to be: namespace prefixes (elements are known by their local name),
  * attributes in any order and either quote, whitespace in tags, the five entities and character references,
  * CDATA, comments, processing instructions, the XML declaration, a BOM, self-closing tags. It refuses mismatched
- * or unclosed tags, a second root, text outside the root, unknown entities, disallowed characters in the text it
- * hands on, a document type declaration (OPC forbids DTDs in package parts), nesting past MAX_XML_DEPTH and any
+ * or unclosed tags, a second root, text outside the root, unknown entities, characters XML does not allow in
+ * text, a document type declaration (OPC forbids DTDs in package parts), nesting past MAX_XML_DEPTH and any
  * piece longer than the pending bound, with the errors xml.ts raises for saxes.
  */
 import { MAX_XML_DEPTH } from './xml.ts'
@@ -341,7 +341,7 @@ export class XmlScanner {
     this.#textLength += end - start
     if (this.#textLength > this.#maxPending) throw this.#tooLong()
     if (this.#handler.wantsText()) this.#emit(buffer, start, end, true)
-    else this.#checkEntities(buffer, start, end)
+    else this.#checkText(buffer, start, end)
   }
 
   /** A text running past the chunk: all but a split entity or line end goes on now. */
@@ -358,12 +358,17 @@ export class XmlScanner {
     return safe
   }
 
-  #checkEntities(buffer: Uint8Array, start: number, end: number): void {
-    for (let amp = buffer.indexOf(AMP, start); amp >= 0 && amp < end; amp = buffer.indexOf(AMP, amp + 1)) {
-      const semi = buffer.indexOf(SEMI, amp)
+  /** Checks text nobody reads as the text handed on is checked: its entities and its characters. */
+  #checkText(buffer: Uint8Array, start: number, end: number): void {
+    for (let i = start; i < end; i++) {
+      const b = buffer[i]!
+      if (b < SPACE && b !== TAB && b !== LF && b !== CR) throw this.#malformed('it has a character XML does not allow')
+      if (b !== AMP) continue
+      const semi = buffer.indexOf(SEMI, i)
       if (semi < 0 || semi > end) throw this.#malformed('it has an "&" that starts no entity')
-      const written = writeEntity(buffer, amp + 1, semi, this.#scratch, 0)
+      const written = writeEntity(buffer, i + 1, semi, this.#scratch, 0)
       if (written < 0) throw this.#malformed(failure(written))
+      i = semi
     }
   }
 

@@ -167,3 +167,25 @@ export const tooLong = (part: string, tableId: string, bound: number, where: str
     reason: `the workbook's ${part} has over ${bound.toLocaleString('en-US')} characters of XML in one piece of text or one tag${where ? ` (${where})` : ''}, over limits.maxFieldBytes`,
     hint: 'the previous data is kept; raise limits.maxFieldBytes in the configuration if a cell really is that long, or fix the saved table',
   })
+
+/** Scans `entry` chunk by chunk into a byte scanner (xml-scanner.ts): each step has scanned one inflated chunk. */
+export async function* scanXmlEntry(
+  entry: Readable,
+  scanner: { write(chunk: Uint8Array): void; end(): void },
+  tableId: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<void> {
+  try {
+    for await (const chunk of entry) {
+      signal?.throwIfAborted()
+      scanner.write(chunk as Buffer)
+      yield
+    }
+    scanner.end()
+  } catch (error) {
+    // The scanner's and the sheet's coded errors stop the reading as they are; anything else came from inflating.
+    throw error instanceof ExportError ? error : zipError(error, tableId)
+  } finally {
+    entry.destroy()
+  }
+}

@@ -1,7 +1,8 @@
 /**
  * The worksheet's byte scanner (xlsx/sheet.ts on xlsx/xml-scanner.ts) against the saxes-based reader it replaced
  * (test/support/saxes-sheet.ts): for worksheets in every form XML allows, well-formed or broken, split into chunks
- * at any byte, both give the same header, rows and error cells, or fail with the same code.
+ * at any byte, both give the same header, rows and error cells, or fail with the same code. The same for the
+ * shared strings (xlsx/shared-strings.ts against test/support/saxes-shared-strings.ts).
  */
 import { Readable } from 'node:stream'
 import fc from 'fast-check'
@@ -10,10 +11,12 @@ import { describe, expect, it } from 'vitest'
 import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
 import { type RecordBatch, rowsAsText } from '../../../functions/export/normalize/record-batch.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT } from '../../../functions/export/xlsx/number-format.ts'
+import { readSharedStrings } from '../../../functions/export/xlsx/shared-strings.ts'
 import { openSheetRows } from '../../../functions/export/xlsx/sheet.ts'
 import { SharedStringTable } from '../../../functions/export/xlsx/string-table.ts'
 import type { WorkbookParts } from '../../../functions/export/xlsx/workbook.ts'
 import { DEFAULT_LIMITS } from '../../support/limits.ts'
+import { readSharedStringsWithSaxes } from '../../support/saxes-shared-strings.ts'
 import { openSheetRowsWithSaxes } from '../../support/saxes-sheet.ts'
 
 const SHARED = ['host-1', 'Zürich', '', 'a&b', '😀 wide', '_x000D_ escaped']
@@ -270,7 +273,7 @@ describe('the worksheet scanner reads what the saxes reader read', () => {
         fc.boolean(),
         (xml, cuts, date1904) => agree(xml, cuts, DEFAULT_LIMITS, date1904),
       ),
-      { numRuns: 400 },
+      { numRuns: 300 },
     )
   })
 
@@ -287,7 +290,73 @@ describe('the worksheet scanner reads what the saxes reader read', () => {
           await agree(broken, cuts, tight ? TIGHT : DEFAULT_LIMITS, false)
         },
       ),
-      { numRuns: 400 },
+      { numRuns: 300 },
+    )
+  })
+})
+
+/** The shared-strings part of `items` (each an `<si>`'s content), with the worksheet's prefix and fillers. */
+const sharedStringsPart = fc
+  .record({ prefix: fc.constantFrom('', 'x:'), count: fc.nat({ max: 6 }), filler })
+  .chain(({ prefix: p, count, filler }) =>
+    fc
+      .tuple(
+        ...Array.from({ length: count }, () =>
+          fc
+            .array(text, { minLength: 1, maxLength: 3 })
+            .chain((runs) =>
+              fc
+                .tuple(...runs.map((run) => valueXml(run)))
+                .map((xml) =>
+                  xml.length === 1
+                    ? `<${p}si><${p}t>${xml[0]}</${p}t></${p}si>`
+                    : `<${p}si>${xml.map((run) => `<${p}r><${p}rPr><${p}i/></${p}rPr><${p}t xml:space="preserve">${run}</${p}t></${p}r>`).join(filler)}<${p}rPh><${p}t>ruby</${p}t></${p}rPh></${p}si>`,
+                ),
+            ),
+        ),
+      )
+      .map(
+        (items) =>
+          `<?xml version="1.0"?><${p}sst ${p === '' ? 'xmlns' : 'xmlns:x'}="urn:x" count="${count}">${filler}${items.join(filler)}</${p}sst>`,
+      ),
+  )
+
+const readStrings = async (reader: typeof readSharedStrings, pieces: Buffer[], maxFieldBytes: number) => {
+  try {
+    const table = await reader(Readable.from(pieces), 't', {}, { maxPendingChars: maxFieldBytes, maxFieldBytes })
+    const strings = Array.from({ length: table.count }, (_, i) => table.at(i))
+    table.close()
+    return { strings }
+  } catch (error) {
+    const { code, message } = error as { code: string; message: string }
+    return code === 'XLSX_MALFORMED' ? { code } : { code, message }
+  }
+}
+
+describe('the shared strings scanner reads what the saxes reader read', () => {
+  it('gives the same strings, or the same code, for parts in every form, broken ones included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        sharedStringsPart,
+        fc.nat({ max: MUTATIONS.length }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 }),
+        fc.constantFrom(24, 1024),
+        async (xml, mutation, at, cuts, maxFieldBytes) => {
+          const part =
+            mutation === MUTATIONS.length
+              ? xml
+              : MUTATIONS[mutation]!(xml.replace(/si>/g, 'c>').replace(/<(x:)?t>/, '<$1v>'), at)
+                  .replace(/c>/g, 'si>')
+                  .replace(/<(x:)?v>/, '<$1t>')
+          const pieces = split(Buffer.from(part, 'utf8'), cuts)
+          const scanned = await readStrings(readSharedStrings, pieces, maxFieldBytes)
+          const reference = await readStrings(readSharedStringsWithSaxes, pieces, maxFieldBytes)
+          if ('code' in scanned && scanned.code === 'XLSX_MALFORMED' && 'code' in reference && !wellFormed(part)) return
+          expect(scanned, part).toEqual(reference)
+        },
+      ),
+      { numRuns: 300 },
     )
   })
 })
