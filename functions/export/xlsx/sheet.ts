@@ -185,7 +185,7 @@ export const openSheetRows = async (
       if (column < 0 || column >= MAX_SHEET_COLUMNS) {
         throw malformedCell(`a cell with the reference "${quotePrefix(attributeText(r))}"`)
       }
-      reference.set(values.subarray(start, end))
+      for (let k = start; k < end; k++) reference[k - start] = values[k]!
       referenceLength = end - start
     }
     if (column < 0 || column >= MAX_SHEET_COLUMNS) throw malformedCell('a cell with the reference ""')

@@ -144,7 +144,11 @@ export class XmlScanner {
     let at = 0
     while (at < end) {
       if (buffer[at] !== LT) {
-        const lt = buffer.indexOf(LT, at)
+        // Text between tags is mostly a short value: a loop finds its end sooner than a native call.
+        let lt = at + 1
+        while (lt < end && lt - at < 32 && buffer[lt] !== LT) lt++
+        if (lt >= end) lt = -1
+        else if (buffer[lt] !== LT) lt = buffer.indexOf(LT, lt)
         if (lt < 0) return this.#partialText(buffer, at, end)
         this.#text(buffer, at, lt)
         at = lt
@@ -152,7 +156,7 @@ export class XmlScanner {
       }
       const next = at + 1 < end ? buffer[at + 1]! : -1
       let after: number
-      if (next === SLASH) after = this.#endTag(buffer, at)
+      if (next === SLASH) after = this.#endTag(buffer, at, end)
       else if (next === QUESTION) after = this.#instruction(buffer, at)
       else if (next === BANG) after = this.#bang(buffer, at, end)
       else if (next < 0) return at
@@ -229,14 +233,13 @@ export class XmlScanner {
     }
   }
 
-  #endTag(buffer: Uint8Array, at: number): number {
-    const gt = buffer.indexOf(GT, at + 2)
-    if (gt < 0) return -1
+  #endTag(buffer: Uint8Array, at: number, end: number): number {
     let nameEnd = at + 2
-    while (NAME[buffer[nameEnd]!]! & 2) nameEnd++
-    let i = nameEnd
-    while (isSpace(buffer[i]!)) i++
-    if (i !== gt || nameEnd === at + 2) throw this.#malformed('it has a malformed closing tag')
+    while (nameEnd < end && NAME[buffer[nameEnd]!]! & 2) nameEnd++
+    let gt = nameEnd
+    while (gt < end && isSpace(buffer[gt]!)) gt++
+    if (gt >= end) return -1
+    if (buffer[gt] !== GT || nameEnd === at + 2) throw this.#malformed('it has a malformed closing tag')
     const depth = this.#depth
     if (depth === 0) throw this.#malformed('it closes an element it never opened')
     const start = depth === 1 ? 0 : this.#nameEnds[depth - 2]!
@@ -251,7 +254,12 @@ export class XmlScanner {
 
   #startTag(buffer: Uint8Array, at: number, end: number): number {
     if (!(NAME[buffer[at + 1]!]! & 1)) throw this.#malformed('it has a "<" that starts no tag')
-    // The tag's end is its first '>' outside quotes; the search resumes where the last chunk left it.
+    if (this.#searched === 0) {
+      const after = this.#parseTag(buffer, at, end)
+      if (after >= 0) return after
+      this.#searched = 1
+    }
+    // A tag across chunks: its end is its first '>' outside quotes, searched from where the last chunk left it.
     let quote = this.#quote
     let i = at + Math.max(1, this.#searched)
     for (; i < end; i++) {
@@ -272,36 +280,43 @@ export class XmlScanner {
       this.#searched = end - at
       return -1
     }
-    return this.#parseTag(buffer, at, i)
+    return this.#parseTag(buffer, at, i + 1)
   }
 
   /** Parses the complete tag `buffer[at..gt]`, then reports it. */
-  #parseTag(buffer: Uint8Array, at: number, gt: number): number {
+  #parseTag(buffer: Uint8Array, at: number, end: number): number {
     let i = at + 2
-    while (NAME[buffer[i]!]! & 2) i++
+    while (i < end && NAME[buffer[i]!]! & 2) i++
     const nameEnd = i
     this.attributes.reset(buffer)
     let selfClosing = false
     for (;;) {
-      const spaced = isSpace(buffer[i]!)
-      while (isSpace(buffer[i]!)) i++
+      const spaced = i < end && isSpace(buffer[i]!)
+      while (i < end && isSpace(buffer[i]!)) i++
+      if (i >= end) return -1
       const b = buffer[i]!
-      if (i === gt) break
-      if (b === SLASH && i + 1 === gt) {
+      if (b === GT) break
+      if (b === SLASH) {
+        if (i + 1 >= end) return -1
+        if (buffer[i + 1] !== GT) throw this.#malformed('a tag has a "/" before its end')
         selfClosing = true
+        i++
         break
       }
       if (!spaced || !(NAME[b]! & 1)) throw this.#malformed('a tag has a malformed attribute')
       const name = i
-      while (NAME[buffer[i]!]! & 2) i++
+      while (i < end && NAME[buffer[i]!]! & 2) i++
       const nameStop = i
-      while (isSpace(buffer[i]!)) i++
+      while (i < end && isSpace(buffer[i]!)) i++
+      if (i >= end) return -1
       if (buffer[i] !== EQ) throw this.#malformed('a tag has an attribute without a value')
       i++
-      while (isSpace(buffer[i]!)) i++
+      while (i < end && isSpace(buffer[i]!)) i++
+      if (i >= end) return -1
       const quote = buffer[i]!
       if (quote !== QUOT && quote !== APOS) throw this.#malformed('a tag has an attribute value without quotes')
       const close = buffer.indexOf(quote, i + 1)
+      if (close < 0) return -1
       const added = this.attributes.add(name, nameStop, i + 1, close)
       if (added === DUPLICATE_ATTRIBUTE) throw this.#malformed('a tag has the same attribute twice')
       if (added < 0) throw this.#malformed(failure(added))
@@ -316,7 +331,8 @@ export class XmlScanner {
     if (nameStart + nameLength > this.#stackNames.length) {
       this.#stackNames = grow(this.#stackNames, nameStart + nameLength, nameStart)
     }
-    this.#stackNames.set(buffer.subarray(at + 1, nameEnd), nameStart)
+    const names = this.#stackNames
+    for (let k = 0; k < nameLength; k++) names[nameStart + k] = buffer[at + 1 + k]!
     this.#nameEnds[depth - 1] = nameStart + nameLength
     const kind = localNameIndex(this.#names, buffer, at + 1, nameEnd)
     this.#kinds[depth - 1] = kind
@@ -326,7 +342,7 @@ export class XmlScanner {
       this.#depth = depth - 1
       this.#handler.close(kind)
     }
-    return gt + 1
+    return i + 1
   }
 
   /** A text up to a "<": outside the root it may only be whitespace. */
