@@ -116,7 +116,9 @@ export const decodeAttribute = (
 ): number => {
   for (let i = start; i < end; i++) {
     const b = buffer[i]!
-    if (b === AMP) {
+    // Letters and digits, first: one comparison each.
+    if (b > AMP && b !== LT) into[out++] = b
+    else if (b === AMP) {
       const semi = buffer.indexOf(SEMI, i)
       if (semi < 0 || semi > end) return NO_ENTITY
       out = writeEntity(buffer, i + 1, semi, into, out)
