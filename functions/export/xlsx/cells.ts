@@ -46,11 +46,29 @@ export const serialText = (serial: number, kind: NumberKind, date1904: boolean):
   }
   if (kind === NumberKind.TIME) return timeText(ms, days)
   const epoch = date1904 ? EPOCH_1904 : days < FIRST_REAL_1900_SERIAL ? EPOCH_1900 - 1 : EPOCH_1900
-  const instant = new Date((days - epoch) * MS_PER_DAY + ms)
-  const date = instant.toISOString().slice(0, 10)
+  const date = civilDate(days - epoch)
   // A date format shows the day; a time in it would be lost, so it stays a timestamp then.
   if (kind === NumberKind.DATE && ms === 0) return date
   return `${date} ${timeText(ms, 0)}`
+}
+
+/**
+ * `YYYY-MM-DD` of a count of days since 1970-01-01, as `Date.toISOString()` writes it for years 1000 to 9999, by
+ * the proleptic Gregorian calendar's arithmetic (H. Hinnant's civil_from_days) rather than a Date per cell.
+ */
+export const civilDate = (daysSinceEpoch: number): string => {
+  const z = daysSinceEpoch + 719_468
+  const era = Math.floor(z / 146_097)
+  const dayOfEra = z - era * 146_097
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  )
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153)
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  return `${year}-${pad2(month)}-${pad2(day)}`
 }
 
 /** `HH:MM:SS[.sss]` of `ms` into a day; `days` whole days before it count as hours (elapsed-time formats). */

@@ -5,8 +5,10 @@
  */
 import type { Readable } from 'node:stream'
 import { DataError, WorkbookError } from '../core/errors.ts'
+import { CellBuffer, isPlainUtf8 } from './cell-bytes.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
-import { parseXmlEntry, type XmlOptions } from './xml.ts'
+import { pendingXmlBound, scanXmlEntry, tooDeep, tooLong, type XmlOptions } from './xml.ts'
+import { XmlScanner } from './xml-scanner.ts'
 
 /** UTF-8 bytes of all shared strings together, on disk once past the memory budget. */
 const MAX_SHARED_STRING_BYTES = 4 * 1024 ** 3
@@ -72,8 +74,17 @@ export class StringItemText {
 }
 
 const PART = 'shared strings (xl/sharedStrings.xml)'
+/** The elements read, by local name (xml-scanner.ts reports an element by its index here). */
+const ELEMENTS = ['si', 't', 'rPh']
+const ITEM = 0
+const TEXT = 1
+const PHONETIC = 2
 
-/** Reads the part; a string longer than `maxFieldBytes` could never fill a cell, so it fails as LIMIT_EXCEEDED. */
+/**
+ * Reads the part with the byte scanner; a string longer than `maxFieldBytes` could never fill a cell, so it fails
+ * as LIMIT_EXCEEDED. An item's text goes into the table as its bytes, unless it has `_xHHHH_` escapes to undo or
+ * bytes that are not UTF-8 (replaced by U+FFFD, as a decoder does).
+ */
 export const readSharedStrings = async (
   entry: Readable,
   tableId: string,
@@ -81,42 +92,69 @@ export const readSharedStrings = async (
   xml: XmlOptions & { readonly maxFieldBytes: number },
 ): Promise<SharedStringTable> => {
   const strings = new SharedStringTable(options)
-  const item = new StringItemText(
-    xml.maxFieldBytes,
-    () =>
-      new DataError('LIMIT_EXCEEDED', {
-        tableId,
-        reason: `shared string ${strings.count + 1} of the workbook is over limits.maxFieldBytes (${xml.maxFieldBytes})`,
-        hint: 'the previous data is kept; raise limits.maxFieldBytes in the configuration if a cell really is that long, or fix the saved table',
-      }),
-  )
-  try {
-    await parseXmlEntry(
-      entry,
-      PART,
-      tableId,
-      {
-        open: (tag) => item.open(tag.name),
-        text: (text) => item.text(text),
-        close: (name) => {
-          item.close(name)
-          if (name !== 'si') return
-          strings.add(unescapeText(item.take()))
+  const text = new CellBuffer()
+  let inText = false
+  let inPhonetic = false
+  const maxPending = pendingXmlBound(xml.maxPendingChars)
+  const where = () => `shared string ${strings.count + 1}`
+  const scanner = new XmlScanner(
+    ELEMENTS,
+    {
+      open: (kind) => {
+        if (kind === TEXT) inText = !inPhonetic
+        else if (kind === PHONETIC) inPhonetic = true
+      },
+      close: (kind) => {
+        if (kind === TEXT) inText = false
+        else if (kind === PHONETIC) inPhonetic = false
+        else if (kind === ITEM) {
+          addItem(strings, text)
+          text.clear()
           if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
             throw new WorkbookError('XLSX_TOO_LARGE', {
               tableId,
               reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
             })
           }
-        },
-        where: () => `shared string ${strings.count + 1}`,
+        }
       },
-      { maxPendingChars: xml.maxFieldBytes, signal: xml.signal },
-    )
+      wantsText: () => inText,
+      text: (bytes, start, end) => {
+        text.append(bytes, start, end)
+        if (text.units > xml.maxFieldBytes) {
+          throw new DataError('LIMIT_EXCEEDED', {
+            tableId,
+            reason: `shared string ${strings.count + 1} of the workbook is over limits.maxFieldBytes (${xml.maxFieldBytes})`,
+            hint: 'the previous data is kept; raise limits.maxFieldBytes in the configuration if a cell really is that long, or fix the saved table',
+          })
+        }
+      },
+    },
+    {
+      maxPending,
+      malformed: (reason) =>
+        new WorkbookError('XLSX_MALFORMED', {
+          tableId,
+          reason: `the workbook's ${PART} is not well-formed XML: ${reason} (${where()})`,
+        }),
+      tooDeep: () => tooDeep(PART, tableId),
+      tooLong: () => tooLong(PART, tableId, maxPending, where()),
+    },
+  )
+  try {
+    for await (const _ of scanXmlEntry(entry, scanner, tableId, xml.signal)) {
+      // each step has scanned one inflated chunk
+    }
     strings.finish()
   } catch (error) {
     strings.close()
     throw error
   }
   return strings
+}
+
+const addItem = (strings: SharedStringTable, text: CellBuffer): void => {
+  const { bytes, length } = text
+  if (isPlainUtf8(bytes, length)) strings.addBytes(bytes, 0, length)
+  else strings.add(unescapeText(bytes.toString('utf8', 0, length)))
 }

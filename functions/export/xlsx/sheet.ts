@@ -2,32 +2,42 @@
  * The worksheet's XML -> the header and record batches. Rows come as `<row><c r="C7" t="s" s="3"><v>..</v></c>`;
  * a cell goes to the column its reference names, so a sparse row that leaves out empty cells keeps its columns.
  * The first row with a value is the header; later rows without one are skipped, as a workbook leaves them out.
- * Each cell becomes the text the CSV would carry (cells.ts) and is copied into the batch being filled.
+ * The XML is scanned as bytes (xml-scanner.ts): references, styles, types and shared-string indexes are read from
+ * the bytes, and each cell becomes the text the CSV would carry (cell-text.ts), copied into the batch being filled.
  */
 import type { Readable } from 'node:stream'
 import { DataError, WorkbookError } from '../core/errors.ts'
 import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
-import { numberText, serialText } from './cells.ts'
-import { GENERAL_FORMAT, NumberKind } from './number-format.ts'
-import { byteString, StringItemText, unescapeText } from './shared-strings.ts'
+import { CellBuffer } from './cell-bytes.ts'
+import { CellType, cellText, cellType, digitsValue } from './cell-text.ts'
 import type { WorkbookParts } from './workbook.ts'
-import { streamXmlEntry, type XmlTag } from './xml.ts'
+import { pendingXmlBound, scanXmlEntry, tooDeep, tooLong } from './xml.ts'
+import { XmlScanner } from './xml-scanner.ts'
 
 /** Excel's last column is XFD. */
 export const MAX_SHEET_COLUMNS = 16_384
 /** Excel's last row. */
 export const MAX_SHEET_ROWS = 1_048_576
-/** An index or row number as SpreadsheetML writes it: a non-negative integer in decimal digits. */
-const DIGITS = /^[0-9]{1,15}$/
-/** A cell reference: column letters (A to XFD), then the row number. */
-const CELL_REFERENCE = /^[A-Za-z]{1,3}[0-9]{1,7}$/
 /** Characters of a malformed value quoted in an error message. */
 const QUOTED_PREFIX = 32
 const quotePrefix = (value: string): string =>
   value.length <= QUOTED_PREFIX ? value : `${value.slice(0, QUOTED_PREFIX)}… (${value.length} characters)`
-/** Distinct error values named in the warning. */
-const ERROR_VALUES_NAMED = 5
+
+/** The elements read, by local name; the scanner reports an element by its index here. */
+const ELEMENTS = ['row', 'c', 'v', 'is', 't', 'rPh']
+const ROW = 0
+const CELL = 1
+const VALUE = 2
+const INLINE = 3
+const TEXT = 4
+const PHONETIC = 5
+/** The attributes read: r, s, t. */
+const R = 0x72
+const S = 0x73
+const T = 0x74
+/** Bytes of a valid reference kept for messages: three letters and seven digits. */
+const REFERENCE_BYTES = 10
 
 interface SheetRows {
   readonly header: readonly string[]
@@ -50,9 +60,6 @@ export const columnOfReference = (reference: string): number => {
   return i === 0 ? -1 : column - 1
 }
 
-/** The 1-based row of a valid cell reference such as `AB12`. */
-const rowOfReference = (reference: string): number => Number(reference.replace(/^[A-Za-z]+/, ''))
-
 /** Reads up to the header row; the batches then stream the rest of the sheet. */
 export const openSheetRows = async (
   entry: Readable,
@@ -66,15 +73,16 @@ export const openSheetRows = async (
   },
 ): Promise<SheetRows> => {
   const { tableId, limits, signal } = options
-  const { formats, sharedStrings, date1904 } = parts
+  const { formats } = parts
   // A workbook without a styles part still names the default style 0.
   const styleCount = Math.max(formats.length, 1)
   const part = `worksheet "${parts.sheetName}" (${parts.sheetPath})`
   const errorCells = { count: 0, values: new Set<string>() }
   const ready: RecordBatch[] = []
-  const stringItem = new StringItemText(limits.maxFieldBytes, () =>
-    limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `cell ${cellName()}`),
-  )
+  const value = new CellBuffer()
+  const inline = new CellBuffer()
+  const reference = new Uint8Array(REFERENCE_BYTES)
+  let referenceLength = -1
   let header: string[] | undefined
   let builder: RecordBatchBuilder | undefined
   let row: string[] = []
@@ -82,59 +90,24 @@ export const openSheetRows = async (
   let rowHasValue = false
   let rowBytes = 0
   let column = -1
-  let reference: string | undefined
-  let type = 'n'
+  let type: CellType = CellType.NUMBER
   let style = 0
-  let value = ''
   let inValue = false
   let inInline = false
+  let inText = false
+  let inPhonetic = false
 
-  const cellName = (): string =>
-    reference !== undefined ? quotePrefix(reference) : `in column ${column + 1} of row ${rowNumber}`
-
-  const cellText = (): string => {
-    switch (type) {
-      case 's': {
-        // An empty cell is NULL whatever its type; an index is digits only, never a fraction, sign or exponent.
-        if (value === '') return ''
-        const text = DIGITS.test(value) ? sharedStrings.at(Number(value)) : undefined
-        if (text === undefined) {
-          throw new WorkbookError('XLSX_MALFORMED', {
-            tableId,
-            reason: `cell ${cellName()} of ${part} names shared string "${quotePrefix(value)}", which the workbook does not have (it has ${sharedStrings.count})`,
-          })
-        }
-        return text
-      }
-      case 'inlineStr':
-        return byteString(unescapeText(stringItem.take()))
-      case 'str':
-        return byteString(unescapeText(value))
-      case 'b':
-        return value === '' ? '' : value === '1' || value === 'true' ? 'true' : 'false'
-      case 'e':
-        if (value !== '') {
-          errorCells.count++
-          if (errorCells.values.size < ERROR_VALUES_NAMED) errorCells.values.add(value)
-        }
-        return ''
-      case 'd':
-        // Record batches take byte strings: a character past U+00FF would be cut to its low byte.
-        return byteString(value)
-      default: {
-        if (value === '') return ''
-        const number = Number(value)
-        if (!Number.isFinite(number)) return byteString(value)
-        const format = formats[style] ?? GENERAL_FORMAT
-        if (format.kind >= NumberKind.DATE)
-          return serialText(number, format.kind, date1904) ?? numberText(number, format)
-        return numberText(number, format)
-      }
-    }
+  const referenceText = (): string | undefined =>
+    referenceLength < 0 ? undefined : Buffer.from(reference.subarray(0, referenceLength)).toString('latin1')
+  const cellName = (): string => {
+    const text = referenceText()
+    return text !== undefined ? quotePrefix(text) : `in column ${column + 1} of row ${rowNumber}`
   }
+  const cellContext = { tableId, part, formats, parts, errorCells, cellName }
 
   const endCell = () => {
-    const text = cellText()
+    const text = cellText(type, style, value, inline, cellContext)
+    inline.clear()
     if (text === '') return
     // The limits count a cell's UTF-8 bytes (its text as the CSV would carry it) and a row's, as for a CSV record.
     if (text.length > limits.maxFieldBytes) {
@@ -181,93 +154,128 @@ export const openSheetRows = async (
   const malformedCell = (what: string) =>
     new WorkbookError('XLSX_MALFORMED', { tableId, reason: `row ${rowNumber} of ${part} has ${what}` })
 
-  const open = (tag: XmlTag) => {
-    switch (tag.name) {
-      case 'c': {
-        reference = tag.attributes.r
-        if (reference === undefined) column++
-        else {
-          column = CELL_REFERENCE.test(reference) ? columnOfReference(reference) : -1
-          const referenceRow = column < 0 ? 0 : rowOfReference(reference)
-          if (referenceRow < 1 || referenceRow > MAX_SHEET_ROWS) column = -1
-        }
-        if (column < 0 || column >= MAX_SHEET_COLUMNS) {
-          throw malformedCell(`a cell with the reference "${quotePrefix(reference ?? '')}"`)
-        }
-        type = tag.attributes.t ?? 'n'
-        // An <is> in a cell of another type must not carry its text into the next inline string.
-        stringItem.take()
-        const s = tag.attributes.s
-        style = s === undefined ? 0 : DIGITS.test(s) ? Number(s) : -1
-        if (style < 0 || style >= styleCount) {
-          throw malformedCell(
-            `cell ${cellName()} with style "${quotePrefix(s ?? '')}", which the workbook does not have (it has ${formats.length})`,
-          )
-        }
-        value = ''
-        break
+  /** The text of the current tag's attribute `i`, for messages. */
+  const attributeText = (i: number): string =>
+    Buffer.from(scanner.attributes.values.buffer, scanner.attributes.values.byteOffset).toString(
+      'utf8',
+      scanner.attributes.valueStart(i),
+      scanner.attributes.valueEnd(i),
+    )
+
+  /** Reads the cell's reference (`C7`: letters, then a row of 1 to MAX_SHEET_ROWS) into `column`. */
+  const openCell = () => {
+    const r = scanner.attributes.find(R)
+    if (r < 0) {
+      referenceLength = -1
+      column++
+    } else {
+      const values = scanner.attributes.values
+      const start = scanner.attributes.valueStart(r)
+      const end = scanner.attributes.valueEnd(r)
+      let i = start
+      let letters = 0
+      for (; i < end && i - start < 3; i++) {
+        const code = values[i]! | 0x20
+        if (code < 0x61 || code > 0x7a) break
+        letters = letters * 26 + (code - 0x60)
       }
-      case 'v':
-        inValue = true
-        break
-      case 'is':
-        inInline = true
-        break
-      case 'row': {
-        const r = tag.attributes.r
-        rowNumber = r === undefined ? rowNumber + 1 : DIGITS.test(r) ? Number(r) : 0
-        if (rowNumber < 1 || rowNumber > MAX_SHEET_ROWS) {
-          throw new WorkbookError('XLSX_MALFORMED', {
-            tableId,
-            reason: `${part} has a row numbered "${quotePrefix(r ?? String(rowNumber))}" (rows are 1 to ${MAX_SHEET_ROWS.toLocaleString('en-US')})`,
-          })
-        }
-        row = []
-        rowHasValue = false
-        rowBytes = 0
-        column = -1
-        break
+      const referenceRow = digitsValue(values, i, end)
+      const valid = i > start && end - i <= 7
+      column = valid && referenceRow >= 1 && referenceRow <= MAX_SHEET_ROWS ? letters - 1 : -1
+      if (column < 0 || column >= MAX_SHEET_COLUMNS) {
+        throw malformedCell(`a cell with the reference "${quotePrefix(attributeText(r))}"`)
       }
-      default:
-        if (inInline) stringItem.open(tag.name)
+      for (let k = start; k < end; k++) reference[k - start] = values[k]!
+      referenceLength = end - start
     }
-  }
-  const text = (text: string) => {
-    if (inValue) {
-      // A <v> may come in several text events (split by comments); its whole is bounded as it grows.
-      value += text
-      if (value.length > limits.maxFieldBytes) {
-        throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `cell ${cellName()}`)
-      }
-    } else if (inInline) stringItem.text(text)
-  }
-  const close = (name: string) => {
-    switch (name) {
-      case 'v':
-        inValue = false
-        break
-      case 'is':
-        inInline = false
-        break
-      case 'c':
-        endCell()
-        break
-      case 'row':
-        endRow()
-        break
-      default:
-        if (inInline) stringItem.close(name)
+    if (column < 0 || column >= MAX_SHEET_COLUMNS) throw malformedCell('a cell with the reference ""')
+    const t = scanner.attributes.find(T)
+    type =
+      t < 0
+        ? CellType.NUMBER
+        : cellType(scanner.attributes.values, scanner.attributes.valueStart(t), scanner.attributes.valueEnd(t))
+    // An <is> in a cell of another type must not carry its text into the next inline string.
+    inline.clear()
+    const s = scanner.attributes.find(S)
+    style =
+      s < 0
+        ? 0
+        : digitsValue(scanner.attributes.values, scanner.attributes.valueStart(s), scanner.attributes.valueEnd(s))
+    if (style < 0 || style >= styleCount) {
+      throw malformedCell(
+        `cell ${cellName()} with style "${quotePrefix(s < 0 ? '' : attributeText(s))}", which the workbook does not have (it has ${formats.length})`,
+      )
     }
+    value.clear()
   }
 
-  const where = () => `row ${rowNumber}${reference === undefined ? '' : `, at cell ${quotePrefix(reference)}`}`
-  const steps = streamXmlEntry(
-    entry,
-    part,
-    tableId,
-    { open, text, close, where },
-    { maxPendingChars: limits.maxFieldBytes, signal },
+  const openRow = () => {
+    const r = scanner.attributes.find(R)
+    rowNumber =
+      r < 0
+        ? rowNumber + 1
+        : Math.max(
+            0,
+            digitsValue(scanner.attributes.values, scanner.attributes.valueStart(r), scanner.attributes.valueEnd(r)),
+          )
+    if (rowNumber < 1 || rowNumber > MAX_SHEET_ROWS) {
+      throw new WorkbookError('XLSX_MALFORMED', {
+        tableId,
+        reason: `${part} has a row numbered "${quotePrefix(r < 0 ? String(rowNumber) : attributeText(r))}" (rows are 1 to ${MAX_SHEET_ROWS.toLocaleString('en-US')})`,
+      })
+    }
+    row = []
+    rowHasValue = false
+    rowBytes = 0
+    column = -1
+  }
+
+  const where = () => {
+    const text = referenceText()
+    return `row ${rowNumber}${text === undefined ? '' : `, at cell ${quotePrefix(text)}`}`
+  }
+  const maxPending = pendingXmlBound(limits.maxFieldBytes)
+  const scanner: XmlScanner = new XmlScanner(
+    ELEMENTS,
+    {
+      open: (kind) => {
+        if (kind === CELL) openCell()
+        else if (kind === VALUE) inValue = true
+        else if (kind === INLINE) inInline = true
+        else if (kind === ROW) openRow()
+        else if (inInline && kind === TEXT) inText = !inPhonetic
+        else if (inInline && kind === PHONETIC) inPhonetic = true
+      },
+      close: (kind) => {
+        if (kind === VALUE) inValue = false
+        else if (kind === INLINE) inInline = false
+        else if (kind === CELL) endCell()
+        else if (kind === ROW) endRow()
+        else if (inInline && kind === TEXT) inText = false
+        else if (inInline && kind === PHONETIC) inPhonetic = false
+      },
+      wantsText: () => inValue || (inInline && inText),
+      text: (bytes, start, end) => {
+        // A <v> may come in several pieces (split by comments or chunks); its whole is bounded as it grows.
+        const cell = inValue ? value : inline
+        cell.append(bytes, start, end)
+        if (cell.units > limits.maxFieldBytes) {
+          throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `cell ${cellName()}`)
+        }
+      },
+    },
+    {
+      maxPending,
+      malformed: (reason) =>
+        new WorkbookError('XLSX_MALFORMED', {
+          tableId,
+          reason: `the workbook's ${part} is not well-formed XML: ${reason} (${where()})`,
+        }),
+      tooDeep: () => tooDeep(part, tableId),
+      tooLong: () => tooLong(part, tableId, maxPending, where()),
+    },
   )
+  const steps = scanXmlEntry(entry, scanner, tableId, signal)
   while (header === undefined) {
     const step = await steps.next()
     if (step.done) {

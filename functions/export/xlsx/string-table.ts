@@ -56,12 +56,18 @@ export class SharedStringTable {
   }
 
   add(text: string): void {
+    const bytes = Buffer.from(text, 'utf8')
+    this.addBytes(bytes, 0, bytes.length)
+  }
+
+  /** Adds the string whose UTF-8 bytes are `bytes[start..end)`. */
+  addBytes(bytes: Uint8Array, start: number, end: number): void {
     this.#count++
     if (this.#spill) {
-      this.#spill.add(text)
+      this.#spill.add(bytes.subarray(start, end))
       return
     }
-    const length = Buffer.byteLength(text, 'utf8')
+    const length = end - start
     if (this.#used + length > this.#memoryBytes && this.#spillPath !== undefined) {
       this.#spill = new SpilledStrings(
         this.#spillPath,
@@ -71,11 +77,11 @@ export class SharedStringTable {
       )
       this.#bytes = Buffer.alloc(0)
       this.#ends = new Uint32Array(0)
-      this.#spill.add(text)
+      this.#spill.add(bytes.subarray(start, end))
       return
     }
     if (this.#used + length > this.#bytes.length) this.#bytes = grow(this.#bytes, this.#used + length)
-    this.#bytes.write(text, this.#used, 'utf8')
+    this.#bytes.set(bytes.subarray(start, end), this.#used)
     this.#used += length
     if (this.#count > this.#ends.length) {
       const ends = new Uint32Array(this.#ends.length * 2)
@@ -133,8 +139,9 @@ class SpilledStrings {
     return this.#byteLength
   }
 
-  add(text: string): void {
-    this.#byteLength += this.#text.appendText(text)
+  add(bytes: Uint8Array): void {
+    this.#text.append(bytes)
+    this.#byteLength += bytes.length
     this.#appendEnd(this.#byteLength)
   }
 

@@ -45,7 +45,8 @@ export const readOnThread = async (file: string, options: SpooledWorkbookOptions
   signal?.throwIfAborted()
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: ROLE, file, options: threadOptions satisfies ThreadOptions },
-    // saxes makes a string of every tag, attribute and text: a small young generation keeps that churn small.
+    // Cells still become short-lived strings (and workbook.xml, rels and styles go through saxes): a small young
+    // generation keeps that churn small, as on the CSV's parse thread.
     resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
   const batches = new Channel<RecordBatch>()

@@ -17,7 +17,7 @@ export type XmlTag = SaxesTagPlain
  * Elements open at once. SpreadsheetML nests about eight deep (worksheet, sheetData, row, c, is, r, t); 20 million
  * nested tags in one cell once took the process to a V8 heap abort.
  */
-const MAX_XML_DEPTH = 64
+export const MAX_XML_DEPTH = 64
 /**
  * Least bound on the XML between two events, whatever limits.maxFieldBytes says: a written piece of XML is at most
  * this long, so the count after a piece with an event in it never exceeds the bound by mistake.
@@ -43,7 +43,7 @@ export interface XmlOptions {
 }
 
 /** The bound on XML between events for a field limit. */
-const pendingXmlBound = (maxFieldBytes: number): number => Math.max(maxFieldBytes, MIN_PENDING_XML_CHARS)
+export const pendingXmlBound = (maxFieldBytes: number): number => Math.max(maxFieldBytes, MIN_PENDING_XML_CHARS)
 
 /** Parses `entry` (named `part` in errors) to its end, calling `handlers`. */
 export const parseXmlEntry = async (
@@ -155,15 +155,37 @@ const malformedXml = (error: unknown, part: string, tableId: string): Error =>
     cause: error,
   })
 
-const tooDeep = (part: string, tableId: string): Error =>
+export const tooDeep = (part: string, tableId: string): Error =>
   new WorkbookError('XLSX_MALFORMED', {
     tableId,
     reason: `the workbook's ${part} nests elements more than ${MAX_XML_DEPTH} deep`,
   })
 
-const tooLong = (part: string, tableId: string, bound: number, where: string | undefined): Error =>
+export const tooLong = (part: string, tableId: string, bound: number, where: string | undefined): Error =>
   new DataError('LIMIT_EXCEEDED', {
     tableId,
     reason: `the workbook's ${part} has over ${bound.toLocaleString('en-US')} characters of XML in one piece of text or one tag${where ? ` (${where})` : ''}, over limits.maxFieldBytes`,
     hint: 'the previous data is kept; raise limits.maxFieldBytes in the configuration if a cell really is that long, or fix the saved table',
   })
+
+/** Scans `entry` chunk by chunk into a byte scanner (xml-scanner.ts): each step has scanned one inflated chunk. */
+export async function* scanXmlEntry(
+  entry: Readable,
+  scanner: { write(chunk: Uint8Array): void; end(): void },
+  tableId: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<void> {
+  try {
+    for await (const chunk of entry) {
+      signal?.throwIfAborted()
+      scanner.write(chunk as Buffer)
+      yield
+    }
+    scanner.end()
+  } catch (error) {
+    // The scanner's and the sheet's coded errors stop the reading as they are; anything else came from inflating.
+    throw error instanceof ExportError ? error : zipError(error, tableId)
+  } finally {
+    entry.destroy()
+  }
+}
