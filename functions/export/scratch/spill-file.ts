@@ -38,17 +38,6 @@ export class SpillFile {
     this.#buffered += bytes.length
   }
 
-  /** Appends `text` as UTF-8; returns its byte length. */
-  appendText(text: string): number {
-    const buffer = this.#writable()
-    const length = Buffer.byteLength(text, 'utf8')
-    this.#size += length
-    if (this.#buffered + length > buffer.length) this.flush()
-    if (length > buffer.length) writeAll(this.descriptor, Buffer.from(text, 'utf8'))
-    else this.#buffered += buffer.write(text, this.#buffered, 'utf8')
-    return length
-  }
-
   flush(): void {
     if (this.#buffer) writeAll(this.descriptor, this.#buffer.subarray(0, this.#buffered))
     this.#buffered = 0
