@@ -15,6 +15,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
+import { closestKey } from '../functions/export/core/config/key-suggestions.ts'
 import { LineageColumn, NODE_RUNTIME_FLAGS } from '../functions/export/core/constants.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
@@ -71,28 +72,31 @@ const usageError = (message: string): never => {
   process.exit(2)
 }
 
+const BENCH_OPTIONS = {
+  'size-mb': { type: 'string', default: '500' },
+  runs: { type: 'string', default: '3' },
+  dir: { type: 'string', default: path.join(ROOT, '.bench') },
+  dataset: { type: 'string', default: 'devices' },
+  'skip-duckdb': { type: 'boolean', default: false },
+  'skip-one-core': { type: 'boolean', default: false },
+  'skip-parse': { type: 'boolean', default: false },
+  format: { type: 'string', default: 'csv' },
+  'allow-load': { type: 'boolean', default: false },
+  'wait-idle': { type: 'string' },
+  'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
+  'max-load': { type: 'string', default: String(DEFAULT_MAX_LOAD_AVERAGE) },
+  columns: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const
+
 const parseBenchArgs = () => {
   try {
-    return parseArgs({
-      options: {
-        'size-mb': { type: 'string', default: '500' },
-        runs: { type: 'string', default: '3' },
-        dir: { type: 'string', default: path.join(ROOT, '.bench') },
-        dataset: { type: 'string', default: 'devices' },
-        'skip-duckdb': { type: 'boolean', default: false },
-        'skip-one-core': { type: 'boolean', default: false },
-        'skip-parse': { type: 'boolean', default: false },
-        format: { type: 'string', default: 'csv' },
-        'allow-load': { type: 'boolean', default: false },
-        'wait-idle': { type: 'string' },
-        'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
-        'max-load': { type: 'string', default: String(DEFAULT_MAX_LOAD_AVERAGE) },
-        columns: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values
+    return parseArgs({ options: BENCH_OPTIONS }).values
   } catch (error) {
-    return usageError((error as Error).message)
+    // parseArgs names an unknown flag but not the one likely meant.
+    const unknown = /^Unknown option '--([^']+)'/.exec((error as Error).message)?.[1]
+    const guess = unknown === undefined ? undefined : closestKey(unknown, Object.keys(BENCH_OPTIONS))
+    return usageError(`${(error as Error).message}${guess ? `; did you mean --${guess}?` : ''}`)
   }
 }
 
@@ -108,8 +112,11 @@ if (values.help) {
   process.stdout.write(USAGE)
   process.exit(0)
 }
-if (!(values.dataset in DATASETS))
-  usageError(`--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`)
+if (!(values.dataset in DATASETS)) {
+  const guess = closestKey(values.dataset, Object.keys(DATASETS))
+  const named = `--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`
+  usageError(`${named}${guess ? `; did you mean ${guess}?` : ''}`)
+}
 const dataset = values.dataset as Dataset
 const sizeMb = positive('size-mb', values['size-mb'])
 const runs = Math.round(positive('runs', values.runs))

@@ -457,6 +457,26 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'bench: a misspelt flag',
+    {
+      command: 'bench',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /'--colums'; did you mean --columns\?/,
+      run: () => run('bench/run.ts', ['--colums']),
+    },
+  ],
+  [
+    'bench: a misspelt data set',
+    {
+      command: 'bench',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /got "inventori"; did you mean inventory\?/,
+      run: () => run('bench/run.ts', ['--dataset', 'inventori']),
+    },
+  ],
+  [
     'bench: zero runs',
     {
       command: 'bench',
