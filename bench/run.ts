@@ -61,7 +61,8 @@ Flags:
   --max-foreign-cores N
                   a measurement is loaded when other processes used more than N cores' worth of CPU during it
                   (from /proc/stat less the bench's own processes; default ${DEFAULT_MAX_FOREIGN_CORES})
-  --max-load N    without /proc: loaded when the 1-minute load average before it is over N (default ${DEFAULT_MAX_LOAD_AVERAGE})
+  --max-load N    a measurement is loaded when the 1-minute load average before it is over N
+                  (default ${DEFAULT_MAX_LOAD_AVERAGE}; the bench's own last measurement counts, so each waits for it)
   --columns       print each data column's bytes beside DuckDB's, with both writers' encodings
   -h, --help      this text
 `

@@ -65,8 +65,9 @@ describe('the bench load reading', () => {
     expect(foreignCores(before!, after!, 2)).toBe(0)
   })
 
-  it("judges by others' CPU when there is a reading, however high the load average the bench itself raised", () => {
-    expect(judgeLoad({ loadAverage: 2.4, foreignCores: 0.05 }, thresholds).loaded).toBe(false)
+  it("judges by others' CPU and by the load average, the bench's own included: either over its threshold is loaded", () => {
+    expect(judgeLoad({ loadAverage: 0.4, foreignCores: 0.05 }, thresholds).loaded).toBe(false)
+    expect(judgeLoad({ loadAverage: 2.4, foreignCores: 0.05 }, thresholds).loaded).toBe(true)
     expect(judgeLoad({ loadAverage: 0.1, foreignCores: 0.5 }, thresholds).loaded).toBe(true)
   })
 
