@@ -2,14 +2,14 @@
  * The columnar writer's format, page by page: what Athena (Trino) relies on, read from the file's own page headers
  * and footer, and the values read back by two independent readers (DuckDB and hyparquet).
  */
-import { zstdDecompressSync } from 'node:zlib'
+
 import type { ColumnChunk, FileMetaData, PageHeader } from 'hyparquet'
-import { parquetReadObjects } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { describe, expect, it } from 'vitest'
 import { MAX_DICTIONARY_BYTES } from '../../../functions/export/parquet/dictionary.ts'
 import { query } from '../../support/duckdb.ts'
 import { encode, metadataOf } from '../../support/encoder.ts'
+import { readWithHyparquet } from '../../support/hyparquet-read.ts'
 
 /** Every page header of a column chunk, walked from its first page to its end. */
 const pagesOf = (bytes: Buffer, chunk: ColumnChunk): PageHeader[] => {
@@ -122,11 +122,7 @@ describe('the columnar Parquet writer', () => {
     const duck = await query(
       `SELECT id::VARCHAR AS id, uptime, price, ok, day::VARCHAR AS day, epoch_ms(seen)::VARCHAR AS seen, model, serial, ticket, cost_center, blank, _source_row_number::VARCHAR AS n FROM '${file}' ORDER BY _source_row_number`,
     )
-    const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-    const hyp = await parquetReadObjects({
-      file: arrayBuffer,
-      compressors: { ZSTD: (input) => zstdDecompressSync(input) },
-    })
+    const hyp = await readWithHyparquet(bytes)
     expect(duck).toHaveLength(ROWS)
     expect(hyp).toHaveLength(ROWS)
     records.forEach((record, i) => {

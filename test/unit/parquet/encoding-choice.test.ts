@@ -3,13 +3,13 @@
  * encoding the writer can choose reads back the same values, NULLs and types through DuckDB and hyparquet, with
  * its statistics and the encodings listed in the chunk's metadata.
  */
-import { zstdDecompressSync } from 'node:zlib'
+
 import type { ColumnChunk, FileMetaData } from 'hyparquet'
-import { parquetReadObjects } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
 import { mulberry32 } from '../../../emulator/prng.ts'
 import { query } from '../../support/duckdb.ts'
 import { encode, metadataOf } from '../../support/encoder.ts'
+import { readWithHyparquet } from '../../support/hyparquet-read.ts'
 
 const ROWS = 6000
 const DAY_MS = 86_400_000
@@ -126,11 +126,7 @@ describe('encodings chosen per column chunk by measurement', () => {
       const duck = await query(
         `SELECT id::VARCHAR AS id, epoch_ms(seen)::VARCHAR AS seen, bought::VARCHAR AS bought, audited::VARCHAR AS audited, uptime, cost, host, asset, site FROM '${file}' ORDER BY _source_row_number`,
       )
-      const arrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-      const hyp = await parquetReadObjects({
-        file: arrayBuffer,
-        compressors: { ZSTD: (input) => zstdDecompressSync(input) },
-      })
+      const hyp = await readWithHyparquet(bytes)
       expect(duck).toHaveLength(ROWS)
       expect(hyp).toHaveLength(ROWS)
       records.forEach((record, i) => {
