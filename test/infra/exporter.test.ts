@@ -218,7 +218,9 @@ describe('the exporter with an existing secret, a VPC and a private CA', () => {
     const [asset] = readdirSync(outdir).filter((name) => existsSync(join(outdir, name, 'index.mjs')))
     expect(readdirSync(join(outdir, asset!)).sort()).toEqual(['ca-certificates.pem', 'export-config.json', 'index.mjs'])
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=512' }) },
+      Environment: {
+        Variables: Match.objectLike({ NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=512' }),
+      },
     })
   })
 })
@@ -287,7 +289,9 @@ describe('the exporter with 200 tables and source maps switched on', () => {
     expect(readdirSync(assetDir).sort()).toEqual(['export-config.json', 'index.mjs', 'index.mjs.map'])
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
-        Variables: Match.objectLike({ NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=512 --enable-source-maps' }),
+        Variables: Match.objectLike({
+          NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=512 --enable-source-maps',
+        }),
       },
     })
   })
