@@ -46,10 +46,12 @@ export class RowGroupEncoder {
     return this.#rows
   }
 
-  /** Keeps a copy of the batch (its buffers go back to the parser for reuse). */
-  add(batch: RecordBatch): void {
-    this.#batches.push(this.#copies.copy(batch))
+  /** Keeps a copy of the batch (its buffers go back to the parser for reuse) and returns it. */
+  add(batch: RecordBatch): RecordBatch {
+    const copy = this.#copies.copy(batch)
+    this.#batches.push(copy)
     this.#rows += batch.rowCount
+    return copy
   }
 
   /** Encodes the row group into the file; returns its bytes. */

@@ -95,10 +95,12 @@ export class TableEncoder {
 
   /** Takes the next batch, already observed by the setup's `types`, and encodes it. */
   push(batch: RecordBatch): void {
-    this.#spool.append(batch)
     // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
     // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.
-    if (this.#deferred) return
+    if (this.#deferred) {
+      this.#spool.append(batch)
+      return
+    }
     // The plan depends on the rows only through what their values fit, so it is made again only when that changed.
     if (this.#plan === undefined || this.#planRevision !== this.#inferrer.revision) {
       const plan = this.#currentPlan()
@@ -113,11 +115,14 @@ export class TableEncoder {
         this.#group = undefined
         this.#copies.release()
         this.#groupBytes = 0
+        this.#spool.append(batch)
         return
       }
       this.#plan = plan
     }
-    this.#encode(batch, this.#plan)
+    // Spooled from the group's copy, just written on this thread, rather than from the batch the parse thread
+    // filled: the batch's bytes are then read across cores once, not twice.
+    this.#spool.append(this.#encode(batch, this.#plan))
   }
 
   /** Writes the last row group and the footer; returns the final plan. */
@@ -141,11 +146,14 @@ export class TableEncoder {
     this.#spool.close()
   }
 
-  #encode(batch: RecordBatch, plan: WritePlan): void {
+  /** Adds the batch to the row group, closing the group when full; returns the group's copy of the batch. */
+  #encode(batch: RecordBatch, plan: WritePlan): RecordBatch {
     this.#group ??= new RowGroupEncoder(plan, this.#lineage, this.#copies)
-    this.#group.add(batch)
+    const copy = this.#group.add(batch)
     this.#groupBytes += batch.bytes.length
+    // A closed group's copies stay as they are until the next batch is copied (batch-copies.ts).
     if (this.#group.rows >= this.#limits.maxRows || this.#groupBytes >= this.#limits.maxBytes) this.#closeGroup()
+    return copy
   }
 
   #closeGroup(): void {
