@@ -97,10 +97,8 @@ export class TableEncoder {
   push(batch: RecordBatch): void {
     // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
     // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.
-    if (this.#deferred) {
-      this.#spool.append(batch)
-      return
-    }
+    this.#spool.append(batch)
+    if (this.#deferred) return
     // The plan depends on the rows only through what their values fit, so it is made again only when that changed.
     if (this.#plan === undefined || this.#planRevision !== this.#inferrer.revision) {
       const plan = this.#currentPlan()
@@ -115,14 +113,11 @@ export class TableEncoder {
         this.#group = undefined
         this.#copies.release()
         this.#groupBytes = 0
-        this.#spool.append(batch)
         return
       }
       this.#plan = plan
     }
-    // Spooled from the group's copy, just written on this thread, rather than from the batch the parse thread
-    // filled: the batch's bytes are then read across cores once, not twice.
-    this.#spool.append(this.#encode(batch, this.#plan))
+    this.#encode(batch, this.#plan)
   }
 
   /** Writes the last row group and the footer; returns the final plan. */
@@ -146,14 +141,11 @@ export class TableEncoder {
     this.#spool.close()
   }
 
-  /** Adds the batch to the row group, closing the group when full; returns the group's copy of the batch. */
-  #encode(batch: RecordBatch, plan: WritePlan): RecordBatch {
+  #encode(batch: RecordBatch, plan: WritePlan): void {
     this.#group ??= new RowGroupEncoder(plan, this.#lineage, this.#copies)
-    const copy = this.#group.add(batch)
+    this.#group.add(batch)
     this.#groupBytes += batch.bytes.length
-    // A closed group's copies stay as they are until the next batch is copied (batch-copies.ts).
     if (this.#group.rows >= this.#limits.maxRows || this.#groupBytes >= this.#limits.maxBytes) this.#closeGroup()
-    return copy
   }
 
   #closeGroup(): void {
