@@ -95,9 +95,9 @@ export class TableEncoder {
 
   /** Takes the next batch, already observed by the setup's `types`, and encodes it. */
   push(batch: RecordBatch): void {
+    this.#spool.append(batch)
     // A plan that changed once may change again: from then on batches are only spooled and the file is encoded
     // once, at the end, so a table whose types keep widening costs at most two encodes, never one per change.
-    this.#spool.append(batch)
     if (this.#deferred) return
     // The plan depends on the rows only through what their values fit, so it is made again only when that changed.
     if (this.#plan === undefined || this.#planRevision !== this.#inferrer.revision) {
