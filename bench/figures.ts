@@ -9,6 +9,8 @@ export interface Sample {
   readonly peak: number
   readonly output?: number
   readonly load: LoadVerdict
+  /** CPU seconds of the process's main thread, and of its worker threads together, where the process reported them. */
+  readonly cpu?: { readonly main: number; readonly workers: number }
 }
 
 export interface Figures {
@@ -21,6 +23,8 @@ export interface Figures {
   /** The highest single run's peak, which the memory target is about. */
   readonly peakRssMiBMax: number
   readonly outputBytes?: number
+  /** Median CPU seconds of the main thread and of the worker threads together: the busier sets the pace. */
+  readonly threadCpuSeconds?: { readonly main: number; readonly workers: number }
   /** The load each run was taken at; `loaded` if any run was over the thresholds. */
   readonly load: ReturnType<typeof summarizeLoad>
 }
@@ -31,6 +35,7 @@ const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
 export const figures = (samples: Sample[], bytes: number, rows: number): Figures => {
   const seconds = median(samples.map((s) => s.seconds))
   const outputs = samples.map((s) => s.output).filter((o): o is number => o !== undefined)
+  const cpus = samples.map((s) => s.cpu).filter((c) => c !== undefined)
   return {
     seconds,
     mbPerSecond: bytes / 1e6 / seconds,
@@ -39,6 +44,9 @@ export const figures = (samples: Sample[], bytes: number, rows: number): Figures
     peakRssMiBRuns: samples.map((s) => mib(s.peak)).sort((a, b) => a - b),
     peakRssMiBMax: mib(Math.max(...samples.map((s) => s.peak))),
     ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
+    ...(cpus.length > 0
+      ? { threadCpuSeconds: { main: median(cpus.map((c) => c.main)), workers: median(cpus.map((c) => c.workers)) } }
+      : {}),
     load: summarizeLoad(samples.map((s) => s.load)),
   }
 }

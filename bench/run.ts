@@ -143,6 +143,13 @@ const peakOf = (m: ChildMeasurement) => {
   const reported = /BENCH_MAX_RSS_KB=(\d+)/.exec(m.stderr)?.[1]
   return reported === undefined ? m.peakRssBytes : Number(reported) * 1024
 }
+/** The CPU seconds the measured process's threads reported (bench/report-rss.ts), if it reported them. */
+const cpuOf = (m: ChildMeasurement): Sample['cpu'] => {
+  const main = /BENCH_MAIN_CPU_S=([\d.]+)/.exec(m.stderr)?.[1]
+  if (main === undefined) return undefined
+  const workers = [...m.stderr.matchAll(/BENCH_THREAD_CPU_S=([\d.]+)/g)].reduce((sum, [, s]) => sum + Number(s), 0)
+  return { main: Number(main), workers }
+}
 const check = (m: ChildMeasurement, what: string) => {
   if (m.exitCode !== 0) throw new Error(`${what} failed (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
   return m
@@ -229,7 +236,13 @@ const main = async () => {
       const out = path.join(workDir, 'warehouse')
       await rm(out, { recursive: true, force: true })
       const { measurement: exported, load } = await measured('export', () => measureChild(NODE, exportArgs(out)))
-      exporter.push({ seconds: exported.seconds, peak: peakOf(exported), output: await folderBytes(out), load })
+      exporter.push({
+        seconds: exported.seconds,
+        peak: peakOf(exported),
+        output: await folderBytes(out),
+        load,
+        cpu: cpuOf(exported),
+      })
       // The same in every run: the hash's bytes depend on the rows only.
       fingerprintBytes = await columnBytes(out, LineageColumn.ROW_FINGERPRINT)
       // Kept for the column-by-column comparison with DuckDB's file once that is written.
@@ -246,6 +259,7 @@ const main = async () => {
           peak: peakOf(fromWorkbook),
           output: await folderBytes(out),
           load: xlsx.load,
+          cpu: cpuOf(fromWorkbook),
         })
       }
 
@@ -261,6 +275,7 @@ const main = async () => {
           peak: peakOf(pinned),
           output: await folderBytes(out),
           load: pinnedLoad,
+          cpu: cpuOf(pinned),
         })
       }
 
@@ -312,6 +327,12 @@ const main = async () => {
     log(
       `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}  ${load}`,
     )
+  }
+  for (const [name, , f] of rows) {
+    if (f?.threadCpuSeconds && name.startsWith('b.')) {
+      const { main, workers } = f.threadCpuSeconds
+      log(`${name}: CPU seconds, main thread ${main.toFixed(2)}, worker threads ${workers.toFixed(2)} (medians)`)
+    }
   }
   const rss = rssVerdict({ export: b, ...(b1 ? { exportOneCore: b1 } : {}), ...(bx ? { exportXlsx: bx } : {}) })
   log(

@@ -56,6 +56,9 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
       withinBudget: expect.any(Boolean),
     })
     expect(figures.export.outputBytes).toBeGreaterThan(0)
+    // Each thread's CPU, which says which of the export's threads sets the pace.
+    expect(figures.export.threadCpuSeconds.main).toBeGreaterThan(0)
+    expect(figures.export.threadCpuSeconds.workers).toBeGreaterThanOrEqual(0)
     // A distinct 8-byte hash per row: random bits, so close to 8 bytes a row however it is encoded.
     expect(figures.export.fingerprintBytes).toBeGreaterThan(8 * figures.input.rows * 0.9)
     expect(figures.export.fingerprintBytes).toBeLessThan(figures.export.outputBytes)

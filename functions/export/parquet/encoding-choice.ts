@@ -12,6 +12,7 @@ import type { ByteWriter } from 'hyparquet-writer/src/bytewriter.js'
 import { deltaBinaryPack } from 'hyparquet-writer/src/delta.js'
 import { writeRleBitPackedHybrid } from 'hyparquet-writer/src/encoding.js'
 import type { ChunkValues } from './chunk-values.ts'
+import { deltaBinaryPackInt64, deltaBinaryPackSequence } from './delta-int64.ts'
 import type { Dictionary } from './dictionary.ts'
 
 export type ValueEncoding = 'PLAIN' | 'RLE_DICTIONARY' | 'DELTA_BINARY_PACKED' | 'DELTA_LENGTH_BYTE_ARRAY'
@@ -67,17 +68,14 @@ export const writeEncodedValues = (
   count: number,
 ): void => {
   if (values.hint === 'sequence') {
-    const start = Number(values.min ?? 1) + first
-    deltaBinaryPack(
-      body,
-      Float64Array.from({ length: count }, (_, i) => start + i),
-      'INT64',
-    )
+    deltaBinaryPackSequence(body, Number(values.min ?? 1) + first, count)
   } else if (encoding === 'RLE_DICTIONARY' && dictionary) {
     body.appendUint8(dictionary.bitWidth)
     writeRleBitPackedHybrid(body, dictionary.indexes.subarray(first, first + count), dictionary.bitWidth)
   } else if (encoding === 'DELTA_BINARY_PACKED') {
-    deltaBinaryPack(body, integersOf(values).subarray(first, first + count), values.width === 4 ? 'INT32' : 'INT64')
+    const integers = integersOf(values).subarray(first, first + count)
+    if (integers instanceof BigInt64Array) deltaBinaryPackInt64(body, integers)
+    else deltaBinaryPack(body, integers, 'INT32')
   } else if (encoding === 'DELTA_LENGTH_BYTE_ARRAY' && values.starts) {
     writeDeltaLengths(body, values.plain, values.starts, first, count)
   } else if (values.starts) {

@@ -32,7 +32,9 @@ export class RowGroupEncoder {
   readonly #plan: WritePlan
   readonly #lineage: LineageSource
   readonly #copies: BatchCopies
-  readonly #batches: RecordBatch[] = []
+  /** The group's copies, column by column: `#columns[c]` holds column c of each batch as a one-column batch. */
+  readonly #columns: RecordBatch[][] = []
+  #firstRow = 1
   #rows = 0
 
   /** `copies` holds the group's batches; the group releases it once written. */
@@ -46,18 +48,26 @@ export class RowGroupEncoder {
     return this.#rows
   }
 
-  /** Keeps a copy of the batch (its buffers go back to the parser for reuse). */
+  /** Keeps a copy of the batch (its buffers go back to the parser for reuse) and fingerprints its rows. */
   add(batch: RecordBatch): void {
-    this.#batches.push(this.#copies.copy(batch))
-    this.#rows += batch.rowCount
+    const columns = this.#copies.copy(batch)
+    if (this.#rows === 0) this.#firstRow = batch.firstRow
+    for (let c = 0; c < columns.length; c++) {
+      this.#columns[c] ??= []
+      this.#columns[c]!.push(columns[c]!)
+    }
+    const rows = this.#rows + batch.rowCount
+    // Made now, while the batch's bytes are still in the cache, rather than in a pass over the whole group.
+    this.#lineage.fingerprinter.fingerprintInto(batch, this.#copies.fingerprints(rows), this.#rows)
+    this.#rows = rows
   }
 
   /** Encodes the row group into the file; returns its bytes. */
   write(file: ParquetFileEncoder): Uint8Array {
-    const batches = this.#batches
     const rows = this.#rows
-    const { sourceTableId, run, fingerprinter } = this.#lineage
-    const firstRow = batches[0]?.firstRow ?? 1
+    const { sourceTableId, run } = this.#lineage
+    // Every batch has every column of the header, so only a group without batches lacks one.
+    const column = (index: number): readonly RecordBatch[] => this.#columns[index] ?? []
     const builders: (() => ChunkValues)[] = this.#plan.sources.map((source) => {
       if (source.kind === 'absent') return () => nullValues(rows)
       if (source.kind === 'companion') {
@@ -65,15 +75,16 @@ export class RowGroupEncoder {
         if (of?.kind !== 'csv' || of.type === ColumnType.STRING) {
           throw new InternalError({ reason: `companion of column ${source.of} has no typed CSV column` })
         }
-        return () => misfitText(batches, of.index, of.type as TypedColumnType, rows)
+        return () => misfitText(column(of.index), 0, of.type as TypedColumnType, rows)
       }
-      if (source.type === ColumnType.STRING) return () => stringValues(batches, source.index, rows)
+      if (source.type === ColumnType.STRING) return () => stringValues(column(source.index), 0, rows)
       const type = source.type as TypedColumnType
-      return () => typedValues(batches, source.index, type, rows, source.companion !== undefined)
+      return () => typedValues(column(source.index), 0, type, rows, source.companion !== undefined)
     })
-    builders.push(...lineageValues(firstRow, rows, sourceTableId, run, () => fingerprinter.fingerprints(batches, rows)))
+    const fingerprints = this.#copies.fingerprints(rows).subarray(0, rows)
+    builders.push(...lineageValues(this.#firstRow, rows, sourceTableId, run, () => fingerprints))
     const bytes = file.writeRowGroup(builders, rows)
-    this.#batches.length = 0
+    this.#columns.length = 0
     this.#copies.release()
     return bytes
   }

@@ -5,6 +5,8 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { nameColumns } from '../../../functions/export/normalize/columns.ts'
+import { RowFingerprinter } from '../../../functions/export/normalize/fingerprint.ts'
 import { stringValues, typedValues } from '../../../functions/export/parquet/chunk-values.ts'
 import { ParquetFileEncoder } from '../../../functions/export/parquet/encode.ts'
 import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'
@@ -76,6 +78,22 @@ describe('the Parquet encoder', () => {
     expect(serial!.dictionary_page_offset).toBeUndefined()
     const read = await query(`SELECT model, serial FROM '${file}' ORDER BY _source_row_number`)
     expect(read.map((r) => [r.model, r.serial])).toEqual(records)
+  })
+
+  it('writes each row the fingerprint of its own cells, with row groups that end inside a batch and after a restart', async () => {
+    const header = ['Host', 'Seen', 'Cost']
+    const records = Array.from({ length: 45 }, (_, i) => [
+      `host-${i % 7}`,
+      i % 5 === 0 ? '' : `2026-01-${String(1 + (i % 28)).padStart(2, '0')}`,
+      i === 40 ? 'n/a' : `${i}.25`,
+    ])
+    const limits = { rowsPerBatch: 4, rowGroupLimits: { maxRows: 10, maxBytes: 1 << 20 } }
+    const { file, restarts } = await encode(header, records, limits)
+    expect(restarts).toBe(1)
+    const names = nameColumns(header).map((c) => c.name)
+    const expected = new RowFingerprinter(names).fingerprints(batchesOf(records, 3, 45), 45)
+    const rows = await query(`SELECT _row_fingerprint AS f FROM '${file}' ORDER BY _source_row_number`)
+    expect(rows.map((row) => BigInt(row.f as string))).toEqual([...expected])
   })
 
   it('restarts from the spool when a late value widens a type, ending with the bytes the final plan gives at once', async () => {
