@@ -159,7 +159,7 @@ export const openSheetRows = async (
 
   /** The text of the current tag's attribute `i`, for messages. */
   const attributeText = (i: number): string =>
-    Buffer.from(scanner.attributes.values.buffer, scanner.attributes.values.byteOffset).toString(
+    Buffer.from(scanner.attributes.valueBytes(i).buffer, scanner.attributes.valueBytes(i).byteOffset).toString(
       'utf8',
       scanner.attributes.valueStart(i),
       scanner.attributes.valueEnd(i),
@@ -172,7 +172,7 @@ export const openSheetRows = async (
       referenceLength = -1
       column++
     } else {
-      const values = scanner.attributes.values
+      const values = scanner.attributes.valueBytes(r)
       const start = scanner.attributes.valueStart(r)
       const end = scanner.attributes.valueEnd(r)
       let i = start
@@ -196,14 +196,18 @@ export const openSheetRows = async (
     type =
       t < 0
         ? CellType.NUMBER
-        : cellType(scanner.attributes.values, scanner.attributes.valueStart(t), scanner.attributes.valueEnd(t))
+        : cellType(scanner.attributes.valueBytes(t), scanner.attributes.valueStart(t), scanner.attributes.valueEnd(t))
     // An <is> in a cell of another type must not carry its text into the next inline string.
     inline.clear()
     const s = scanner.attributes.find(S)
     style =
       s < 0
         ? 0
-        : digitsValue(scanner.attributes.values, scanner.attributes.valueStart(s), scanner.attributes.valueEnd(s))
+        : digitsValue(
+            scanner.attributes.valueBytes(s),
+            scanner.attributes.valueStart(s),
+            scanner.attributes.valueEnd(s),
+          )
     if (style < 0 || style >= styleCount) {
       throw malformedCell(
         `cell ${cellName()} with style "${quotePrefix(s < 0 ? '' : attributeText(s))}", which the workbook does not have (it has ${formats.length})`,
@@ -219,7 +223,11 @@ export const openSheetRows = async (
         ? rowNumber + 1
         : Math.max(
             0,
-            digitsValue(scanner.attributes.values, scanner.attributes.valueStart(r), scanner.attributes.valueEnd(r)),
+            digitsValue(
+              scanner.attributes.valueBytes(r),
+              scanner.attributes.valueStart(r),
+              scanner.attributes.valueEnd(r),
+            ),
           )
     if (rowNumber < 1 || rowNumber > MAX_SHEET_ROWS) {
       throw new WorkbookError('XLSX_MALFORMED', {
