@@ -20,6 +20,8 @@ const CACHED_TEXT_BLOCKS = 128
 const CACHED_END_BLOCKS = 32
 const INITIAL_BYTES = 64 * 1024
 const INITIAL_STRINGS = 4096
+/** Strings up to this length are copied by a JS loop. */
+const SHORT_COPY = 64
 
 export interface StringTableOptions {
   /** Text held in memory before spilling. @default DEFAULT_MEMORY_BYTES */
@@ -87,8 +89,12 @@ export class SharedStringTable {
       return
     }
     if (this.#used + length > this.#bytes.length) this.#bytes = grow(this.#bytes, this.#used + length)
-    this.#bytes.set(bytes.subarray(start, end), this.#used)
-    this.#used += length
+    const into = this.#bytes
+    const used = this.#used
+    // Most strings are short: a loop copies them sooner than a Buffer subarray (an object each) and a native set.
+    if (length > SHORT_COPY) into.set(bytes.subarray(start, end), used)
+    else for (let i = 0; i < length; i++) into[used + i] = bytes[start + i]!
+    this.#used = used + length
     if (this.#count > this.#ends.length) {
       const ends = new Uint32Array(this.#ends.length * 2)
       ends.set(this.#ends)

@@ -31,7 +31,8 @@ for (let b = 0; b < 256; b++) {
   if (letter) NAME[b] = 3
   else if ((b >= 0x30 && b <= 0x39) || b === DASH || b === 0x2e) NAME[b] = 2
 }
-export const isSpace = (b: number): boolean => b === SPACE || b === LF || b === TAB || b === CR
+// Most bytes tested are markup or name bytes above a space: one comparison rules them out.
+export const isSpace = (b: number): boolean => b <= SPACE && (b === SPACE || b === LF || b === TAB || b === CR)
 
 export const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0))
 export const CDATA_OPEN = ascii('<![CDATA[')
