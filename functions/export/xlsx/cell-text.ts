@@ -107,6 +107,40 @@ const plainInteger = (bytes: Buffer, length: number): number | undefined => {
   return negative ? -n : n
 }
 
+/** Significant digits a double keeps for any decimal: a decimal of no more reads back as written. */
+const EXACT_DIGITS = 15
+/** String() writes numbers below 1e-6 with an exponent: a fraction after "0." starts with at most 5 zeros. */
+const MAX_LEADING_FRACTION_ZEROS = 5
+
+/**
+ * Whether a `<v>` of `-?digits.digits` is already the text numberText() writes for it in `format` (General, or a
+ * fixed count of decimals): at most 15 digits without a leading zero, so the double read back is written with the
+ * same digits; in General without a trailing zero or an exponent's worth of leading ones, and fixed with exactly
+ * its decimals and not a negative zero.
+ */
+const writtenAsNumberText = (bytes: Buffer, length: number, format: NumberFormat): boolean => {
+  const start = bytes[0] === 0x2d ? 1 : 0
+  let point = start
+  while (point < length && bytes[point]! >= 0x30 && bytes[point]! <= 0x39) point++
+  const whole = point - start
+  if (whole === 0 || point >= length || bytes[point] !== 0x2e || length - start - 1 > EXACT_DIGITS) return false
+  if (whole > 1 && bytes[start] === 0x30) return false
+  let leadingZeros = -1
+  for (let i = point + 1; i < length; i++) {
+    const b = bytes[i]!
+    if (b < 0x30 || b > 0x39) return false
+    if (b !== 0x30 && leadingZeros < 0) leadingZeros = i - point - 1
+  }
+  const decimals = length - point - 1
+  if (decimals === 0) return false
+  const zeroWhole = whole === 1 && bytes[start] === 0x30
+  if (format.kind === NumberKind.FIXED) {
+    return decimals === format.decimals && (start === 0 || !zeroWhole || leadingZeros >= 0)
+  }
+  if (bytes[length - 1] === 0x30) return false
+  return !zeroWhole || leadingZeros <= MAX_LEADING_FRACTION_ZEROS
+}
+
 /** Appends the cell's text to `row`: its bytes as they are when they are plain UTF-8, otherwise as textOf() has it. */
 const writeText = (cell: CellBytes, escapes: boolean, row: RowBytes): void => {
   const { bytes, length } = cell
@@ -122,7 +156,11 @@ const FALSE = Buffer.from('false')
 const numberCell = (value: CellBytes, format: NumberFormat, date1904: boolean, row: RowBytes): void => {
   const { bytes, length } = value
   const integer = plainInteger(bytes, length)
-  if (integer !== undefined && format.kind === NumberKind.GENERAL) {
+  const asWritten =
+    integer !== undefined
+      ? format.kind === NumberKind.GENERAL
+      : format.kind <= NumberKind.FIXED && writtenAsNumberText(bytes, length, format)
+  if (asWritten) {
     row.append(bytes, 0, length)
     return
   }

@@ -113,6 +113,27 @@ describe('a cell written to the row as bytes', () => {
     )
   })
 
+  it('is the text the number rules wrote for decimals of any shape, in General or with fixed decimals', () => {
+    const digits = (max: number) =>
+      fc.array(fc.constantFrom(...'0000123456789'), { maxLength: max }).map((d) => d.join(''))
+    const decimal = fc
+      .tuple(fc.constantFrom('', '-'), digits(17), fc.constantFrom('.', '.', ''), digits(17))
+      .map(([sign, whole, point, fraction]) => `${sign}${whole}${point}${fraction}`)
+    fc.assert(
+      fc.property(decimal, fc.integer({ min: 0, max: 6 }), fc.boolean(), (text, decimals, fixed) => {
+        const format: NumberFormat = fixed ? { kind: NumberKind.FIXED, decimals } : GENERAL_FORMAT
+        const context = { ...contextOf(new SharedStringTable(), false), formats: [format] }
+        const value = cellOf(Buffer.from(text))
+        const row = new RowBytes()
+        writeCell(0, 0, value, new CellBuffer(), context, row)
+        expect(row.bytes.subarray(0, row.length).toString('latin1')).toBe(
+          cellText(0, 0, value, new CellBuffer(), context),
+        )
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
   it('names a shared string the table lacks as the string rules did', () => {
     const table = tableOf([Buffer.from('a')], false, 'missing')
     const row = new RowBytes()
