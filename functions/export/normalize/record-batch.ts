@@ -1,7 +1,8 @@
 /**
  * Parsed records -> record batches: every cell's UTF-8 bytes back to back, row after row, in one buffer, plus the
  * offset where each cell ends. Records come as byte strings (csv-parse reading fields as Latin-1: one character
- * per UTF-8 byte), so copying a cell is copying its characters. A batch is two ArrayBuffers, so it moves between threads without a copy and goes
+ * per UTF-8 byte), so copying a cell is copying its characters; a workbook's rows come as bytes (addRow). A batch
+ * is two ArrayBuffers, so it moves between threads without a copy and goes
  * to the spool file as it is; no string outlives the batch that held it, which keeps the parser's heap small.
  * The buffers come back once the batch is encoded and are reused, so a table of any size allocates a few of them.
  */
@@ -79,6 +80,39 @@ export class RecordBatchBuilder {
       if (length > SHORT_CELL) bytes.write(text, used, 'latin1')
       else for (let i = 0; i < length; i++) bytes[used + i] = text.charCodeAt(i)
       used += length
+      offsets[++cell] = used
+    }
+    this.#used = used
+    this.#rows++
+    return finished ?? (this.#rows === this.#maxRows ? this.flush() : undefined)
+  }
+
+  /**
+   * Adds one record given as bytes: cell c is `source[starts[c]..ends[c])` for c below `count`, and empty past it
+   * (a workbook's row, whose cells are read as bytes); returns a finished batch when there is one.
+   */
+  addRow(source: Buffer, starts: Int32Array, ends: Int32Array, count: number): RecordBatch | undefined {
+    const columns = this.#columnCount
+    const present = Math.min(count, columns)
+    let size = 0
+    for (let c = 0; c < present; c++) size += ends[c]! - starts[c]!
+    let finished: RecordBatch | undefined
+    if (this.#used + size > this.#bytes.length) {
+      finished = this.flush()
+      if (size > this.#bytes.length) this.#bytes = Buffer.allocUnsafeSlow(size)
+    }
+    const bytes = this.#bytes
+    const offsets = this.#offsets
+    let used = this.#used
+    let cell = this.#rows * columns
+    for (let c = 0; c < columns; c++) {
+      if (c < present) {
+        const start = starts[c]!
+        const end = ends[c]!
+        if (end - start > SHORT_CELL) source.copy(bytes, used, start, end)
+        else for (let i = start; i < end; i++) bytes[used + i - start] = source[i]!
+        used += end - start
+      }
       offsets[++cell] = used
     }
     this.#used = used

@@ -33,7 +33,7 @@ export class CellBuffer {
       this.bytes.copy(grown, 0, 0, this.length)
       this.bytes = grown
     }
-    if (end - start > 16) this.bytes.set(from.subarray(start, end), this.length)
+    if (end - start > 64) this.bytes.set(from.subarray(start, end), this.length)
     else for (let i = start; i < end; i++) this.bytes[this.length + i - start] = from[i]!
     this.length = needed
   }

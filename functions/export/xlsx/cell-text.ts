@@ -1,14 +1,16 @@
 /**
- * A scanned cell's bytes -> the text the CSV would carry for it (a byte string: one character per UTF-8 byte).
- * Shared-string indexes and plain integers are read from the bytes; a string is made only for the cell's text,
- * or for a value the fast paths do not cover (decimals, exponents, non-ASCII text), which takes the rules of
- * cells.ts and shared-strings.ts as they are.
+ * A scanned cell's bytes -> the text the CSV would carry for it, appended as UTF-8 bytes to the row being read.
+ * Shared-string indexes and plain integers are read from the bytes; shared strings, plain UTF-8 text and plain
+ * integers go on as the bytes they are, and a string is made only for a value the fast paths do not cover
+ * (decimals, dates, `_xHHHH_` escapes, bytes that are not UTF-8), which takes the rules of cells.ts and
+ * shared-strings.ts as they are.
  */
 import { isUtf8 } from 'node:buffer'
 import { WorkbookError } from '../core/errors.ts'
 import { ESCAPES, HIGH_BYTES, textTraits } from './cell-bytes.ts'
 import { numberText, serialText } from './cells.ts'
 import { GENERAL_FORMAT, type NumberFormat, NumberKind } from './number-format.ts'
+import type { RowBytes } from './row-bytes.ts'
 import { byteString, unescapeText } from './shared-strings.ts'
 import type { WorkbookParts } from './workbook.ts'
 
@@ -105,31 +107,89 @@ const plainInteger = (bytes: Buffer, length: number): number | undefined => {
   return negative ? -n : n
 }
 
-const numberCell = (value: CellBytes, format: NumberFormat, date1904: boolean): string => {
-  const { bytes, length } = value
-  const integer = plainInteger(bytes, length)
-  if (integer !== undefined && format.kind === NumberKind.GENERAL) return bytes.toString('latin1', 0, length)
-  const number = integer ?? Number(bytes.toString(hasHighByte(bytes, length) ? 'utf8' : 'latin1', 0, length))
-  if (!Number.isFinite(number)) return textOf(value, false)
-  if (format.kind >= NumberKind.DATE) return serialText(number, format.kind, date1904) ?? numberText(number, format)
-  return numberText(number, format)
+/** Significant digits a double keeps for any decimal: a decimal of no more reads back as written. */
+const EXACT_DIGITS = 15
+/** String() writes numbers below 1e-6 with an exponent: a fraction after "0." starts with at most 5 zeros. */
+const MAX_LEADING_FRACTION_ZEROS = 5
+
+/**
+ * Whether a `<v>` of `-?digits.digits` is already the text numberText() writes for it in `format` (General, or a
+ * fixed count of decimals): at most 15 digits without a leading zero, so the double read back is written with the
+ * same digits; in General without a trailing zero or an exponent's worth of leading ones, and fixed with exactly
+ * its decimals and not a negative zero.
+ */
+const writtenAsNumberText = (bytes: Buffer, length: number, format: NumberFormat): boolean => {
+  const start = bytes[0] === 0x2d ? 1 : 0
+  let point = start
+  while (point < length && bytes[point]! >= 0x30 && bytes[point]! <= 0x39) point++
+  const whole = point - start
+  if (whole === 0 || point >= length || bytes[point] !== 0x2e || length - start - 1 > EXACT_DIGITS) return false
+  if (whole > 1 && bytes[start] === 0x30) return false
+  let leadingZeros = -1
+  for (let i = point + 1; i < length; i++) {
+    const b = bytes[i]!
+    if (b < 0x30 || b > 0x39) return false
+    if (b !== 0x30 && leadingZeros < 0) leadingZeros = i - point - 1
+  }
+  const decimals = length - point - 1
+  if (decimals === 0) return false
+  const zeroWhole = whole === 1 && bytes[start] === 0x30
+  if (format.kind === NumberKind.FIXED) {
+    return decimals === format.decimals && (start === 0 || !zeroWhole || leadingZeros >= 0)
+  }
+  if (bytes[length - 1] === 0x30) return false
+  return !zeroWhole || leadingZeros <= MAX_LEADING_FRACTION_ZEROS
 }
 
-/** The text of the cell of `type` and `style` whose `<v>` is `value` and inline string `inline`. */
-export const cellText = (
+/** Appends the cell's text to `row`: its bytes as they are when they are plain UTF-8, otherwise as textOf() has it. */
+const writeText = (cell: CellBytes, escapes: boolean, row: RowBytes): void => {
+  const { bytes, length } = cell
+  const traits = textTraits(bytes, length)
+  if ((!escapes || !(traits & ESCAPES)) && (!(traits & HIGH_BYTES) || isUtf8(bytes.subarray(0, length)))) {
+    row.append(bytes, 0, length)
+  } else row.appendText(textOf(cell, escapes))
+}
+
+const TRUE = Buffer.from('true')
+const FALSE = Buffer.from('false')
+
+const numberCell = (value: CellBytes, format: NumberFormat, date1904: boolean, row: RowBytes): void => {
+  const { bytes, length } = value
+  const integer = plainInteger(bytes, length)
+  const asWritten =
+    integer !== undefined
+      ? format.kind === NumberKind.GENERAL
+      : format.kind <= NumberKind.FIXED && writtenAsNumberText(bytes, length, format)
+  if (asWritten) {
+    row.append(bytes, 0, length)
+    return
+  }
+  const number = integer ?? Number(bytes.toString(hasHighByte(bytes, length) ? 'utf8' : 'latin1', 0, length))
+  if (!Number.isFinite(number)) writeText(value, false, row)
+  else if (format.kind >= NumberKind.DATE) {
+    row.appendText(serialText(number, format.kind, date1904) ?? numberText(number, format))
+  } else row.appendText(numberText(number, format))
+}
+
+/**
+ * Appends to `row` the text the CSV would carry for the cell of `type` and `style` whose `<v>` is `value` and
+ * inline string `inline` (nothing for an empty cell): shared strings, plain UTF-8 text and plain integers as the
+ * bytes they are; other values through the rules of cells.ts and shared-strings.ts, as strings.
+ */
+export const writeCell = (
   type: CellType,
   style: number,
   value: CellBytes,
   inline: CellBytes,
   context: CellContext,
-): string => {
+  row: RowBytes,
+): void => {
   switch (type) {
     case CellType.SHARED: {
       // An empty cell is NULL whatever its type; an index is digits only, never a fraction, sign or exponent.
-      if (value.length === 0) return ''
+      if (value.length === 0) return
       const index = digitsValue(value.bytes, 0, value.length)
-      const text = index >= 0 ? context.parts.sharedStrings.at(index) : undefined
-      if (text === undefined) {
+      if (index < 0 || !context.parts.sharedStrings.appendTo(index, row)) {
         const written = value.bytes.toString('utf8', 0, value.length)
         const quoted =
           written.length <= QUOTED_PREFIX
@@ -140,16 +200,20 @@ export const cellText = (
           reason: `cell ${context.cellName()} of ${context.part} names shared string "${quoted}", which the workbook does not have (it has ${context.parts.sharedStrings.count})`,
         })
       }
-      return text
+      return
     }
     case CellType.INLINE:
-      return textOf(inline, true)
+      writeText(inline, true, row)
+      return
     case CellType.STRING:
-      return textOf(value, true)
+      writeText(value, true, row)
+      return
     case CellType.BOOLEAN: {
-      if (value.length === 0) return ''
+      if (value.length === 0) return
       const { bytes, length } = value
-      return (length === 1 && bytes[0] === 0x31) || equals(bytes, 0, length, 'true') ? 'true' : 'false'
+      const yes = (length === 1 && bytes[0] === 0x31) || equals(bytes, 0, length, 'true')
+      row.append(yes ? TRUE : FALSE, 0, yes ? 4 : 5)
+      return
     }
     case CellType.ERROR:
       if (value.length > 0) {
@@ -159,12 +223,12 @@ export const cellText = (
           errorCells.values.add(value.bytes.toString('utf8', 0, value.length))
         }
       }
-      return ''
+      return
     case CellType.DATE:
-      // Record batches take byte strings: a character past U+00FF would be cut to its low byte.
-      return textOf(value, false)
+      // Record batches take UTF-8 bytes: a decoded character past U+00FF would be cut to its low byte.
+      writeText(value, false, row)
+      return
     default:
-      if (value.length === 0) return ''
-      return numberCell(value, context.formats[style] ?? GENERAL_FORMAT, context.parts.date1904)
+      if (value.length > 0) numberCell(value, context.formats[style] ?? GENERAL_FORMAT, context.parts.date1904, row)
   }
 }

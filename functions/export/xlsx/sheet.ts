@@ -3,14 +3,16 @@
  * a cell goes to the column its reference names, so a sparse row that leaves out empty cells keeps its columns.
  * The first row with a value is the header; later rows without one are skipped, as a workbook leaves them out.
  * The XML is scanned as bytes (xml-scanner.ts): references, styles, types and shared-string indexes are read from
- * the bytes, and each cell becomes the text the CSV would carry (cell-text.ts), copied into the batch being filled.
+ * the bytes, and each cell becomes the bytes of the text the CSV would carry (cell-text.ts), gathered by column
+ * (row-bytes.ts) and copied into the batch being filled.
  */
 import type { Readable } from 'node:stream'
 import { DataError, WorkbookError } from '../core/errors.ts'
 import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { CellBuffer } from './cell-bytes.ts'
-import { CellType, cellText, cellType, digitsValue } from './cell-text.ts'
+import { CellType, cellType, digitsValue, writeCell } from './cell-text.ts'
+import { RowBytes } from './row-bytes.ts'
 import type { WorkbookParts } from './workbook.ts'
 import { pendingXmlBound, scanXmlEntry, tooDeep, tooLong } from './xml.ts'
 import { XmlScanner } from './xml-scanner.ts'
@@ -85,7 +87,7 @@ export const openSheetRows = async (
   let referenceLength = -1
   let header: string[] | undefined
   let builder: RecordBatchBuilder | undefined
-  let row: string[] = []
+  const row = new RowBytes()
   let rowNumber = 0
   let rowHasValue = false
   let rowBytes = 0
@@ -106,14 +108,16 @@ export const openSheetRows = async (
   const cellContext = { tableId, part, formats, parts, errorCells, cellName }
 
   const endCell = () => {
-    const text = cellText(type, style, value, inline, cellContext)
+    const start = row.length
+    writeCell(type, style, value, inline, cellContext, row)
     inline.clear()
-    if (text === '') return
+    const length = row.length - start
+    if (length === 0) return
     // The limits count a cell's UTF-8 bytes (its text as the CSV would carry it) and a row's, as for a CSV record.
-    if (text.length > limits.maxFieldBytes) {
-      throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `a cell of ${text.length} bytes`)
+    if (length > limits.maxFieldBytes) {
+      throw limitExceeded(tableId, 'maxFieldBytes', limits.maxFieldBytes, rowNumber, `a cell of ${length} bytes`)
     }
-    rowBytes += text.length
+    rowBytes += length
     if (rowBytes > limits.maxRecordBytes) {
       throw limitExceeded(
         tableId,
@@ -135,18 +139,17 @@ export const openSheetRows = async (
         hint: 'fix the saved table so that every column has a header; the previous data is kept',
       })
     }
-    while (row.length <= column) row.push('')
-    row[column] = text
+    row.set(column, start)
     rowHasValue = true
   }
 
   const endRow = () => {
     if (!rowHasValue) return
     if (header === undefined) {
-      header = row.map((cell) => Buffer.from(cell, 'latin1').toString('utf8'))
+      header = Array.from({ length: row.count }, (_, column) => row.text(column))
       builder = new RecordBatchBuilder(header.length, options.batchLimits)
     } else {
-      const batch = builder!.add(row)
+      const batch = builder!.addRow(row.bytes, row.starts, row.ends, row.count)
       if (batch) ready.push(batch)
     }
   }
@@ -156,7 +159,7 @@ export const openSheetRows = async (
 
   /** The text of the current tag's attribute `i`, for messages. */
   const attributeText = (i: number): string =>
-    Buffer.from(scanner.attributes.values.buffer, scanner.attributes.values.byteOffset).toString(
+    Buffer.from(scanner.attributes.valueBytes(i).buffer, scanner.attributes.valueBytes(i).byteOffset).toString(
       'utf8',
       scanner.attributes.valueStart(i),
       scanner.attributes.valueEnd(i),
@@ -169,7 +172,7 @@ export const openSheetRows = async (
       referenceLength = -1
       column++
     } else {
-      const values = scanner.attributes.values
+      const values = scanner.attributes.valueBytes(r)
       const start = scanner.attributes.valueStart(r)
       const end = scanner.attributes.valueEnd(r)
       let i = start
@@ -193,14 +196,18 @@ export const openSheetRows = async (
     type =
       t < 0
         ? CellType.NUMBER
-        : cellType(scanner.attributes.values, scanner.attributes.valueStart(t), scanner.attributes.valueEnd(t))
+        : cellType(scanner.attributes.valueBytes(t), scanner.attributes.valueStart(t), scanner.attributes.valueEnd(t))
     // An <is> in a cell of another type must not carry its text into the next inline string.
     inline.clear()
     const s = scanner.attributes.find(S)
     style =
       s < 0
         ? 0
-        : digitsValue(scanner.attributes.values, scanner.attributes.valueStart(s), scanner.attributes.valueEnd(s))
+        : digitsValue(
+            scanner.attributes.valueBytes(s),
+            scanner.attributes.valueStart(s),
+            scanner.attributes.valueEnd(s),
+          )
     if (style < 0 || style >= styleCount) {
       throw malformedCell(
         `cell ${cellName()} with style "${quotePrefix(s < 0 ? '' : attributeText(s))}", which the workbook does not have (it has ${formats.length})`,
@@ -216,7 +223,11 @@ export const openSheetRows = async (
         ? rowNumber + 1
         : Math.max(
             0,
-            digitsValue(scanner.attributes.values, scanner.attributes.valueStart(r), scanner.attributes.valueEnd(r)),
+            digitsValue(
+              scanner.attributes.valueBytes(r),
+              scanner.attributes.valueStart(r),
+              scanner.attributes.valueEnd(r),
+            ),
           )
     if (rowNumber < 1 || rowNumber > MAX_SHEET_ROWS) {
       throw new WorkbookError('XLSX_MALFORMED', {
@@ -224,7 +235,7 @@ export const openSheetRows = async (
         reason: `${part} has a row numbered "${quotePrefix(r < 0 ? String(rowNumber) : attributeText(r))}" (rows are 1 to ${MAX_SHEET_ROWS.toLocaleString('en-US')})`,
       })
     }
-    row = []
+    row.clear()
     rowHasValue = false
     rowBytes = 0
     column = -1

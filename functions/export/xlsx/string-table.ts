@@ -1,11 +1,12 @@
 /**
- * The shared strings, looked up by index as byte strings (one character per UTF-8 byte). A workbook's shared
- * strings grow with the distinct text of the table (a million rows of serial numbers and names come to 100 MB
- * and more), so they are held in memory only up to a small budget. Past it, the strings spill to two files on the
- * spool disk: their UTF-8 bytes back to back, and an 8-byte end offset per string. Lookups then read 64 KiB blocks
- * of either file through a small cache of recently used blocks. Shared strings are numbered in order of first
- * appearance, so the rows being read mostly touch the newest blocks and a few hot early ones: the cache keeps
- * the hit rate high while memory stays fixed whatever the table's size.
+ * The shared strings, looked up by index as byte strings (one character per UTF-8 byte) or appended as their
+ * bytes to a worksheet row. A workbook's shared strings grow with the distinct text of the table (a million rows
+ * of serial numbers and names come to 100 MB and more), so they are held in memory only up to a small budget.
+ * Past it, the strings spill to two files on the spool disk: their UTF-8 bytes back to back, and an 8-byte end
+ * offset per string. Lookups then read 64 KiB blocks of either file through a small cache of recently used
+ * blocks. Shared strings are numbered in order of first appearance, so the rows being read mostly touch the newest
+ * blocks and a few hot early ones: the cache keeps the hit rate high while memory stays fixed whatever the
+ * table's size.
  */
 import { readSync } from 'node:fs'
 import { SpillFile } from '../scratch/spill-file.ts'
@@ -19,12 +20,19 @@ const CACHED_TEXT_BLOCKS = 128
 const CACHED_END_BLOCKS = 32
 const INITIAL_BYTES = 64 * 1024
 const INITIAL_STRINGS = 4096
+/** Strings up to this length are copied by a JS loop. */
+const SHORT_COPY = 64
 
 export interface StringTableOptions {
   /** Text held in memory before spilling. @default DEFAULT_MEMORY_BYTES */
   readonly memoryBytes?: number | undefined
   /** Path prefix of the spill files (`<prefix>.strings`, `<prefix>.ends`); without it the table never spills. */
   readonly spillPath?: string | undefined
+}
+
+/** Where appendTo() writes a string's bytes. */
+export interface ByteSink {
+  append(from: Uint8Array, start: number, end: number): void
 }
 
 export class SharedStringTable {
@@ -81,8 +89,12 @@ export class SharedStringTable {
       return
     }
     if (this.#used + length > this.#bytes.length) this.#bytes = grow(this.#bytes, this.#used + length)
-    this.#bytes.set(bytes.subarray(start, end), this.#used)
-    this.#used += length
+    const into = this.#bytes
+    const used = this.#used
+    // Most strings are short: a loop copies them sooner than a Buffer subarray (an object each) and a native set.
+    if (length > SHORT_COPY) into.set(bytes.subarray(start, end), used)
+    else for (let i = 0; i < length; i++) into[used + i] = bytes[start + i]!
+    this.#used = used + length
     if (this.#count > this.#ends.length) {
       const ends = new Uint32Array(this.#ends.length * 2)
       ends.set(this.#ends)
@@ -103,6 +115,17 @@ export class SharedStringTable {
     if (this.#spill) return this.#spill.at(index)
     const start = index === 0 ? 0 : this.#ends[index - 1]!
     return this.#bytes.toString('latin1', start, this.#ends[index]!)
+  }
+
+  /**
+   * Appends the UTF-8 bytes of the string at `index` to `sink` (no string made); false, with nothing appended,
+   * when there is none.
+   */
+  appendTo(index: number, sink: ByteSink): boolean {
+    if (!(Number.isInteger(index) && index >= 0 && index < this.#count)) return false
+    if (this.#spill) this.#spill.appendTo(index, sink)
+    else sink.append(this.#bytes, index === 0 ? 0 : this.#ends[index - 1]!, this.#ends[index]!)
+    return true
   }
 
   /** Closes and deletes the spill files, if any. */
@@ -158,13 +181,23 @@ class SpilledStrings {
   }
 
   at(index: number): string {
+    const [start, end] = this.#range(index)
+    return this.#textCache!.text(start, end)
+  }
+
+  appendTo(index: number, sink: ByteSink): void {
+    const [start, end] = this.#range(index)
+    this.#textCache!.appendTo(start, end, sink)
+  }
+
+  #range(index: number): [number, number] {
     const ends = this.#endCache!
     const end = ends.block(Math.floor(index / ENDS_PER_BLOCK)).readDoubleLE((index % ENDS_PER_BLOCK) * 8)
     const start =
       index === 0
         ? 0
         : ends.block(Math.floor((index - 1) / ENDS_PER_BLOCK)).readDoubleLE(((index - 1) % ENDS_PER_BLOCK) * 8)
-    return this.#textCache!.text(start, end)
+    return [start, end]
   }
 
   close(): void {
@@ -207,6 +240,19 @@ class BlockCache {
     this.#lastNumber = number
     this.#last = block
     return block
+  }
+
+  /** Appends bytes [start, end) of the file to `sink`. */
+  appendTo(start: number, end: number, sink: ByteSink): void {
+    const first = Math.floor(start / BLOCK_BYTES)
+    if (end <= (first + 1) * BLOCK_BYTES) {
+      const offset = first * BLOCK_BYTES
+      sink.append(this.block(first), start - offset, end - offset)
+      return
+    }
+    const bytes = Buffer.allocUnsafe(end - start)
+    readFully(this.#descriptor, bytes, start)
+    sink.append(bytes, 0, bytes.length)
   }
 
   /** Bytes [start, end) of the file as a byte string. */

@@ -1,6 +1,7 @@
 /**
  * The bytes XML is made of, for the worksheet's scanner (xml-scanner.ts): markup characters, which bytes make a
- * name, the entities and character references, and growing the scanner's buffers.
+ * name, the entities and character references, attribute values, and growing the scanner's buffers (text between
+ * tags is xml-text.ts's).
  */
 
 export const TAB = 0x09
@@ -30,7 +31,8 @@ for (let b = 0; b < 256; b++) {
   if (letter) NAME[b] = 3
   else if ((b >= 0x30 && b <= 0x39) || b === DASH || b === 0x2e) NAME[b] = 2
 }
-export const isSpace = (b: number): boolean => b === SPACE || b === LF || b === TAB || b === CR
+// Most bytes tested are markup or name bytes above a space: one comparison rules them out.
+export const isSpace = (b: number): boolean => b <= SPACE && (b === SPACE || b === LF || b === TAB || b === CR)
 
 export const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0))
 export const CDATA_OPEN = ascii('<![CDATA[')
@@ -45,9 +47,9 @@ export const ENTITIES: readonly (readonly [Uint8Array, number])[] = [
 /** Failures of the decoding below, as negative results. */
 export const UNDEFINED_ENTITY = -1
 export const MALFORMED_REFERENCE = -2
-const NO_ENTITY = -3
+export const NO_ENTITY = -3
 const LT_IN_ATTRIBUTE = -4
-const DISALLOWED_CHARACTER = -5
+export const DISALLOWED_CHARACTER = -5
 
 /** What a negative result of the decoding below means, for the malformed-XML error. */
 export const failure = (code: number): string =>
@@ -130,34 +132,6 @@ export const decodeAttribute = (
       if (buffer[i + 1] === LF) i++
     } else if (b < SPACE && b !== TAB && b !== LF) return DISALLOWED_CHARACTER
     else into[out++] = b === TAB || b === LF ? SPACE : b
-  }
-  return out
-}
-
-/**
- * Decodes the text `buffer[start..end)` into `into` from 0: entities expanded (unless `entities` is false, as in
- * CDATA) and line ends normalized to LF. Returns the length, or a failure.
- */
-export const decodeText = (
-  buffer: Uint8Array,
-  start: number,
-  end: number,
-  entities: boolean,
-  into: Uint8Array,
-): number => {
-  let out = 0
-  for (let i = start; i < end; i++) {
-    const b = buffer[i]!
-    if (b === AMP && entities) {
-      const semi = buffer.indexOf(SEMI, i)
-      if (semi < 0 || semi > end) return NO_ENTITY
-      out = writeEntity(buffer, i + 1, semi, into, out)
-      if (out < 0) return out
-      i = semi
-    } else if (b === CR) {
-      into[out++] = LF
-      if (buffer[i + 1] === LF) i++
-    } else into[out++] = b
   }
   return out
 }

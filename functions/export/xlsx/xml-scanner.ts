@@ -15,33 +15,26 @@
 import { MAX_XML_DEPTH } from './xml.ts'
 import { DUPLICATE_ATTRIBUTE, TagAttributes } from './xml-attributes.ts'
 import {
-  AMP,
   APOS,
   ascii,
   BANG,
   CDATA_OPEN,
   CLOSE_BRACKET,
-  CR,
   DASH,
-  decodeText,
   EQ,
   failure,
   GT,
   grow,
   isSpace,
-  LF,
   LT,
   localNameIndex,
   NAME,
   QUESTION,
   QUOT,
-  SEMI,
   SLASH,
-  SPACE,
-  TAB,
-  writeEntity,
   X,
 } from './xml-bytes.ts'
+import { checkText, decodeText, PLAIN_TEXT, textSafeEnd, textShape } from './xml-text.ts'
 
 /** What the scanner reports to; `kind` is the index of the element's local name in the scanner's names, or -1. */
 export interface ScanHandler {
@@ -357,7 +350,10 @@ export class XmlScanner {
     this.#textLength += end - start
     if (this.#textLength > this.#maxPending) throw this.#tooLong()
     if (this.#handler.wantsText()) this.#emit(buffer, start, end, true)
-    else this.#checkText(buffer, start, end)
+    else {
+      const checked = checkText(buffer, start, end, this.#scratch)
+      if (checked < 0) throw this.#malformed(failure(checked))
+    }
   }
 
   /** A text running past the chunk: all but a split entity or line end goes on now. */
@@ -366,42 +362,19 @@ export class XmlScanner {
       this.#text(buffer, start, end)
       return end
     }
-    let safe = end
-    const amp = buffer.lastIndexOf(AMP, end - 1)
-    if (amp >= start && buffer.indexOf(SEMI, amp) < 0) safe = amp
-    if (safe > start && buffer[safe - 1] === CR) safe--
+    const safe = textSafeEnd(buffer, start, end)
     if (safe > start) this.#text(buffer, start, safe)
     return safe
   }
 
-  /** Checks text nobody reads as the text handed on is checked: its entities and its characters. */
-  #checkText(buffer: Uint8Array, start: number, end: number): void {
-    for (let i = start; i < end; i++) {
-      const b = buffer[i]!
-      if (b < SPACE && b !== TAB && b !== LF && b !== CR) throw this.#malformed('it has a character XML does not allow')
-      if (b !== AMP) continue
-      const semi = buffer.indexOf(SEMI, i)
-      if (semi < 0 || semi > end) throw this.#malformed('it has an "&" that starts no entity')
-      const written = writeEntity(buffer, i + 1, semi, this.#scratch, 0)
-      if (written < 0) throw this.#malformed(failure(written))
-      i = semi
-    }
-  }
-
   /** Hands on text, decoding entities (unless CDATA) and line ends, and refusing characters XML does not allow. */
   #emit(buffer: Uint8Array, start: number, end: number, entities: boolean): void {
-    let plain = true
-    for (let i = start; i < end; i++) {
-      const b = buffer[i]!
-      if (b < SPACE) {
-        if (b !== TAB && b !== LF && b !== CR) throw this.#malformed('it has a character XML does not allow')
-        if (b === CR) plain = false
-      } else if (b === AMP && entities) plain = false
-    }
-    if (plain) {
+    const shape = textShape(buffer, start, end, entities)
+    if (shape === PLAIN_TEXT) {
       this.#handler.text(buffer, start, end)
       return
     }
+    if (shape < 0) throw this.#malformed(failure(shape))
     if (end - start > this.#scratch.length) {
       this.#scratch = new Uint8Array(Math.max(end - start, this.#scratch.length * 2))
     }
