@@ -13,21 +13,28 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { DEMO_TOKEN } from '../emulator/index.ts'
-import { closestKey } from '../functions/export/core/config/key-suggestions.ts'
 import { LineageColumn, NODE_RUNTIME_FLAGS } from '../functions/export/core/constants.ts'
+import {
+  allowLoad,
+  dataset,
+  EXIT_LOADED,
+  runs,
+  sizeMb,
+  thresholds,
+  values,
+  waitIdleSeconds,
+  withWorkbook,
+  workDir,
+} from './args.ts'
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
 import { type Figures, figures, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
-import { benchInput, benchWorkbook, DATASETS, type Dataset } from './generate.ts'
+import { benchInput, benchWorkbook, DATASETS } from './generate.ts'
 import {
   BenchLoaded,
-  DEFAULT_MAX_FOREIGN_CORES,
-  DEFAULT_MAX_LOAD_AVERAGE,
   LOADED_MARK,
-  type LoadThresholds,
   loadGate,
   systemProbe,
 } from './load.ts'
@@ -38,106 +45,6 @@ const NODE = process.execPath
 const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
 /** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
 const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
-/** Exit code of a run whose figures were taken on a loaded machine (without `--allow-load`). */
-const EXIT_LOADED = 3
-
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N] [--columns]
-
-Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
-
-Flags:
-  --size-mb N     size of the generated CSV in MB (default 500)
-  --runs N        runs per measurement; medians are reported (default 3)
-  --dir DIR       working folder for the CSV and the outputs (default .bench)
-  --dataset NAME  the generated table: ${Object.keys(DATASETS).join(', ')} (default devices)
-  --skip-duckdb   leave out the DuckDB measurements
-  --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
-  --skip-parse    leave out the csv-parse ceiling (and the ratio to it), e.g. for many runs of the export's memory
-  --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
-  --allow-load    report figures taken on a loaded machine (marked ${LOADED_MARK}) and exit 0; without it such a
-                  run exits ${EXIT_LOADED}, and a machine still loaded after --wait-idle ends the bench before it measures
-  --wait-idle S   before each measurement, wait up to S seconds for the machine to go idle
-                  (default 120; 0 with --allow-load)
-  --max-foreign-cores N
-                  a measurement is loaded when other processes used more than N cores' worth of CPU during it
-                  (from /proc/stat less the bench's own processes; default ${DEFAULT_MAX_FOREIGN_CORES})
-  --max-load N    a measurement is loaded when the 1-minute load average before it is over N
-                  (default ${DEFAULT_MAX_LOAD_AVERAGE}; the bench's own last measurement counts, so each waits for it)
-  --columns       print each data column's bytes beside DuckDB's, with both writers' encodings
-  -h, --help      this text
-`
-
-/** Bad flags end the bench with one coded line and exit 2, like every other command. */
-const usageError = (message: string): never => {
-  process.stderr.write(`error [USAGE_INVALID]: ${message}\nnext step: run with --help for the list of flags\n`)
-  process.exit(2)
-}
-
-const BENCH_OPTIONS = {
-  'size-mb': { type: 'string', default: '500' },
-  runs: { type: 'string', default: '3' },
-  dir: { type: 'string', default: path.join(ROOT, '.bench') },
-  dataset: { type: 'string', default: 'devices' },
-  'skip-duckdb': { type: 'boolean', default: false },
-  'skip-one-core': { type: 'boolean', default: false },
-  'skip-parse': { type: 'boolean', default: false },
-  format: { type: 'string', default: 'csv' },
-  'allow-load': { type: 'boolean', default: false },
-  'wait-idle': { type: 'string' },
-  'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
-  'max-load': { type: 'string', default: String(DEFAULT_MAX_LOAD_AVERAGE) },
-  columns: { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const
-
-const parseBenchArgs = () => {
-  try {
-    return parseArgs({ options: BENCH_OPTIONS }).values
-  } catch (error) {
-    // parseArgs names an unknown flag but not the one likely meant.
-    const unknown = /^Unknown option '--([^']+)'/.exec((error as Error).message)?.[1]
-    const guess = unknown === undefined ? undefined : closestKey(unknown, Object.keys(BENCH_OPTIONS))
-    return usageError(`${(error as Error).message}${guess ? `; did you mean --${guess}?` : ''}`)
-  }
-}
-
-const positive = (flag: string, value: string | undefined): number => {
-  const number = Number(value)
-  return Number.isFinite(number) && number > 0
-    ? number
-    : usageError(`--${flag} must be a positive number, got "${value}"`)
-}
-
-const values = parseBenchArgs()
-if (values.help) {
-  process.stdout.write(USAGE)
-  process.exit(0)
-}
-if (!(values.dataset in DATASETS)) {
-  const guess = closestKey(values.dataset, Object.keys(DATASETS))
-  const named = `--dataset is one of ${Object.keys(DATASETS).join(', ')}, got "${values.dataset}"`
-  usageError(`${named}${guess ? `; did you mean ${guess}?` : ''}`)
-}
-const dataset = values.dataset as Dataset
-const sizeMb = positive('size-mb', values['size-mb'])
-const runs = Math.round(positive('runs', values.runs))
-const workDir = path.resolve(values.dir!)
-if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xlsx, got "${values.format}"`)
-/** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
-const withWorkbook = values.format === 'xlsx'
-const allowLoad = values['allow-load']
-const nonNegative = (flag: string, value: string | undefined): number => {
-  const number = Number(value)
-  return value !== '' && Number.isFinite(number) && number >= 0
-    ? number
-    : usageError(`--${flag} must be a number of 0 or more, got "${value}"`)
-}
-const waitIdleSeconds = nonNegative('wait-idle', values['wait-idle'] ?? (allowLoad ? '0' : '120'))
-const thresholds: LoadThresholds = {
-  maxForeignCores: nonNegative('max-foreign-cores', values['max-foreign-cores']),
-  maxLoadAverage: nonNegative('max-load', values['max-load']),
-}
-
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const peakOf = (m: ChildMeasurement) => {
   const reported = /BENCH_MAX_RSS_KB=(\d+)/.exec(m.stderr)?.[1]
