@@ -170,9 +170,9 @@ export type RunMode = (typeof RunMode)[keyof typeof RunMode]
  * benchmark. The main thread allocates many short-lived strings per row; with V8's default young generation
  * (16 MiB semi-spaces, growing) the process's peak RSS grew from 265 to 397 MiB between 100,000 and 1,000,000
  * rows of a workbook while the live heap stayed near 62 MiB. 4 MiB semi-spaces keep it at 229 and 247 MiB.
- * An explicit heap limit makes V8 collect as it does under the Lambda's memory everywhere: left to size the heap
- * from the host, V8 let dead buffers pile up for several seconds early in a run, and one run in three or four of
- * the 500 MB bench table peaked over 256 MiB (262-264 MiB) where the others stayed near 221 MiB
- * (see docs/performance.md, "Memory"); `test/unit/core/constants.test.ts` keeps the three places in step.
+ * An explicit heap limit makes V8 collect alike on every host: left to size the heap from the host's memory, V8
+ * let dead buffers pile up for several seconds early in a run, and five idle runs of the 500 MB bench table
+ * peaked at 238-268 MiB, against 215-225 MiB with the limit (see docs/performance.md, "Memory");
+ * `test/unit/core/constants.test.ts` keeps the three places in step.
  */
 export const NODE_RUNTIME_FLAGS = ['--max-semi-space-size=4', '--max-old-space-size=512'] as const
