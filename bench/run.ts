@@ -32,12 +32,7 @@ import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
 import { type Figures, figures, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
 import { benchInput, benchWorkbook, DATASETS } from './generate.ts'
-import {
-  BenchLoaded,
-  LOADED_MARK,
-  loadGate,
-  systemProbe,
-} from './load.ts'
+import { BenchLoaded, LOADED_MARK, loadGate, systemProbe } from './load.ts'
 import { columnBytes, compareDataColumns, type DataColumnsComparison, formatComparison } from './parquet-columns.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
