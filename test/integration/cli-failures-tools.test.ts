@@ -3,13 +3,14 @@
  * the real process through bad inputs: each ends with its exit status, one coded line that names the field or
  * flag, and no stack trace, as cli-failures.test.ts checks for start and check.
  */
+import { describe, it } from 'vitest'
 import {
   type Case,
   cli,
   config,
   dir,
   emulator,
-  expectCodedFailures,
+  expectCodedFailure,
   file,
   run,
   synth,
@@ -260,4 +261,7 @@ const cases: [string, Case][] = [
   ],
 ]
 
-expectCodedFailures(cases)
+describe.each(cases)('%s', (_name, failure) => {
+  it(`exits ${failure.exitCode} with one coded line naming the problem, and no stack trace`, () =>
+    expectCodedFailure(failure))
+})

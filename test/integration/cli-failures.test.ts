@@ -11,7 +11,7 @@ import {
   config,
   dir,
   emulator,
-  expectCodedFailures,
+  expectCodedFailure,
   exportWithoutRequests,
   file,
   run,
@@ -259,7 +259,10 @@ const cases: [string, Case][] = [
   ],
 ]
 
-expectCodedFailures(cases)
+describe.each(cases)('%s', (_name, failure) => {
+  it(`exits ${failure.exitCode} with one coded line naming the problem, and no stack trace`, () =>
+    expectCodedFailure(failure))
+})
 
 describe('help', () => {
   it.each([

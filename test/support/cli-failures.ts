@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { type CliResult, tempDir, tokenFile } from './cli.ts'
 
@@ -88,32 +88,31 @@ export interface Case {
   readonly run: () => Promise<CliResult>
 }
 
-/** Runs each case and checks how it fails. */
-export const expectCodedFailures = (cases: readonly [string, Case][]): void => {
-  describe.each(cases)('%s', (_name, failure) => {
-    it(`exits ${failure.exitCode} with one coded line naming the problem, and no stack trace`, async () => {
-      const result = await failure.run()
-      expect(result.exitCode, result.stderr).toBe(failure.exitCode)
-      const lines = result.stderr.split('\n').filter((line) => line.trim() !== '')
-      const errorLines = lines.filter((line) => line.startsWith('error ['))
-      expect(errorLines, result.stderr).toHaveLength(1)
-      expect(errorLines[0]).toContain(`error [${failure.code}]: `)
-      expect(errorLines[0]).toMatch(failure.names)
-      expect(
-        lines.filter((line) => !line.startsWith('error [') && !line.startsWith('next step: ')),
-        result.stderr,
-      ).toEqual([])
-      expect(result.stderr).not.toMatch(/^\s+at /m)
-      if (failure.nextStep) {
-        expect(
-          lines.find((line) => line.startsWith('next step: ')),
-          result.stderr,
-        ).toMatch(failure.nextStep)
-        if (!failure.nextStep.source.includes('--help')) expect(result.stderr).not.toContain('--help')
-      }
-      expect(result.stderr).not.toContain('secretsmanager')
-      // Nothing has run at synth time: the runtime's hints do not belong there.
-      if (failure.command === 'synth') expect(result.stderr).not.toMatch(/previous data|run record/)
-    })
-  })
+/**
+ * Runs a case and checks how it fails. The test files declare the `describe.each` over their cases themselves, so
+ * that lists of "tested in file Y" (faults/elsewhere.test.ts) can find each case's title in the file.
+ */
+export const expectCodedFailure = async (failure: Case): Promise<void> => {
+  const result = await failure.run()
+  expect(result.exitCode, result.stderr).toBe(failure.exitCode)
+  const lines = result.stderr.split('\n').filter((line) => line.trim() !== '')
+  const errorLines = lines.filter((line) => line.startsWith('error ['))
+  expect(errorLines, result.stderr).toHaveLength(1)
+  expect(errorLines[0]).toContain(`error [${failure.code}]: `)
+  expect(errorLines[0]).toMatch(failure.names)
+  expect(
+    lines.filter((line) => !line.startsWith('error [') && !line.startsWith('next step: ')),
+    result.stderr,
+  ).toEqual([])
+  expect(result.stderr).not.toMatch(/^\s+at /m)
+  if (failure.nextStep) {
+    expect(
+      lines.find((line) => line.startsWith('next step: ')),
+      result.stderr,
+    ).toMatch(failure.nextStep)
+    if (!failure.nextStep.source.includes('--help')) expect(result.stderr).not.toContain('--help')
+  }
+  expect(result.stderr).not.toContain('secretsmanager')
+  // Nothing has run at synth time: the runtime's hints do not belong there.
+  if (failure.command === 'synth') expect(result.stderr).not.toMatch(/previous data|run record/)
 }

@@ -60,7 +60,7 @@ const testedElsewhere: readonly {
   {
     scenario: 'reprocess with a bad --out',
     outcome: 'USAGE_INVALID, exit 2, before anything is read',
-    file: 'test/integration/cli-failures.test.ts',
+    file: 'test/integration/cli-failures-tools.test.ts',
     test: '%s',
     row: 'reprocess: --out cannot be written',
   },
