@@ -65,11 +65,7 @@ export class RecordBatchBuilder {
     const columns = this.#columnCount
     let size = 0
     for (let c = 0; c < record.length; c++) size += record[c]!.length
-    let finished: RecordBatch | undefined
-    if (this.#used + size > this.#bytes.length) {
-      finished = this.flush()
-      if (size > this.#bytes.length) this.#bytes = Buffer.allocUnsafeSlow(size)
-    }
+    const finished = this.#makeRoom(size)
     const bytes = this.#bytes
     const offsets = this.#offsets
     let used = this.#used
@@ -82,9 +78,7 @@ export class RecordBatchBuilder {
       used += length
       offsets[++cell] = used
     }
-    this.#used = used
-    this.#rows++
-    return finished ?? (this.#rows === this.#maxRows ? this.flush() : undefined)
+    return this.#endRow(used, finished)
   }
 
   /**
@@ -96,11 +90,7 @@ export class RecordBatchBuilder {
     const present = Math.min(count, columns)
     let size = 0
     for (let c = 0; c < present; c++) size += ends[c]! - starts[c]!
-    let finished: RecordBatch | undefined
-    if (this.#used + size > this.#bytes.length) {
-      finished = this.flush()
-      if (size > this.#bytes.length) this.#bytes = Buffer.allocUnsafeSlow(size)
-    }
+    const finished = this.#makeRoom(size)
     const bytes = this.#bytes
     const offsets = this.#offsets
     let used = this.#used
@@ -115,6 +105,19 @@ export class RecordBatchBuilder {
       }
       offsets[++cell] = used
     }
+    return this.#endRow(used, finished)
+  }
+
+  /** Room for a row of `size` bytes: the rows so far become a batch first when it does not fit beside them. */
+  #makeRoom(size: number): RecordBatch | undefined {
+    if (this.#used + size <= this.#bytes.length) return undefined
+    const finished = this.flush()
+    if (size > this.#bytes.length) this.#bytes = Buffer.allocUnsafeSlow(size)
+    return finished
+  }
+
+  /** Ends the row at `used` bytes; returns the batch finished before it, or by it when the batch is full. */
+  #endRow(used: number, finished: RecordBatch | undefined): RecordBatch | undefined {
     this.#used = used
     this.#rows++
     return finished ?? (this.#rows === this.#maxRows ? this.flush() : undefined)
