@@ -44,6 +44,11 @@ export interface ScanHandler {
   text(bytes: Uint8Array, start: number, end: number): void
   /** Whether text goes to text() now; otherwise it is only checked. */
   wantsText(): boolean
+  /**
+   * At a tag directly inside the root: the handler may read whole elements of a form it knows from
+   * `buffer[at..end)` itself, and returns where it stopped (`at` for none); the scanner reads on from there.
+   */
+  readElements?(buffer: Uint8Array, at: number, end: number): number
 }
 
 const BOM = [0xef, 0xbb, 0xbf]
@@ -146,6 +151,14 @@ export class XmlScanner {
         this.#text(buffer, at, lt)
         at = lt
         continue
+      }
+      if (this.#depth === 1 && this.#handler.readElements !== undefined) {
+        const read = this.#handler.readElements(buffer, at, end)
+        if (read > at) {
+          this.#searched = this.#quote = this.#textLength = 0
+          at = read
+          continue
+        }
       }
       const next = at + 1 < end ? buffer[at + 1]! : -1
       let after: number

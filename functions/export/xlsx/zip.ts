@@ -20,8 +20,8 @@ export const MAX_ZIP_ENTRIES = 10_000
  * libuv's pool for the bench's 202 MB worksheet, each a callback, a Buffer and a stream hop on the reading thread.
  */
 export const INFLATE_CHUNK_BYTES = 256 * 1024
-/** Inflated bytes buffered ahead of the scanner, so the pool inflates the next chunks while a chunk is scanned. */
-const INFLATE_AHEAD_BYTES = 4 * INFLATE_CHUNK_BYTES
+/** Inflated chunks buffered ahead of the scanner, so the pool inflates the next ones while a chunk is scanned. */
+const INFLATE_AHEAD_CHUNKS = 4
 
 export interface ZipArchive {
   /** Names of the entries, as stored. */
@@ -109,7 +109,9 @@ class DeclaredSize extends Transform {
   #count = 0
 
   constructor(declared: number) {
-    super({ highWaterMark: INFLATE_AHEAD_BYTES })
+    // Chunks are handed on one by one as objects: a byte stream's read() would join all it has buffered into one
+    // Buffer, copying every inflated byte once more.
+    super({ readableObjectMode: true, readableHighWaterMark: INFLATE_AHEAD_CHUNKS })
     this.#declared = declared
   }
 
