@@ -155,8 +155,10 @@ const cell = (p: string, column: number, row: number) =>
       formula: fc.boolean(),
       selfClosing: fc.nat({ max: 9 }),
       filler,
+      // Written as nearly every writer does, which sheet.ts reads straight from the bytes (cell-form.ts).
+      plain: fc.boolean(),
     })
-    .chain(({ value, reference, style, order, formula, selfClosing, filler }) => {
+    .chain(({ value, reference, style, order, formula, selfClosing, filler, plain }) => {
       const r =
         reference === 'given' ? `${LETTERS[column]}${row}` : reference === 'odd' ? `${LETTERS[column]}0` : undefined
       const attributes = [
@@ -174,6 +176,18 @@ const cell = (p: string, column: number, row: number) =>
                 : `<${p}is><${p}t>${runs[0]}</${p}t></${p}is>`
             })
           : valueXml(value.v ?? '').map((xml) => (xml === '' && selfClosing < 3 ? `<${p}v/>` : `<${p}v>${xml}</${p}v>`))
+      if (plain && !('runs' in value && value.runs)) {
+        const attrs = [
+          ['r', r],
+          ['s', style],
+          ['t', value.t],
+        ].filter(([, v]) => v !== undefined)
+        const tag = `<${p}c${attrs.map(([name, v]) => ` ${name}="${v}"`).join('')}>`
+        const v = value.v ?? ''
+        return fc
+          .oneof(fc.constant(v.replace(/&/g, '&amp;').replace(/</g, '&lt;')), valueXml(v))
+          .map((xml) => `${tag}<${p}v>${xml}</${p}v></${p}c>`)
+      }
       return fc.tuple(fc.tuple(...attributes), body).map(([attrs, xml]) => {
         const rotated =
           attrs.length === 0 ? attrs : [...attrs.slice(order % attrs.length), ...attrs.slice(0, order % attrs.length)]
