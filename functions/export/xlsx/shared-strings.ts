@@ -3,11 +3,13 @@
  * memory fixed by spilling to the spool disk, and the text rules shared by shared and inline strings. Limits on
  * the table's size keep a hostile workbook from filling the disk; past them the table fails with XLSX_TOO_LARGE.
  */
+import { isUtf8 } from 'node:buffer'
 import type { Readable } from 'node:stream'
 import { DataError, WorkbookError } from '../core/errors.ts'
 import { CellBuffer, isPlainUtf8 } from './cell-bytes.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
 import { pendingXmlBound, scanXmlEntry, tooDeep, tooLong, type XmlOptions } from './xml.ts'
+import { AMP, ascii, LF, LT, SPACE, TAB } from './xml-bytes.ts'
 import { XmlScanner } from './xml-scanner.ts'
 
 /** UTF-8 bytes of all shared strings together, on disk once past the memory budget. */
@@ -97,9 +99,18 @@ export const readSharedStrings = async (
   let inPhonetic = false
   const maxPending = pendingXmlBound(xml.maxPendingChars)
   const where = () => `shared string ${strings.count + 1}`
+  const checkSize = () => {
+    if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
+      throw new WorkbookError('XLSX_TOO_LARGE', {
+        tableId,
+        reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
+      })
+    }
+  }
   const scanner = new XmlScanner(
     ELEMENTS,
     {
+      readElements: (bytes, at, end) => readPlainItems(bytes, at, end, strings, xml.maxFieldBytes, checkSize),
       open: (kind) => {
         if (kind === TEXT) inText = !inPhonetic
         else if (kind === PHONETIC) inPhonetic = true
@@ -110,12 +121,7 @@ export const readSharedStrings = async (
         else if (kind === ITEM) {
           addItem(strings, text)
           text.clear()
-          if (strings.byteLength > MAX_SHARED_STRING_BYTES || strings.count > MAX_SHARED_STRINGS) {
-            throw new WorkbookError('XLSX_TOO_LARGE', {
-              tableId,
-              reason: `the workbook's shared strings exceed ${MAX_SHARED_STRINGS.toLocaleString('en-US')} strings or ${MAX_SHARED_STRING_BYTES / 2 ** 30} GiB`,
-            })
-          }
+          checkSize()
         }
       },
       wantsText: () => inText,
@@ -157,4 +163,56 @@ const addItem = (strings: SharedStringTable, text: CellBuffer): void => {
   const { bytes, length } = text
   if (isPlainUtf8(bytes, length)) strings.addBytes(bytes, 0, length)
   else strings.add(unescapeText(bytes.toString('utf8', 0, length)))
+}
+
+/** The forms nearly every writer gives a plain string item (Excel, openpyxl, xlsxwriter, the stand-in). */
+const PLAIN_ITEM = ascii('<si><t>')
+const PRESERVED_ITEM = ascii('<si><t xml:space="preserve">')
+const ITEM_END = ascii('</t></si>')
+const UNDERSCORE = 0x5f
+const X = 0x78
+
+const startsWith = (bytes: Uint8Array, at: number, end: number, form: Uint8Array): boolean => {
+  if (end - at < form.length) return false
+  for (let k = 0; k < form.length; k++) if (bytes[at + k] !== form[k]) return false
+  return true
+}
+
+/**
+ * Adds the string items at `bytes[at..end)` that are of the plain forms, whole in the chunk, with text the scanner
+ * would hand on as it is and addItem() take as its bytes: no entity, CR, character XML does not allow, `_xHHHH_`
+ * escape or invalid UTF-8, and within `maxBytes`. Returns where it stopped: at the first item of any other form
+ * (a prefix, rich text, a phonetic run, CDATA, a comment), which the scanner reads, with its errors, as before.
+ * Reading the bench's 1.2 million items this way rather than tag by tag through the scanner's handlers is what
+ * stands between the download and the first row.
+ */
+const readPlainItems = (
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  strings: SharedStringTable,
+  maxBytes: number,
+  checkSize: () => void,
+): number => {
+  for (;;) {
+    let start: number
+    if (startsWith(bytes, at, end, PLAIN_ITEM)) start = at + PLAIN_ITEM.length
+    else if (startsWith(bytes, at, end, PRESERVED_ITEM)) start = at + PRESERVED_ITEM.length
+    else return at
+    let high = false
+    let lt = start
+    for (; lt < end; lt++) {
+      const b = bytes[lt]!
+      if (b === LT) break
+      if (b < SPACE) {
+        if (b !== TAB && b !== LF) return at
+      } else if (b >= 0x80) high = true
+      else if (b === AMP || (b === UNDERSCORE && bytes[lt + 1] === X)) return at
+    }
+    if (lt - start > maxBytes || !startsWith(bytes, lt, end, ITEM_END)) return at
+    if (high && !isUtf8(bytes.subarray(start, lt))) return at
+    strings.addBytes(bytes, start, lt)
+    checkSize()
+    at = lt + ITEM_END.length
+  }
 }

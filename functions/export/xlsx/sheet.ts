@@ -11,6 +11,18 @@ import { DataError, WorkbookError } from '../core/errors.ts'
 import { limitExceeded, type RecordLimits } from '../csv/record-guard.ts'
 import { type BatchLimits, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { CellBuffer } from './cell-bytes.ts'
+import {
+  CELL_PARTS,
+  plainCell,
+  REFERENCE_END,
+  REFERENCE_START,
+  STYLE_END,
+  STYLE_START,
+  TYPE_END,
+  TYPE_START,
+  VALUE_END,
+  VALUE_START,
+} from './cell-form.ts'
 import { CellType, cellType, digitsValue, writeCell } from './cell-text.ts'
 import { RowBytes } from './row-bytes.ts'
 import type { WorkbookParts } from './workbook.ts'
@@ -241,6 +253,40 @@ export const openSheetRows = async (
     column = -1
   }
 
+  const found = new Int32Array(CELL_PARTS)
+  /**
+   * Reads the cell plainCell() found as openCell(), the value's text and endCell() would: false, with nothing
+   * changed, when its reference or style is one the scanner must refuse with its own message.
+   */
+  const readPlainCell = (bytes: Uint8Array): boolean => {
+    const start = found[REFERENCE_START]!
+    const end = found[REFERENCE_END]!
+    let i = start
+    let letters = 0
+    for (; i < end && i - start < 3; i++) {
+      const code = bytes[i]! | 0x20
+      if (code < 0x61 || code > 0x7a) break
+      letters = letters * 26 + (code - 0x60)
+    }
+    const referenceRow = digitsValue(bytes, i, end)
+    if (i === start || end - i > 7 || referenceRow < 1 || referenceRow > MAX_SHEET_ROWS) return false
+    if (letters > MAX_SHEET_COLUMNS) return false
+    const s = found[STYLE_START]!
+    const cellStyle = s < 0 ? 0 : digitsValue(bytes, s, found[STYLE_END]!)
+    if (cellStyle < 0 || cellStyle >= styleCount) return false
+    column = letters - 1
+    for (let k = start; k < end; k++) reference[k - start] = bytes[k]!
+    referenceLength = end - start
+    const t = found[TYPE_START]!
+    type = t < 0 ? CellType.NUMBER : cellType(bytes, t, found[TYPE_END]!)
+    style = cellStyle
+    inline.clear()
+    value.clear()
+    value.append(bytes, found[VALUE_START]!, found[VALUE_END]!)
+    endCell()
+    return true
+  }
+
   const where = () => {
     const text = referenceText()
     return `row ${rowNumber}${text === undefined ? '' : `, at cell ${quotePrefix(text)}`}`
@@ -266,6 +312,16 @@ export const openSheetRows = async (
         else if (inInline && kind === PHONETIC) inPhonetic = false
       },
       wantsText: () => inValue || (inInline && inText),
+      // Cells of the plain form straight from the bytes, when no <v> or <is> is open around them.
+      readDepth: 3,
+      readElements: (bytes, at, end) => {
+        if (inValue || inInline) return at
+        for (;;) {
+          const after = plainCell(bytes, at, end, limits.maxFieldBytes, found)
+          if (after < 0 || !readPlainCell(bytes)) return at
+          at = after
+        }
+      },
       text: (bytes, start, end) => {
         // A <v> may come in several pieces (split by comments or chunks); its whole is bounded as it grows.
         const cell = inValue ? value : inline

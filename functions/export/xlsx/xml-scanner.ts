@@ -44,6 +44,9 @@ export interface ScanHandler {
   text(bytes: Uint8Array, start: number, end: number): void
   /** Whether text goes to text() now; otherwise it is only checked. */
   wantsText(): boolean
+  /** At a tag with readDepth (1) elements open: reads whole elements it knows; returns where it stopped. */
+  readElements?(buffer: Uint8Array, at: number, end: number): number
+  readonly readDepth?: number
 }
 
 const BOM = [0xef, 0xbb, 0xbf]
@@ -55,6 +58,7 @@ export class XmlScanner {
   readonly #malformed: (reason: string) => Error
   readonly #tooDeep: () => Error
   readonly #tooLong: () => Error
+  readonly #readDepth: number
   #carry: Uint8Array = new Uint8Array(64 * 1024)
   #carryLength = 0
   /** Bytes of the pending token already searched for its end, and the open quote of a tag at that point. */
@@ -84,6 +88,7 @@ export class XmlScanner {
   ) {
     this.#names = names.map(ascii)
     this.#handler = handler
+    this.#readDepth = handler.readElements ? (handler.readDepth ?? 1) : -1
     this.#maxPending = bounds.maxPending
     this.#malformed = bounds.malformed
     this.#tooDeep = bounds.tooDeep
@@ -146,6 +151,14 @@ export class XmlScanner {
         this.#text(buffer, at, lt)
         at = lt
         continue
+      }
+      if (this.#depth === this.#readDepth) {
+        const read = this.#handler.readElements!(buffer, at, end)
+        if (read > at) {
+          this.#searched = this.#quote = this.#textLength = 0
+          at = read
+          continue
+        }
       }
       const next = at + 1 < end ? buffer[at + 1]! : -1
       let after: number
