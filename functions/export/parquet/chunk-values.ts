@@ -35,9 +35,10 @@ export interface ChunkValues {
   readonly max?: Bound
   /**
    * `constant`: every row holds the one value in `plain` (count is still the row count);
-   * `sequence`: INT64 values rising by one from `min` (delta encoding makes them nearly free).
+   * `sequence`: INT64 values rising by one from `min` (delta encoding makes them nearly free);
+   * `hash`: INT64 values of a hash, uniformly spread: all distinct, and their deltas as random as they are.
    */
-  readonly hint?: 'constant' | 'sequence'
+  readonly hint?: 'constant' | 'sequence' | 'hash'
 }
 
 type CellReader = (bytes: Uint8Array, start: number, end: number) => boolean
@@ -303,7 +304,7 @@ export const sequenceValues = (first: number, rows: number): ChunkValues => ({
   hint: 'sequence',
 })
 
-/** INT64 values, none NULL (the row fingerprints), with their min and max. */
+/** INT64 values, none NULL (the row fingerprints: a hash, so hinted as one), with their min and max. */
 export const int64Values = (values: BigInt64Array): ChunkValues => {
   const rows = values.length
   // Compared as (signed high word, unsigned low word) rather than as a BigInt per value: a BigInt is a heap
@@ -330,5 +331,6 @@ export const int64Values = (values: BigInt64Array): ChunkValues => {
     plain: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
     width: 8,
     ...(min === undefined || max === undefined ? {} : { min, max }),
+    hint: 'hash',
   }
 }

@@ -68,6 +68,22 @@ describe('RowFingerprinter', () => {
     expect(all).toEqual([documented({ id: '1' }), documented({ id: '2' }), documented({ id: '3' })])
   })
 
+  it('hashes rows of the same length alike and rows after one longer than its input buffer from their own bytes', () => {
+    // Rows of one length share a view of the hash input; a row past the buffer's 4 KiB moves it, and the rows of
+    // the earlier lengths after it must be read from the new buffer, not from a view of the old one.
+    const records = [
+      ['a', '1'],
+      ['b', '2'],
+      ['c', 'x'.repeat(5000)],
+      ['d', '3'],
+      ['e', '4'],
+      ['a', '1'],
+    ]
+    const all = fingerprintsOf(['device_id', 'owner'], records)
+    expect(all).toEqual(records.map(([device_id, owner]) => documented({ device_id: device_id!, owner: owner! })))
+    expect(all[5]).toBe(all[0])
+  })
+
   it('agrees with the documented hash on a thousand rows, as many negative as positive', () => {
     const records = Array.from({ length: 1000 }, (_, i) => [`device-${i}`, i % 3 === 0 ? '' : `owner ${i * 7919}`])
     const all = fingerprintsOf(['device_id', 'owner'], records)
