@@ -112,7 +112,9 @@ const byteArrayValues = (
   // comparison of two numbers settles them and only a value sharing a bound's prefix is compared byte by byte.
   let minKey = 0
   let maxKey = 0
+  const plainWords = new DataView(plain.buffer, plain.byteOffset, plain.byteLength)
   for (const { bytes, offsets, columnCount, rowCount } of batches) {
+    const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     for (let r = 0, cell = column; r < rowCount; r++, cell += columnCount, row++) {
       const start = offsets[cell]!
       const end = offsets[cell + 1]!
@@ -133,7 +135,13 @@ const byteArrayValues = (
           (length > 3 ? bytes[start + 3]! : 0)) >>>
         0
       if (length > LONG_VALUE) plain.set(bytes.subarray(start, end), at)
-      else for (let i = start, to = at; i < end; i++, to++) plain[to] = bytes[i]!
+      else {
+        // Four bytes at a time through DataViews, then the last ones by byte: a quarter of the steps of a byte loop.
+        let i = start
+        let to = at
+        for (; i + 4 <= end; i += 4, to += 4) plainWords.setInt32(to, words.getInt32(i, true), true)
+        for (; i < end; i++, to++) plain[to] = bytes[i]!
+      }
       if (minAt < 0) {
         minAt = at
         minEnd = at + length
