@@ -5,13 +5,19 @@
  * peaks and CPU seconds when it ends. CPU per thread says which of the export's threads sets the pace, a figure a
  * loaded machine disturbs far less than wall time.
  */
+import { getHeapStatistics } from 'node:v8'
 import { isMainThread } from 'node:worker_threads'
 
 const peaks = { heapUsed: 0, external: 0 }
+/**
+ * The heap's statistics rather than process.memoryUsage(), which gives the same two figures but also reads the
+ * resident size from /proc: 15 µs a call idle and far more under load, 50 times a second on each thread of the
+ * process being measured (the peak resident size comes from the kernel's own count at exit).
+ */
 const sample = () => {
-  const usage = process.memoryUsage()
-  peaks.heapUsed = Math.max(peaks.heapUsed, usage.heapUsed)
-  peaks.external = Math.max(peaks.external, usage.external)
+  const heap = getHeapStatistics()
+  peaks.heapUsed = Math.max(peaks.heapUsed, heap.used_heap_size)
+  peaks.external = Math.max(peaks.external, heap.external_memory)
 }
 setInterval(sample, 20).unref()
 process.on('exit', () => {

@@ -69,6 +69,10 @@ export class BatchCopies {
       at += size
     }
     const out = this.#bytes
+    // Short cells are copied four bytes at a time through DataViews, then their last bytes one by one (never past
+    // the cell: the bytes after it may be another column's, already copied), in a quarter of the steps of a byte loop.
+    const outWords = new DataView(out.buffer, out.byteOffset, out.byteLength)
+    const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     const outOffsets = this.#offsets
     const offsetsAt = this.#offsetsUsed
     const stride = rowCount + 1
@@ -81,7 +85,11 @@ export class BatchCopies {
         if (end - start > SHORT_CELL) {
           out.set(bytes.subarray(start, end), at)
           at += end - start
-        } else for (let i = start; i < end; i++) out[at++] = bytes[i]!
+        } else {
+          let i = start
+          for (; i + 4 <= end; i += 4, at += 4) outWords.setInt32(at, words.getInt32(i, true), true)
+          for (; i < end; i++) out[at++] = bytes[i]!
+        }
         cursor[c] = at
       }
     }

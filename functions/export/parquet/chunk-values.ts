@@ -35,9 +35,10 @@ export interface ChunkValues {
   readonly max?: Bound
   /**
    * `constant`: every row holds the one value in `plain` (count is still the row count);
-   * `sequence`: INT64 values rising by one from `min` (delta encoding makes them nearly free).
+   * `sequence`: INT64 values rising by one from `min` (delta encoding makes them nearly free);
+   * `hash`: INT64 values of a hash, uniformly spread: all distinct, and their deltas as random as they are.
    */
-  readonly hint?: 'constant' | 'sequence'
+  readonly hint?: 'constant' | 'sequence' | 'hash'
 }
 
 type CellReader = (bytes: Uint8Array, start: number, end: number) => boolean
@@ -111,7 +112,9 @@ const byteArrayValues = (
   // comparison of two numbers settles them and only a value sharing a bound's prefix is compared byte by byte.
   let minKey = 0
   let maxKey = 0
+  const plainWords = new DataView(plain.buffer, plain.byteOffset, plain.byteLength)
   for (const { bytes, offsets, columnCount, rowCount } of batches) {
+    const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     for (let r = 0, cell = column; r < rowCount; r++, cell += columnCount, row++) {
       const start = offsets[cell]!
       const end = offsets[cell + 1]!
@@ -132,7 +135,13 @@ const byteArrayValues = (
           (length > 3 ? bytes[start + 3]! : 0)) >>>
         0
       if (length > LONG_VALUE) plain.set(bytes.subarray(start, end), at)
-      else for (let i = start, to = at; i < end; i++, to++) plain[to] = bytes[i]!
+      else {
+        // Four bytes at a time through DataViews, then the last ones by byte: a quarter of the steps of a byte loop.
+        let i = start
+        let to = at
+        for (; i + 4 <= end; i += 4, to += 4) plainWords.setInt32(to, words.getInt32(i, true), true)
+        for (; i < end; i++, to++) plain[to] = bytes[i]!
+      }
       if (minAt < 0) {
         minAt = at
         minEnd = at + length
@@ -303,7 +312,7 @@ export const sequenceValues = (first: number, rows: number): ChunkValues => ({
   hint: 'sequence',
 })
 
-/** INT64 values, none NULL (the row fingerprints), with their min and max. */
+/** INT64 values, none NULL (the row fingerprints: a hash, so hinted as one), with their min and max. */
 export const int64Values = (values: BigInt64Array): ChunkValues => {
   const rows = values.length
   // Compared as (signed high word, unsigned low word) rather than as a BigInt per value: a BigInt is a heap
@@ -330,5 +339,6 @@ export const int64Values = (values: BigInt64Array): ChunkValues => {
     plain: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
     width: 8,
     ...(min === undefined || max === undefined ? {} : { min, max }),
+    hint: 'hash',
   }
 }

@@ -4,7 +4,25 @@
  * codec (encoding-choice.ts); it is given up early only where it cannot win: past parquet-mr's default dictionary
  * page size, or with nearly every value distinct.
  */
+import { ScratchBuffer } from './chunk-scratch.ts'
 import type { ChunkValues } from './chunk-values.ts'
+
+/**
+ * A dictionary's arrays live in buffers reused from chunk to chunk (as the chunk's values do, chunk-scratch.ts):
+ * fresh ones were about 3 MiB a row group on the bench's tables, external memory that outlived scavenges and
+ * waited for a full collection. So a Dictionary is valid until the next one is built, which is enough: the chunk
+ * is written, synchronously, before the next column's dictionary is built.
+ */
+const scratch = {
+  slots: new ScratchBuffer(),
+  entries: new ScratchBuffer(),
+  hashes: new ScratchBuffer(),
+  indexes: new ScratchBuffer(),
+  page: new ScratchBuffer(),
+} as const
+
+const int32s = (buffer: ScratchBuffer, length: number, zeroed = false): Int32Array<ArrayBuffer> =>
+  new Int32Array(buffer.take(4 * length, zeroed), 0, length)
 
 export interface Dictionary {
   /** Distinct values. */
@@ -27,6 +45,8 @@ const CHECK_EVERY = 4096
  * the size of its compressed plain values (measured on the bench's inventory table).
  */
 const MAX_DISTINCT_SHARE = 0.9
+/** Entries up to this many bytes are copied into the page by a JS loop rather than a subarray and a native copy. */
+const SHORT_VALUE = 64
 
 const bitWidthOf = (maxIndex: number): number => (maxIndex <= 0 ? 0 : 32 - Math.clz32(maxIndex))
 
@@ -35,21 +55,22 @@ const bitWidthOf = (maxIndex: number): number => (maxIndex <= 0 ? 0 : 32 - Math.
  * where entries sit in the table depends on it, never their order or the page: a step per byte cost a sixth of
  * the dictionary's time.
  */
-const hashRange = (bytes: Uint8Array, start: number, end: number): number => {
+const hashRange = (bytes: Uint8Array, words: DataView, start: number, end: number): number => {
   let hash = 0x811c9dc5
   let i = start
-  for (; i + 4 <= end; i += 4) {
-    const word = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24)
-    hash = Math.imul(hash ^ word, 0x01000193)
-  }
+  // The same little-endian word as four loads and shifts would make, in one read.
+  for (; i + 4 <= end; i += 4) hash = Math.imul(hash ^ words.getInt32(i, true), 0x01000193)
   for (; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193)
   hash = Math.imul(hash ^ (hash >>> 15), 0x2c1b3c6d)
   return hash ^ (hash >>> 12)
 }
 
-const equalRanges = (bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean => {
-  if (aEnd - a !== bEnd - b) return false
-  for (let i = 0; i < aEnd - a; i++) if (bytes[a + i] !== bytes[b + i]) return false
+const equalRanges = (bytes: Uint8Array, words: DataView, a: number, aEnd: number, b: number, bEnd: number): boolean => {
+  const length = aEnd - a
+  if (length !== bEnd - b) return false
+  let i = 0
+  for (; i + 4 <= length; i += 4) if (words.getInt32(a + i, true) !== words.getInt32(b + i, true)) return false
+  for (; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false
   return true
 }
 
@@ -57,27 +78,30 @@ const equalRanges = (bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd
 export const buildDictionary = (values: ChunkValues): Dictionary | undefined => {
   const { count, plain, starts, width } = values
   if (values.hint === 'constant') {
-    return { size: 1, page: plain, indexes: new Int32Array(count), bitWidth: 0 }
+    return { size: 1, page: plain, indexes: int32s(scratch.indexes, count, true), bitWidth: 0 }
   }
-  if (count === 0 || values.hint === 'sequence' || (width === 0 && starts === undefined)) return undefined
+  if (count === 0 || values.hint === 'sequence' || values.hint === 'hash' || (width === 0 && starts === undefined)) {
+    return undefined
+  }
   const words = width === 0 ? undefined : new Int32Array(plain.buffer, plain.byteOffset, (count * width) / 4)
   const perValue = width / 4
+  const view = new DataView(plain.buffer, plain.byteOffset, plain.byteLength)
   // Where value i starts and ends in `plain` (byte arrays keep their length prefix: the dictionary page copies it).
   const startOf = (i: number) => (starts ? starts[i]! : i * width)
   const endOf = (i: number) => (starts ? starts[i + 1]! : (i + 1) * width)
 
   let capacity = 1024
-  let slots = new Int32Array(capacity).fill(-1)
+  let slots = int32s(scratch.slots, capacity).fill(-1)
   /** The value index of each dictionary entry's first occurrence. */
-  let entries = new Int32Array(256)
-  let hashes = new Int32Array(256)
-  const indexes = new Int32Array(count)
+  let entries = int32s(scratch.entries, 256)
+  let hashes = int32s(scratch.hashes, 256)
+  const indexes = int32s(scratch.indexes, count)
   let size = 0
   let dictionaryBytes = 0
 
   const grow = () => {
     capacity *= 2
-    slots = new Int32Array(capacity).fill(-1)
+    slots = int32s(scratch.slots, capacity).fill(-1)
     for (let e = 0; e < size; e++) {
       let slot = hashes[e]! & (capacity - 1)
       while (slots[slot] !== -1) slot = (slot + 1) & (capacity - 1)
@@ -90,7 +114,7 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
     const start = starts ? starts[i]! : i * width
     const end = starts ? starts[i + 1]! : start + width
     let hash: number
-    if (words === undefined) hash = hashRange(plain, start + 4, end)
+    if (words === undefined) hash = hashRange(plain, view, start + 4, end)
     else {
       const low = words[i * perValue]!
       const high = perValue === 2 ? words[i * perValue + 1]! : 0
@@ -103,7 +127,7 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
       const first = entries[entry]!
       if (hashes[entry] === hash) {
         if (starts) {
-          if (equalRanges(plain, starts[first]!, starts[first + 1]!, start, end)) break
+          if (equalRanges(plain, view, starts[first]!, starts[first + 1]!, start, end)) break
         } else if (
           words![first * perValue] === words![i * perValue] &&
           (perValue === 1 || words![first * perValue + 1] === words![i * perValue + 1])
@@ -117,8 +141,8 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
     if (entry === -1) {
       entry = size++
       if (entry === entries.length) {
-        entries = growArray(entries)
-        hashes = growArray(hashes)
+        entries = grown(scratch.entries, entries)
+        hashes = grown(scratch.hashes, hashes)
       }
       entries[entry] = i
       hashes[entry] = hash
@@ -130,11 +154,15 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
     if ((i + 1) % CHECK_EVERY === 0 && !canPay(dictionaryBytes, size, i + 1)) return undefined
   }
   if (!canPay(dictionaryBytes, size, count)) return undefined
-  const page = new Uint8Array(dictionaryBytes)
+  const page = new Uint8Array(scratch.page.take(dictionaryBytes, false), 0, dictionaryBytes)
   for (let e = 0, at = 0; e < size; e++) {
     const first = entries[e]!
-    page.set(plain.subarray(startOf(first), endOf(first)), at)
-    at += endOf(first) - startOf(first)
+    const start = startOf(first)
+    const end = endOf(first)
+    // A subarray per entry was a sixth of the main thread's allocations; entries are mostly a few bytes.
+    if (end - start > SHORT_VALUE) page.set(plain.subarray(start, end), at)
+    else for (let b = start; b < end; b++) page[at + b - start] = plain[b]!
+    at += end - start
   }
   return { size, page, indexes, bitWidth: bitWidthOf(size - 1) }
 }
@@ -143,8 +171,9 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
 const canPay = (bytes: number, entries: number, values: number): boolean =>
   bytes <= MAX_DICTIONARY_BYTES && entries <= MAX_DISTINCT_SHARE * values
 
-const growArray = (array: Int32Array): Int32Array<ArrayBuffer> => {
-  const grown = new Int32Array(array.length * 2)
-  grown.set(array)
-  return grown
+/** `array` at twice its length in `buffer`; its values are copied only when the buffer had to grow. */
+const grown = (buffer: ScratchBuffer, array: Int32Array): Int32Array<ArrayBuffer> => {
+  const larger = int32s(buffer, array.length * 2)
+  if (larger.buffer !== array.buffer) larger.set(array)
+  return larger
 }

@@ -75,4 +75,22 @@ describe('the record limits', () => {
       expect(error.message).toContain('line 22 is over limits.maxFieldBytes')
     },
   )
+
+  // The guard skips ordinary bytes four at a time: a delimiter, quote or line break at any place in a word counts.
+  it.each([1, 3, 4, 64])(
+    'count a field to the byte wherever it starts and ends within a word, %i-byte chunks',
+    async (chunk) => {
+      const wide = { maxColumns: 100, maxRecordBytes: 1024, maxFieldBytes: 16 }
+      for (let lead = 0; lead < 8; lead++) {
+        const row = (field: string) => `${'y'.repeat(lead)},"${'q'.repeat(lead % 3)}",${field},z\n`
+        const fits = `a,b,c,d\n${row('x'.repeat(16))}${row('"x""y"')}`
+        expect(await parseAll(fits, chunk, wide)).toEqual([
+          ['y'.repeat(lead), 'q'.repeat(lead % 3), 'x'.repeat(16), 'z'],
+          ['y'.repeat(lead), 'q'.repeat(lead % 3), 'x"y', 'z'],
+        ])
+        const error = await failure(`a,b,c,d\n${row('x'.repeat(16))}${row('x'.repeat(17))}`, chunk, wide)
+        expect(error.message).toContain('line 3 is over limits.maxFieldBytes')
+      }
+    },
+  )
 })
