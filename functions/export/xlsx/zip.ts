@@ -74,7 +74,11 @@ export const openZip = async (file: string, tableId: string): Promise<ZipArchive
       checkRatio(entry, tableId)
       try {
         if (entry.compressionMethod !== DEFLATED) return await zip.openReadStreamPromise(entry)
-        return inflate(await zip.openReadStreamPromise(entry, { decodeFileData: false }), entry.uncompressedSize)
+        return inflate(
+          await zip.openReadStreamPromise(entry, { decodeFileData: false }),
+          entry.uncompressedSize,
+          tableId,
+        )
       } catch (error) {
         throw zipError(error, tableId)
       }
@@ -91,8 +95,8 @@ const DEFLATED = 8
  * chunks, and refused as yauzl refuses them: more bytes than the directory declares fail as soon as they inflate
  * (the bound on a zip bomb), fewer fail at the end.
  */
-const inflate = (deflated: Readable, declared: number): Readable => {
-  const inflated = new DeclaredSize(declared)
+const inflate = (deflated: Readable, declared: number, tableId: string): Readable => {
+  const inflated = new DeclaredSize(declared, tableId)
   pipeline(
     deflated,
     createInflateRaw({ chunkSize: INFLATE_CHUNK_BYTES }),
@@ -106,25 +110,37 @@ const inflate = (deflated: Readable, declared: number): Readable => {
 /** Passes bytes on while their count stays within `declared`, and fails at the end unless it reached it. */
 class DeclaredSize extends Transform {
   readonly #declared: number
+  readonly #tableId: string
   #count = 0
 
-  constructor(declared: number) {
+  constructor(declared: number, tableId: string) {
     // Chunks are handed on one by one as objects: a byte stream's read() would join all it has buffered into one
     // Buffer, copying every inflated byte once more.
     super({ readableObjectMode: true, readableHighWaterMark: INFLATE_AHEAD_CHUNKS })
     this.#declared = declared
+    this.#tableId = tableId
+  }
+
+  /** The error zipError() makes of yauzl's own failure with this message. */
+  #unreadable(message: string): WorkbookError {
+    return new WorkbookError('XLSX_MALFORMED', {
+      tableId: this.#tableId,
+      reason: `the workbook is not a readable zip (${message})`,
+    })
   }
 
   override _transform(chunk: Buffer, _: BufferEncoding, callback: TransformCallback): void {
     this.#count += chunk.length
     if (this.#count > this.#declared) {
-      callback(new Error(`too many bytes in the stream. expected ${this.#declared}. got at least ${this.#count}`))
+      callback(
+        this.#unreadable(`too many bytes in the stream. expected ${this.#declared}. got at least ${this.#count}`),
+      )
     } else callback(null, chunk)
   }
 
   override _flush(callback: TransformCallback): void {
     if (this.#count < this.#declared) {
-      callback(new Error(`not enough bytes in the stream. expected ${this.#declared}. got only ${this.#count}`))
+      callback(this.#unreadable(`not enough bytes in the stream. expected ${this.#declared}. got only ${this.#count}`))
     } else callback()
   }
 }
