@@ -5,48 +5,27 @@
  * same code, including the cells of that form the scanner must refuse (a column past XFD, row 0, a style the
  * workbook does not have) and values it must decode (entities, character references, CDATA, a CR).
  */
-import { Readable } from 'node:stream'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
-import { type RecordBatch, rowsAsText } from '../../../functions/export/normalize/record-batch.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT } from '../../../functions/export/xlsx/number-format.ts'
 import { openSheetRows } from '../../../functions/export/xlsx/sheet.ts'
 import { SharedStringTable } from '../../../functions/export/xlsx/string-table.ts'
 import { DEFAULT_LIMITS } from '../../support/limits.ts'
 import { openSheetRowsWithSaxes } from '../../support/saxes-sheet.ts'
+import { readSheetOutcome, type SheetReader, splitAtFractions } from '../../support/sheet-outcome.ts'
 
 const SHARED = ['host-1', 'Zürich', '', 'a&b', '😀 wide', '_x000D_ escaped']
 const FORMATS = [GENERAL_FORMAT, builtInFormat(2), builtInFormat(14), builtInFormat(22), customFormat('0.000')]
 const TIGHT: RecordLimits = { maxColumns: 6, maxRecordBytes: 120, maxFieldBytes: 40 }
 const LETTERS = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']
 
-const read = async (reader: typeof openSheetRows, pieces: Buffer[], limits: RecordLimits, date1904: boolean) => {
+const read = (reader: SheetReader, pieces: Buffer[], limits: RecordLimits, date1904: boolean) => {
   const sharedStrings = new SharedStringTable()
   for (const text of SHARED) sharedStrings.add(text)
   sharedStrings.finish()
   const parts = { sheetName: 'S', sheetPath: 'xl/worksheets/sheet1.xml', date1904, formats: FORMATS, sharedStrings }
-  try {
-    const sheet = await reader(Readable.from(pieces), parts, {
-      tableId: 't',
-      batchLimits: { maxCells: 7, maxBytes: 64 },
-      limits,
-    })
-    const rows: string[][] = []
-    for await (const batch of sheet.batches as AsyncGenerator<RecordBatch>) rows.push(...rowsAsText(batch))
-    return { header: sheet.header, rows, errorCells: { ...sheet.errorCells, values: [...sheet.errorCells.values] } }
-  } catch (error) {
-    const { code, message } = error as { code: string; message: string }
-    // Malformed XML is described in each reader's own words; every other failure word for word.
-    return code === 'XLSX_MALFORMED' ? { code } : { code, message }
-  }
-}
-
-const split = (bytes: Buffer, cuts: number[]): Buffer[] => {
-  const at = [...new Set(cuts.map((cut) => Math.floor(cut * bytes.length)))].sort((a, b) => a - b)
-  return [0, ...at]
-    .map((start, i) => Buffer.from(bytes.subarray(start, [...at, bytes.length][i])))
-    .filter((p) => p.length)
+  return readSheetOutcome(reader, pieces, parts, limits)
 }
 
 const character = fc.constantFrom(...'aZ09 \t\n.-+e_', '\r', '<', '>', '&', 'é', '€', '😀', '_x000D_')
@@ -108,7 +87,7 @@ describe('cells in the form writers write', () => {
         fc.boolean(),
         fc.boolean(),
         async (xml, cuts, tight, date1904) => {
-          const pieces = split(Buffer.from(xml, 'utf8'), cuts)
+          const pieces = splitAtFractions(Buffer.from(xml, 'utf8'), cuts)
           const limits = tight ? TIGHT : DEFAULT_LIMITS
           const scanned = await read(openSheetRows, pieces, limits, date1904)
           expect(scanned, xml).toEqual(await read(openSheetRowsWithSaxes, pieces, limits, date1904))

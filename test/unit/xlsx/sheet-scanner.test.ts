@@ -9,7 +9,6 @@ import fc from 'fast-check'
 import { SaxesParser } from 'saxes'
 import { describe, expect, it } from 'vitest'
 import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
-import { type RecordBatch, rowsAsText } from '../../../functions/export/normalize/record-batch.ts'
 import { builtInFormat, customFormat, GENERAL_FORMAT } from '../../../functions/export/xlsx/number-format.ts'
 import { readSharedStrings } from '../../../functions/export/xlsx/shared-strings.ts'
 import { openSheetRows } from '../../../functions/export/xlsx/sheet.ts'
@@ -18,6 +17,7 @@ import type { WorkbookParts } from '../../../functions/export/xlsx/workbook.ts'
 import { DEFAULT_LIMITS } from '../../support/limits.ts'
 import { readSharedStringsWithSaxes } from '../../support/saxes-shared-strings.ts'
 import { openSheetRowsWithSaxes } from '../../support/saxes-sheet.ts'
+import { readSheetOutcome, type SheetReader, splitAtFractions } from '../../support/sheet-outcome.ts'
 
 const SHARED = ['host-1', 'Zürich', '', 'a&b', '😀 wide', '_x000D_ escaped']
 const FORMATS = [
@@ -37,40 +37,8 @@ const parts = (date1904: boolean): WorkbookParts => {
   return { sheetName: 'Sheet1', sheetPath: 'xl/worksheets/sheet1.xml', date1904, formats: FORMATS, sharedStrings }
 }
 
-type Outcome =
-  | { header: readonly string[]; rows: string[][]; errorCells: { count: number; values: string[] } }
-  | { code: string; message?: string }
-
-type Reader = typeof openSheetRows
-
-const read = async (reader: Reader, pieces: Buffer[], limits: RecordLimits, date1904: boolean): Promise<Outcome> => {
-  try {
-    const sheet = await reader(Readable.from(pieces), parts(date1904), {
-      tableId: 't',
-      batchLimits: { maxCells: 7, maxBytes: 64 },
-      limits,
-    })
-    const rows: string[][] = []
-    for await (const batch of sheet.batches as AsyncGenerator<RecordBatch>) rows.push(...rowsAsText(batch))
-    return { header: sheet.header, rows, errorCells: { ...sheet.errorCells, values: [...sheet.errorCells.values] } }
-  } catch (error) {
-    const { code, message } = error as { code: string; message: string }
-    // Malformed XML is described in each reader's own words; every other failure is the cell layer's, word for word.
-    return code === 'XLSX_MALFORMED' ? { code } : { code, message }
-  }
-}
-
-/** `bytes` cut at the given fractions of its length. */
-const split = (bytes: Buffer, cuts: number[]): Buffer[] => {
-  const at = [...new Set(cuts.map((cut) => Math.floor(cut * bytes.length)))].sort((a, b) => a - b)
-  const pieces: Buffer[] = []
-  let start = 0
-  for (const end of [...at, bytes.length]) {
-    if (end > start) pieces.push(Buffer.from(bytes.subarray(start, end)))
-    start = Math.max(start, end)
-  }
-  return pieces
-}
+const read = (reader: SheetReader, pieces: Buffer[], limits: RecordLimits, date1904: boolean) =>
+  readSheetOutcome(reader, pieces, parts(date1904), limits)
 
 // ---- worksheets in every form ----
 
@@ -269,7 +237,7 @@ const wellFormed = (xml: string): boolean => {
 }
 
 const agree = async (xml: string, cuts: number[], limits: RecordLimits, date1904: boolean) => {
-  const pieces = split(Buffer.from(xml, 'utf8'), cuts)
+  const pieces = splitAtFractions(Buffer.from(xml, 'utf8'), cuts)
   const scanned = await read(openSheetRows, pieces, limits, date1904)
   const reference = await read(openSheetRowsWithSaxes, pieces, limits, date1904)
   // saxes reports malformed XML once the piece it was written in has been parsed, so a cell's error in that piece
@@ -375,7 +343,7 @@ describe('the shared strings scanner reads what the saxes reader read', () => {
               : MUTATIONS[mutation]!(xml.replace(/si>/g, 'c>').replace(/<(x:)?t>/, '<$1v>'), at)
                   .replace(/c>/g, 'si>')
                   .replace(/<(x:)?v>/, '<$1t>')
-          const pieces = split(Buffer.from(part, 'utf8'), cuts)
+          const pieces = splitAtFractions(Buffer.from(part, 'utf8'), cuts)
           const scanned = await readStrings(readSharedStrings, pieces, maxFieldBytes)
           const reference = await readStrings(readSharedStringsWithSaxes, pieces, maxFieldBytes)
           if ('code' in scanned && scanned.code === 'XLSX_MALFORMED' && 'code' in reference && !wellFormed(part)) return
