@@ -1,6 +1,6 @@
 /**
  * The local runner's entry point (every npm script of a command runs this file): Node's compile cache, then the
- * commands (commands.ts). A command loads several hundred TypeScript modules, and stripping their types and
+ * commands (commands.ts). A command loads about a hundred TypeScript modules, and stripping their types and
  * compiling them cost about 0.4 s of a start, again in each thread the export starts (the parse and workbook
  * threads load the same sources). The cache keeps the compiled code, keyed by each file's contents, in the OS
  * temporary folder, so every start after the first skips that work. It must be on before the modules load, so
