@@ -5,7 +5,10 @@
  */
 import { AMP, LF, LT, SPACE, TAB } from './xml-bytes.ts'
 
-/** Where plainCell() found the parts of a cell, in its `found` array; a missing attribute's start is -1. */
+/**
+ * Where plainCell() found the parts of a cell, in its `found` array, each end right after its start; a missing
+ * attribute's start is -1.
+ */
 export const REFERENCE_START = 0
 export const REFERENCE_END = 1
 export const STYLE_START = 2
@@ -38,6 +41,28 @@ const valueEnd = (bytes: Uint8Array, at: number, end: number, max: number): numb
 }
 
 /**
+ * Reads the optional attribute ` name="…"` (a value of up to nine letters or digits) at `bytes[at]` into
+ * `found[slot]` (its start, -1 when absent) and `found[slot + 1]` (its end). Returns where the cell goes on, or -1
+ * when the bytes are of another form.
+ */
+const optionalAttribute = (
+  bytes: Uint8Array,
+  at: number,
+  end: number,
+  name: number,
+  found: Int32Array,
+  slot: number,
+): number => {
+  found[slot] = -1
+  if (!attributeStart(bytes, at, name)) return at
+  const close = valueEnd(bytes, at + 4, end, 9)
+  if (close < 0) return -1
+  found[slot] = at + 4
+  found[slot + 1] = close
+  return close + 1
+}
+
+/**
  * Matches `<c r="…"[ s="…"][ t="…"]><v>text</v></c>` at `bytes[at]`, whole before `end`: attributes in that order,
  * one space before each, double quotes, values of letters and digits only (a reference of up to ten, a style or a
  * type of up to nine), and text without an entity, a CR or a character XML does not allow, of at most `maxBytes`.
@@ -46,27 +71,14 @@ const valueEnd = (bytes: Uint8Array, at: number, end: number, max: number): numb
 export const plainCell = (bytes: Uint8Array, at: number, end: number, maxBytes: number, found: Int32Array): number => {
   if (bytes[at + 1] !== LETTER_C || !attributeStart(bytes, at + 2, 0x72)) return -1
   let i = at + 6
-  let close = valueEnd(bytes, i, end, 10)
+  const close = valueEnd(bytes, i, end, 10)
   if (close < 0) return -1
   found[REFERENCE_START] = i
   found[REFERENCE_END] = close
-  i = close + 1
-  found[STYLE_START] = -1
-  found[TYPE_START] = -1
-  if (attributeStart(bytes, i, 0x73)) {
-    close = valueEnd(bytes, i + 4, end, 9)
-    if (close < 0) return -1
-    found[STYLE_START] = i + 4
-    found[STYLE_END] = close
-    i = close + 1
-  }
-  if (attributeStart(bytes, i, 0x74)) {
-    close = valueEnd(bytes, i + 4, end, 9)
-    if (close < 0) return -1
-    found[TYPE_START] = i + 4
-    found[TYPE_END] = close
-    i = close + 1
-  }
+  i = optionalAttribute(bytes, close + 1, end, 0x73, found, STYLE_START)
+  if (i < 0) return -1
+  i = optionalAttribute(bytes, i, end, 0x74, found, TYPE_START)
+  if (i < 0) return -1
   if (bytes[i] !== GT || bytes[i + 1] !== LT || bytes[i + 2] !== LETTER_V || bytes[i + 3] !== GT) return -1
   const start = i + 4
   const stop = Math.min(end, start + maxBytes + 1)
