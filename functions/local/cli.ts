@@ -17,7 +17,8 @@ import type { TerminalOutput } from './terminal.ts'
  * module.enableCompileCache() alone reaches only this thread.
  */
 const enableCompileCache = (): void => {
-  process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'node-compile-cache')
+  // An empty value counts as unset: module.enableCompileCache('') would write the cache into the current folder.
+  process.env.NODE_COMPILE_CACHE ||= path.join(os.tmpdir(), 'node-compile-cache')
   module.enableCompileCache(process.env.NODE_COMPILE_CACHE)
 }
 

@@ -20,6 +20,13 @@ describe('the CLI start', () => {
     expect((await filesUnder(path.join(temporary, 'node-compile-cache'))).length).toBeGreaterThan(0)
   })
 
+  it('takes an empty NODE_COMPILE_CACHE as unset, not as the current folder', async () => {
+    const temporary = await tempDir()
+    const result = await runCliProcess(['--help'], { TMPDIR: temporary, NODE_COMPILE_CACHE: '' })
+    expect(result.exitCode).toBe(0)
+    expect((await filesUnder(path.join(temporary, 'node-compile-cache'))).length).toBeGreaterThan(0)
+  })
+
   it('keeps it where NODE_COMPILE_CACHE points, when set', async () => {
     const cache = await tempDir()
     const result = await runCliProcess(['--help'], { NODE_COMPILE_CACHE: cache })
