@@ -119,7 +119,7 @@ const main = async () => {
       const exportArgs = (out: string, format = 'csv') => [
         ...NODE_RUNTIME_FLAGS,
         ...RSS_PROBE,
-        path.join(ROOT, 'functions/local/cli.ts'),
+        path.join(ROOT, 'functions/local/cli.mjs'),
         'export',
         '--base-url',
         standIn.baseUrl,

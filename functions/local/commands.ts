@@ -1,6 +1,6 @@
 /**
  * The local runner's commands: `npm start` (export), `npm run check`, `npm run query`, `npm run ddl`,
- * `npm run reprocess`, `npm run reset`, `npm run help`. Started through cli.ts.
+ * `npm run reprocess`, `npm run reset`, `npm run help`. Started through cli.mjs.
  * Exit status 0 = success, 1 = some table failed or is not ready (or the SQL failed), 2 = bad usage or configuration.
  */
 import { closestKey, FailureClass, oneLineMessage, toExportError, UsageError } from '../export/index.ts'

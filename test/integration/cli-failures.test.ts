@@ -268,9 +268,9 @@ describe('help', () => {
   it.each([
     ['bench', 'bench/run.ts', /Usage: npm run bench/],
     ['emulator', 'emulator/main.ts', /^Usage: npm run emulator -- \[flags\]$[\s\S]*--keep-rows[\s\S]*--drop-column/m],
-    ['start', 'functions/local/cli.ts', /Usage: npm start/],
+    ['start', 'functions/local/cli.mjs', /Usage: npm start/],
   ])('%s --help prints its usage and exits 0', async (_name, script, usage) => {
-    const argv = script.endsWith('cli.ts') ? ['export', '--help'] : ['--help']
+    const argv = script.endsWith('cli.mjs') ? ['export', '--help'] : ['--help']
     const result = await run(script, argv)
     expect(result.exitCode).toBe(0)
     expect(result.stdout).toMatch(usage)

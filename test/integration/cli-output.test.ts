@@ -37,7 +37,7 @@ const exportWith = async (token: string, ...extra: string[]) => runCliProcess(aw
 /** The CLI on a pseudo-terminal: stdout and stderr both arrive as the terminal's output. */
 const onTerminal = (argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
   new Promise((resolve) => {
-    const command = [process.execPath, path.join(ROOT, 'functions/local/cli.ts'), ...argv]
+    const command = [process.execPath, path.join(ROOT, 'functions/local/cli.mjs'), ...argv]
       .map((word) => `'${word.replaceAll("'", "'\\''")}'`)
       .join(' ')
     execFile(

@@ -1,5 +1,5 @@
 /**
- * How the CLI starts: with Node's compile cache on (functions/local/cli.ts), so a start after the first skips
+ * How the CLI starts: with Node's compile cache on (functions/local/cli.mjs), so a start after the first skips
  * stripping types and compiling the sources; the variable Node documents for it turns it off.
  */
 import { readdir } from 'node:fs/promises'

@@ -26,7 +26,7 @@ export const run = (script: string, argv: readonly string[], env: NodeJS.Process
     )
   })
 
-export const cli = (argv: readonly string[]) => run('functions/local/cli.ts', argv)
+export const cli = (argv: readonly string[]) => run('functions/local/cli.mjs', argv)
 /** `cdk synth` runs the app with its context in CDK_CONTEXT_JSON; the app fails before any bundling. */
 export const synth = (context: Record<string, unknown>, outdir = path.join(dir, 'cdk.out')) => {
   const cdkJson = JSON.parse(readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as { context: object }

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { main } from '../../functions/local/cli.ts'
+import { main } from '../../functions/local/commands.ts'
 
 export interface CliResult {
   readonly exitCode: number
@@ -21,7 +21,7 @@ export const tokenFile = async (token: string): Promise<string> => {
   return file
 }
 
-/** `node functions/local/cli.ts <command> <argv>` in this process, output captured. */
+/** `node functions/local/cli.mjs <command> <argv>` in this process, output captured. */
 export const runCommandInProcess = async (command: string, argv: readonly string[]): Promise<CliResult> => {
   const out: string[] = []
   const err: string[] = []
@@ -34,12 +34,12 @@ export const runExportInProcess = (argv: readonly string[]): Promise<CliResult> 
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
 
-/** `node functions/local/cli.ts <argv>` as a child process on the same Node, for exit statuses and real output. */
+/** `node functions/local/cli.mjs <argv>` as a child process on the same Node, for exit statuses and real output. */
 export const runCliProcess = (argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
-      [path.join(REPO_ROOT, 'functions/local/cli.ts'), ...argv],
+      [path.join(REPO_ROOT, 'functions/local/cli.mjs'), ...argv],
       { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0

@@ -55,7 +55,7 @@ export const locationsTable = (): RawCsvTable => ({
   rawCsv: 'Site,City,Desks\r\nHQ,Berlin,120\r\nLab,"Lyon, Vaise",14\r\nDepot,Graz,0\r\n',
 })
 
-export const CLI = path.resolve(import.meta.dirname, '../../functions/local/cli.ts')
+export const CLI = path.resolve(import.meta.dirname, '../../functions/local/cli.mjs')
 
 /** Resolves once `condition` holds, polling every 20 ms for at most 30 s. */
 export const until = async (condition: () => boolean | Promise<boolean>): Promise<void> => {

@@ -42,7 +42,7 @@ export const exportWithProbe = async (
       ...nodeFlags,
       '--import',
       path.join(ROOT, 'bench/report-rss.ts'),
-      path.join(ROOT, 'functions/local/cli.ts'),
+      path.join(ROOT, 'functions/local/cli.mjs'),
       'export',
       '--base-url',
       line.toString('utf8').trim(),

@@ -24,14 +24,20 @@ const STAGES = ['scratch', 'publish', 'normalize', 'source', 'csv', 'xlsx', 'sch
 const FOLDER_LAYERS = { core: 'core', path: 'path', lambda: 'edge' } as const
 
 /** Imports that cross the rules on purpose, each with the reason. */
-const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly why: string }[] = []
+const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly why: string }[] = [
+  {
+    from: 'functions/local/cli.mjs',
+    to: 'functions/export/csv/parse-worker.ts',
+    why: 'the entry starts the parse thread while the runner loads; through index.ts it would wait for every module',
+  },
+]
 
 const LAYER_RANK = { core: 0, stage: 1, path: 2, edge: 3, 'front door': 4, above: 5 } as const
 type Layer = keyof typeof LAYER_RANK
 
 const sourceFiles = (folder: string): string[] =>
   readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
+    .filter((file) => file.endsWith('.ts') || file.endsWith('.mjs'))
     .map((file) => path.posix.join(folder, file.split(path.sep).join('/')))
     .sort()
 
@@ -162,6 +168,6 @@ describe('the environment', () => {
     })
     // The entry sets NODE_COMPILE_CACHE before any module of the export is loaded: the only way to hand Node's compile
     // cache to the threads the export starts, and too early for environment.ts, which loads the configuration schema.
-    expect(readers).toEqual(['functions/export/core/environment.ts', 'functions/local/cli.ts'])
+    expect(readers).toEqual(['functions/export/core/environment.ts', 'functions/local/cli.mjs'])
   })
 })

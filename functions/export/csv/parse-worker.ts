@@ -43,6 +43,7 @@ const MAX_BATCHES_IN_FLIGHT = 8
 export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelShape
 
 type ToParser =
+  | { readonly type: 'start'; readonly options: TableParserOptions }
   | { readonly type: 'block'; readonly block: Uint8Array }
   | { readonly type: 'end' }
   | { readonly type: 'recycle'; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
@@ -84,12 +85,38 @@ export const openParsedTable = async (
   return parseOnThread(replay(head, iterator), options)
 }
 
-const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
-  const worker = new Worker(new URL(import.meta.url), {
-    workerData: { role: ROLE, options },
+/** A parse thread that waits for its table's options, in a `start` message. */
+const startParseThread = (): Worker =>
+  new Worker(new URL(import.meta.url), {
+    workerData: { role: ROLE },
     // csv-parse makes a string of every field: a small young generation keeps that churn from growing the heap.
     resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
+
+/** The thread `prestartParseThread` started, until a table takes it. */
+let standby: Worker | undefined
+
+/**
+ * Starts a parse thread before any table needs one, so that Node boots it and loads its modules (about 0.2 s) while
+ * this thread is still loading its own; the first table parsed on a thread of its own takes it. Only where that
+ * table would get one thread (two cores). Unused, it does not keep the process alive.
+ */
+export const prestartParseThread = (threads: number = parseThreadCount(availableParallelism())): void => {
+  if (standby !== undefined || threads !== 1) return
+  const thread = startParseThread()
+  // One that failed to start is dropped: the table then starts its own, whose failure names the table.
+  const drop = () => {
+    if (standby === thread) standby = undefined
+  }
+  thread.once('error', drop).once('exit', drop).unref()
+  standby = thread
+}
+
+const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
+  const worker = standby ?? startParseThread()
+  standby = undefined
+  worker.ref()
+  worker.postMessage({ type: 'start', options } satisfies ToParser)
   const batches = new Channel<RecordBatch>()
   const warnings: string[] = []
   const freeBlocks: ArrayBuffer[] = []
@@ -190,8 +217,11 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
   }
 }
 
-/** The parse thread: blocks in, the header and batches out; the blocks and batch buffers go back for reuse. */
-const runParseThread = async (options: TableParserOptions): Promise<void> => {
+/**
+ * The parse thread: its table's options first, then blocks in, the header and batches out; the blocks and batch
+ * buffers go back for reuse.
+ */
+const runParseThread = (): void => {
   const port = parentPort!
   const post = (message: FromParser, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
   const blocks = new Channel<Uint8Array>()
@@ -199,7 +229,8 @@ const runParseThread = async (options: TableParserOptions): Promise<void> => {
   let batchCredit: (() => void) | undefined
   let recycle: (bytes: ArrayBuffer, offsets: ArrayBuffer) => void = () => undefined
   port.on('message', (message: ToParser) => {
-    if (message.type === 'block') blocks.push(message.block)
+    if (message.type === 'start') void parseTable(message.options)
+    else if (message.type === 'block') blocks.push(message.block)
     else if (message.type === 'end') blocks.end()
     else {
       recycle(message.bytes, message.offsets)
@@ -222,20 +253,22 @@ const runParseThread = async (options: TableParserOptions): Promise<void> => {
       previous = block.buffer as ArrayBuffer
     }
   }
-  try {
-    const parsed = await parseInline(body(), options)
-    recycle = parsed.recycle
-    post({ type: 'header', header: [...parsed.header], delimiter: parsed.delimiter, report: parsed.report })
-    for await (const batch of parsed.batches) {
-      while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (batchCredit = r))
-      batchesInFlight++
-      post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
+  const parseTable = async (options: TableParserOptions): Promise<void> => {
+    try {
+      const parsed = await parseInline(body(), options)
+      recycle = parsed.recycle
+      post({ type: 'header', header: [...parsed.header], delimiter: parsed.delimiter, report: parsed.report })
+      for await (const batch of parsed.batches) {
+        while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (batchCredit = r))
+        batchesInFlight++
+        post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
+      }
+      post({ type: 'end', warnings: [...parsed.warnings] })
+    } catch (error) {
+      post({ type: 'error', error: describeError(error) })
     }
-    post({ type: 'end', warnings: [...parsed.warnings] })
-  } catch (error) {
-    post({ type: 'error', error: describeError(error) })
+    port.close()
   }
-  port.close()
 }
 
-if (!isMainThread && workerData?.role === ROLE) void runParseThread(workerData.options as TableParserOptions)
+if (!isMainThread && workerData?.role === ROLE) runParseThread()

@@ -12,7 +12,7 @@ const scripts = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../..
 
 describe('the export runs with the same V8 flags everywhere', () => {
   it.each(['start', 'check', 'reprocess'])('npm run %s passes them to node before the command', (name) => {
-    expect(scripts[name]).toMatch(new RegExp(`^node ${NODE_RUNTIME_FLAGS.join(' ')} functions/local/cli\\.ts `))
+    expect(scripts[name]).toMatch(new RegExp(`^node ${NODE_RUNTIME_FLAGS.join(' ')} functions/local/cli\\.mjs `))
   })
 
   it('they are flags Node accepts in NODE_OPTIONS, where the Lambda carries them', () => {

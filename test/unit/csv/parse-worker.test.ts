@@ -3,10 +3,11 @@
  * encoding and cells; the same coded errors with the same lines; the download's own error when the body breaks off.
  */
 import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DataError, ProtocolError } from '../../../functions/export/core/errors.ts'
-import { openParsedTable, type ParseThread } from '../../../functions/export/csv/parse-worker.ts'
+import { openParsedTable, type ParseThread, prestartParseThread } from '../../../functions/export/csv/parse-worker.ts'
 import type { ParsedTable, TableParserOptions } from '../../../functions/export/csv/table-parser.ts'
 import { DEFAULT_LIMITS } from '../../support/limits.ts'
 
@@ -150,6 +151,41 @@ describe('the parse stage on a thread of its own', () => {
     const threaded = await parse(text, 'worker')
     expect(threaded).toEqual(await parse(text, 'inline'))
     expect(threaded.cells.at(-1)).toBe(tail)
+  })
+})
+
+/** This process's threads (Linux): a Worker's thread is there as soon as the Worker is constructed. */
+const threads = (): number => readdirSync('/proc/self/task').length
+
+describe('a parse thread started before a table needs it', () => {
+  it('starts only where a table would get one thread of its own', () => {
+    const before = threads()
+    prestartParseThread(0)
+    prestartParseThread(3)
+    expect(threads()).toBe(before)
+  })
+
+  it('is the thread the next table parsed on a thread runs on, with the same outcome; the one after starts its own', async () => {
+    // More rows than the batches in flight hold, so the first thread is still there when the second table starts.
+    const text = csvText(200_000)
+    const inline = await parse(text, 'inline')
+    const before = threads()
+    prestartParseThread(1)
+    prestartParseThread(1)
+    expect(threads()).toBe(before + 1)
+    const first = await openParsedTable(body(text), OPTIONS, 'worker')
+    expect(threads()).toBe(before + 1)
+    const second = await openParsedTable(body(text), OPTIONS, 'worker')
+    expect(threads()).toBe(before + 2)
+    expect(await drain(first)).toEqual(inline)
+    expect(await drain(second)).toEqual(inline)
+  })
+
+  it('carries the coded error of a bad table, as a thread started for it does', async () => {
+    prestartParseThread(1)
+    const failure = await failureOf(() => parse('a,b\n1,2,3\n'.padEnd(2 * 1024 * 1024, '\n'), 'worker'))
+    expect(failure).toBeInstanceOf(DataError)
+    expect(failure).toMatchObject({ code: 'ROW_FIELD_COUNT', line: 2 })
   })
 })
 

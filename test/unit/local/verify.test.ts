@@ -19,7 +19,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda'
 import { GetObjectCommand, NoSuchKey, S3Client } from '@aws-sdk/client-s3'
 import { mockClient } from 'aws-sdk-client-mock'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { main } from '../../../functions/local/cli.ts'
+import { main } from '../../../functions/local/commands.ts'
 import type { VerifyClients } from '../../../functions/local/verify.ts'
 import { runVerifyCommand, VERIFY_USAGE } from '../../../functions/local/verify-command.ts'
 

@@ -1,0 +1,31 @@
+/**
+ * The local runner's entry point (every npm script of a command runs this file): Node's compile cache, then, for an
+ * export, the parse thread, then the commands (commands.ts).
+ *
+ * Plain JavaScript on purpose: Node loads its TypeScript stripper (about 0.1 s) for the first .ts file it meets
+ * unless that file's stripped code is already in the compile cache, and the cache can only be turned on from code
+ * that has already run. Every .ts file after this one is read from the cache, so a start after the first strips
+ * and compiles nothing. The cache keeps the compiled code, keyed by each file's contents, in the OS temporary
+ * folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ */
+import module from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+
+// An empty value counts as unset: module.enableCompileCache('') would write the cache into the current folder. Set
+// in the environment, not only for this thread: that is how the cache reaches the threads the export starts.
+process.env.NODE_COMPILE_CACHE ||= path.join(os.tmpdir(), 'node-compile-cache')
+module.enableCompileCache(process.env.NODE_COMPILE_CACHE)
+
+const argv = process.argv.slice(2)
+/** Whether the command line asks for workbooks (`--format xlsx`), which are read on a thread of their own instead. */
+const workbooks = argv.some((arg, i) => arg === '--format=xlsx' || (arg === '--format' && argv[i + 1] === 'xlsx'))
+if (argv[0] === 'export' && !workbooks) {
+  // Node boots a thread and loads its modules in about 0.2 s: started now, that happens while this thread loads the
+  // runner's, and the first table parsed on a thread of its own takes it (parse-worker.ts). Imported directly, not
+  // through the export's front door, which would load every module first. Unused, it costs about 5 MiB.
+  const { prestartParseThread } = await import('../export/csv/parse-worker.ts')
+  prestartParseThread()
+}
+const { main } = await import('./commands.ts')
+process.exitCode = await main(argv)
