@@ -3,9 +3,10 @@
  * coded error that names the limit, the line and the next step, before csv-parse has collected the record. Quoted
  * delimiters, doubled quotes and line breaks inside quotes count as the field's bytes, never as fields or records.
  */
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { DataError } from '../../../functions/export/core/errors.ts'
-import type { RecordLimits } from '../../../functions/export/csv/record-guard.ts'
+import { type RecordLimits, RecordScanner } from '../../../functions/export/csv/record-guard.ts'
 import { openCsv } from '../../support/csv.ts'
 
 const LIMITS: RecordLimits = { maxColumns: 4, maxRecordBytes: 64, maxFieldBytes: 16 }
@@ -93,4 +94,62 @@ describe('the record limits', () => {
       }
     },
   )
+})
+
+/**
+ * What the guard tells of `text` read in chunks of `size` bytes: where the record ending changes, the first loose
+ * quote, any failure. (Whether a chunk ends in a CR depends on the chunking, so it is left out.)
+ */
+const scanned = (text: string, size: number, limits: RecordLimits) => {
+  const bytes = Buffer.from(text, 'latin1')
+  const scanner = new RecordScanner(0x2c, limits, 't1', 1)
+  const changes: { at: number; ending: string }[] = []
+  try {
+    for (let at = 0; at < bytes.length; at += size) {
+      const seen = scanner.scan(bytes.subarray(at, at + size))
+      changes.push(...seen.changes.map((change) => ({ at: at + change.at, ending: change.ending })))
+    }
+  } catch (error) {
+    // Lengths are checked at the latest at a chunk's end, so which limit a record breaks first, and what else its
+    // chunk held, may depend on the chunking: the code and the line count.
+    const { code, line } = error as DataError
+    return { failure: { code, line } }
+  }
+  return { changes, looseQuote: scanner.looseQuote }
+}
+
+const cell = fc.oneof(
+  fc.constantFrom('', 'x', 'abc', 'a"b', '"', 'tail"'),
+  fc.stringMatching(/^[a-z ,"\r\n]{0,8}$/).map((text) => `"${text.replaceAll('"', '""')}"`),
+  // A closing quote not followed by a delimiter or line break: csv-parse keeps it as text.
+  fc.constantFrom('"ab"c', '""x'),
+)
+const anyEnding = fc.constantFrom('\n', '\r\n', '\r')
+/** Rows of one to four cells; mostly one ending throughout, now and then another. */
+const guardedCsv = fc
+  .tuple(
+    anyEnding,
+    fc.array(fc.tuple(fc.array(cell, { minLength: 1, maxLength: 4 }), fc.option(anyEnding, { freq: 8 }))),
+  )
+  .map(([usual, rows]) => rows.map(([cells, other]) => `${cells.join(',')}${other ?? usual}`).join(''))
+
+describe('the record guard', () => {
+  // Records the byte walk would pass with no other effect are passed a line break at a time (indexOf): whatever the
+  // chunking, everything the guard reports must be what it reports one byte at a time, where none can be.
+  it('reports the same endings, loose quote and failure whatever the chunk size', () => {
+    const limits = fc.oneof(
+      fc.constant({ maxColumns: 2000, maxRecordBytes: 64 * 1024 * 1024, maxFieldBytes: 16 * 1024 * 1024 }),
+      fc.record({
+        maxColumns: fc.integer({ min: 1, max: 40 }),
+        maxRecordBytes: fc.integer({ min: 8, max: 60 }),
+        maxFieldBytes: fc.integer({ min: 2, max: 20 }),
+      }),
+    )
+    fc.assert(
+      fc.property(guardedCsv, fc.integer({ min: 2, max: 300 }), limits, (text, size, limit) => {
+        expect(scanned(text, size, limit)).toEqual(scanned(text, 1, limit))
+      }),
+      { numRuns: 3000 },
+    )
+  })
 })
