@@ -9,8 +9,19 @@ export interface Sample {
   readonly peak: number
   readonly output?: number
   readonly load: LoadVerdict
-  /** CPU seconds of the process's main thread, and of its worker threads together, where the process reported them. */
-  readonly cpu?: { readonly main: number; readonly workers: number }
+  /**
+   * CPU seconds of the process's main thread, of its worker threads together and, where Linux's scheduler
+   * statistics are there, of V8's background threads (collection and compilation), where the process reported them.
+   */
+  readonly cpu?: ThreadSeconds
+  /** Seconds the same threads spent runnable but waiting for a core (Linux's scheduler statistics). */
+  readonly waited?: Required<ThreadSeconds>
+}
+
+export interface ThreadSeconds {
+  readonly main: number
+  readonly workers: number
+  readonly v8Helpers?: number
 }
 
 export interface Figures {
@@ -24,7 +35,12 @@ export interface Figures {
   readonly peakRssMiBMax: number
   readonly outputBytes?: number
   /** Median CPU seconds of the main thread and of the worker threads together: the busier sets the pace. */
-  readonly threadCpuSeconds?: { readonly main: number; readonly workers: number }
+  readonly threadCpuSeconds?: ThreadSeconds
+  /**
+   * Median seconds the same threads waited, runnable, for a core: above zero, the process's threads (V8's own
+   * included) wanted more cores than the machine gave them at that moment.
+   */
+  readonly waitedForCoreSeconds?: Required<ThreadSeconds>
   /** The load each run was taken at; `loaded` if any run was over the thresholds. */
   readonly load: ReturnType<typeof summarizeLoad>
 }
@@ -36,6 +52,8 @@ export const figures = (samples: Sample[], bytes: number, rows: number): Figures
   const seconds = median(samples.map((s) => s.seconds))
   const outputs = samples.map((s) => s.output).filter((o): o is number => o !== undefined)
   const cpus = samples.map((s) => s.cpu).filter((c) => c !== undefined)
+  const waits = samples.map((s) => s.waited).filter((w) => w !== undefined)
+  const helpers = cpus.map((c) => c.v8Helpers).filter((h) => h !== undefined)
   return {
     seconds,
     mbPerSecond: bytes / 1e6 / seconds,
@@ -45,7 +63,22 @@ export const figures = (samples: Sample[], bytes: number, rows: number): Figures
     peakRssMiBMax: mib(Math.max(...samples.map((s) => s.peak))),
     ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
     ...(cpus.length > 0
-      ? { threadCpuSeconds: { main: median(cpus.map((c) => c.main)), workers: median(cpus.map((c) => c.workers)) } }
+      ? {
+          threadCpuSeconds: {
+            main: median(cpus.map((c) => c.main)),
+            workers: median(cpus.map((c) => c.workers)),
+            ...(helpers.length > 0 ? { v8Helpers: median(helpers) } : {}),
+          },
+        }
+      : {}),
+    ...(waits.length > 0
+      ? {
+          waitedForCoreSeconds: {
+            main: median(waits.map((w) => w.main)),
+            workers: median(waits.map((w) => w.workers)),
+            v8Helpers: median(waits.map((w) => w.v8Helpers)),
+          },
+        }
       : {}),
     load: summarizeLoad(samples.map((s) => s.load)),
   }

@@ -45,12 +45,28 @@ const peakOf = (m: ChildMeasurement) => {
   const reported = /BENCH_MAX_RSS_KB=(\d+)/.exec(m.stderr)?.[1]
   return reported === undefined ? m.peakRssBytes : Number(reported) * 1024
 }
-/** The CPU seconds the measured process's threads reported (bench/report-rss.ts), if it reported them. */
-const cpuOf = (m: ChildMeasurement): Sample['cpu'] => {
-  const main = /BENCH_MAIN_CPU_S=([\d.]+)/.exec(m.stderr)?.[1]
-  if (main === undefined) return undefined
-  const workers = [...m.stderr.matchAll(/BENCH_THREAD_CPU_S=([\d.]+)/g)].reduce((sum, [, s]) => sum + Number(s), 0)
-  return { main: Number(main), workers }
+const reported = (m: ChildMeasurement, name: string) => {
+  const value = new RegExp(`${name}=([\\d.]+)`).exec(m.stderr)?.[1]
+  return value === undefined ? undefined : Number(value)
+}
+const reportedSum = (m: ChildMeasurement, name: string) =>
+  [...m.stderr.matchAll(new RegExp(`${name}=([\\d.]+)`, 'g'))].reduce((sum, [, s]) => sum + Number(s), 0)
+/**
+ * The CPU seconds the measured process's threads reported (bench/report-rss.ts), if it reported them, and where the
+ * scheduler's statistics were there, V8's background threads and the seconds each kind of thread waited for a core.
+ */
+const cpuOf = (m: ChildMeasurement): Pick<Sample, 'cpu' | 'waited'> => {
+  const main = reported(m, 'BENCH_MAIN_CPU_S')
+  if (main === undefined) return {}
+  const v8 = reported(m, 'BENCH_V8_CPU_S')
+  const mainWaited = reported(m, 'BENCH_MAIN_WAIT_S')
+  const v8Waited = reported(m, 'BENCH_V8_WAIT_S')
+  return {
+    cpu: { main, workers: reportedSum(m, 'BENCH_THREAD_CPU_S'), ...(v8 === undefined ? {} : { v8Helpers: v8 }) },
+    ...(mainWaited === undefined || v8Waited === undefined
+      ? {}
+      : { waited: { main: mainWaited, workers: reportedSum(m, 'BENCH_THREAD_WAIT_S'), v8Helpers: v8Waited } }),
+  }
 }
 const check = (m: ChildMeasurement, what: string) => {
   if (m.exitCode !== 0) throw new Error(`${what} failed (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
@@ -143,7 +159,7 @@ const main = async () => {
         peak: peakOf(exported),
         output: await folderBytes(out),
         load,
-        cpu: cpuOf(exported),
+        ...cpuOf(exported),
       })
       // The same in every run: the hash's bytes depend on the rows only.
       fingerprintBytes = await columnBytes(out, LineageColumn.ROW_FINGERPRINT)
@@ -161,7 +177,7 @@ const main = async () => {
           peak: peakOf(fromWorkbook),
           output: await folderBytes(out),
           load: xlsx.load,
-          cpu: cpuOf(fromWorkbook),
+          ...cpuOf(fromWorkbook),
         })
       }
 
@@ -177,7 +193,7 @@ const main = async () => {
           peak: peakOf(pinned),
           output: await folderBytes(out),
           load: pinnedLoad,
-          cpu: cpuOf(pinned),
+          ...cpuOf(pinned),
         })
       }
 
@@ -232,8 +248,14 @@ const main = async () => {
   }
   for (const [name, , f] of rows) {
     if (f?.threadCpuSeconds && name.startsWith('b.')) {
-      const { main, workers } = f.threadCpuSeconds
-      log(`${name}: CPU seconds, main thread ${main.toFixed(2)}, worker threads ${workers.toFixed(2)} (medians)`)
+      const { main, workers, v8Helpers } = f.threadCpuSeconds
+      const helpers = v8Helpers === undefined ? '' : `, V8's background threads ${v8Helpers.toFixed(2)}`
+      const waited = f.waitedForCoreSeconds
+        ? `; waited for a core: main ${f.waitedForCoreSeconds.main.toFixed(2)}, workers ${f.waitedForCoreSeconds.workers.toFixed(2)}, V8's ${f.waitedForCoreSeconds.v8Helpers.toFixed(2)}`
+        : ''
+      log(
+        `${name}: CPU seconds, main thread ${main.toFixed(2)}, worker threads ${workers.toFixed(2)}${helpers}${waited} (medians)`,
+      )
     }
   }
   const rss = rssVerdict({ export: b, ...(b1 ? { exportOneCore: b1 } : {}), ...(bx ? { exportXlsx: bx } : {}) })
@@ -256,6 +278,12 @@ const main = async () => {
       : {}),
     ...(columns ? { dataColumnsVsDuckdb: columns.dataColumnsVsDuckdb } : {}),
   }
+  // Each export against the ceiling measured just before it: a host whose pace drifts moves both alike.
+  const exportVsParseByRun = ceiling.map((c, i) => c.seconds / exporter[i]!.seconds)
+  if (exportVsParseByRun.length > 0)
+    log(
+      `export vs the ceiling, run by run (each against the ceiling just before it): ${exportVsParseByRun.map((r) => r.toFixed(2)).join(' ')}`,
+    )
   log(
     `ratios${loadedFigures.length > 0 ? ` (${LOADED_MARK}: from figures taken on a loaded machine)` : ''}: ${Object.entries(
       ratios,
@@ -292,6 +320,7 @@ const main = async () => {
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
+      ...(exportVsParseByRun.length > 0 ? { exportVsParseByRun } : {}),
       ...(columns ? { columns: columns.columns } : {}),
       costPerGbUsd: cost,
       bundle,

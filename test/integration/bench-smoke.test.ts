@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -59,6 +60,20 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
     // Each thread's CPU, which says which of the export's threads sets the pace.
     expect(figures.export.threadCpuSeconds.main).toBeGreaterThan(0)
     expect(figures.export.threadCpuSeconds.workers).toBeGreaterThanOrEqual(0)
+    if (existsSync('/proc/thread-self/schedstat')) {
+      // V8's own threads (collection, compilation) and how long each kind of thread waited for a core.
+      expect(figures.export.threadCpuSeconds.v8Helpers).toBeGreaterThan(0)
+      expect(figures.export.waitedForCoreSeconds).toEqual({
+        main: expect.any(Number),
+        workers: expect.any(Number),
+        v8Helpers: expect.any(Number),
+      })
+      expect(stderr).toMatch(
+        /b\. export path: CPU seconds, .+, V8's background threads [\d.]+; waited for a core: main /,
+      )
+    }
+    // One run: its export against the ceiling just before it is the ratio of the medians.
+    expect(figures.exportVsParseByRun).toEqual([expect.closeTo(figures.ratios.exportVsParse, 9)])
     // A distinct 8-byte hash per row: random bits, so close to 8 bytes a row however it is encoded.
     expect(figures.export.fingerprintBytes).toBeGreaterThan(8 * figures.input.rows * 0.9)
     expect(figures.export.fingerprintBytes).toBeLessThan(figures.export.outputBytes)
