@@ -48,12 +48,21 @@ export interface Figures {
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
 
+/** Each kind of thread's median over the runs; V8's threads only where every run reported them. */
+const threadMedians = (runs: readonly ThreadSeconds[]): ThreadSeconds => {
+  const helpers = runs.map((r) => r.v8Helpers).filter((h) => h !== undefined)
+  return {
+    main: median(runs.map((r) => r.main)),
+    workers: median(runs.map((r) => r.workers)),
+    ...(helpers.length === runs.length ? { v8Helpers: median(helpers) } : {}),
+  }
+}
+
 export const figures = (samples: Sample[], bytes: number, rows: number): Figures => {
   const seconds = median(samples.map((s) => s.seconds))
   const outputs = samples.map((s) => s.output).filter((o): o is number => o !== undefined)
   const cpus = samples.map((s) => s.cpu).filter((c) => c !== undefined)
   const waits = samples.map((s) => s.waited).filter((w) => w !== undefined)
-  const helpers = cpus.map((c) => c.v8Helpers).filter((h) => h !== undefined)
   return {
     seconds,
     mbPerSecond: bytes / 1e6 / seconds,
@@ -62,24 +71,8 @@ export const figures = (samples: Sample[], bytes: number, rows: number): Figures
     peakRssMiBRuns: samples.map((s) => mib(s.peak)).sort((a, b) => a - b),
     peakRssMiBMax: mib(Math.max(...samples.map((s) => s.peak))),
     ...(outputs.length > 0 ? { outputBytes: median(outputs) } : {}),
-    ...(cpus.length > 0
-      ? {
-          threadCpuSeconds: {
-            main: median(cpus.map((c) => c.main)),
-            workers: median(cpus.map((c) => c.workers)),
-            ...(helpers.length > 0 ? { v8Helpers: median(helpers) } : {}),
-          },
-        }
-      : {}),
-    ...(waits.length > 0
-      ? {
-          waitedForCoreSeconds: {
-            main: median(waits.map((w) => w.main)),
-            workers: median(waits.map((w) => w.workers)),
-            v8Helpers: median(waits.map((w) => w.v8Helpers)),
-          },
-        }
-      : {}),
+    ...(cpus.length > 0 ? { threadCpuSeconds: threadMedians(cpus) } : {}),
+    ...(waits.length > 0 ? { waitedForCoreSeconds: threadMedians(waits) as Required<ThreadSeconds> } : {}),
     load: summarizeLoad(samples.map((s) => s.load)),
   }
 }
