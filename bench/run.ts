@@ -41,13 +41,14 @@ const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
 /** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
 const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const peakOf = (m: ChildMeasurement) => {
-  const reported = /BENCH_MAX_RSS_KB=(\d+)/.exec(m.stderr)?.[1]
-  return reported === undefined ? m.peakRssBytes : Number(reported) * 1024
-}
+/** A figure the measured process printed as `NAME=value` (bench/report-rss.ts), if it printed it. */
 const reported = (m: ChildMeasurement, name: string) => {
   const value = new RegExp(`${name}=([\\d.]+)`).exec(m.stderr)?.[1]
   return value === undefined ? undefined : Number(value)
+}
+const peakOf = (m: ChildMeasurement) => {
+  const kib = reported(m, 'BENCH_MAX_RSS_KB')
+  return kib === undefined ? m.peakRssBytes : kib * 1024
 }
 const reportedSum = (m: ChildMeasurement, name: string) =>
   [...m.stderr.matchAll(new RegExp(`${name}=([\\d.]+)`, 'g'))].reduce((sum, [, s]) => sum + Number(s), 0)
