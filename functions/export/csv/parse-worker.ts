@@ -16,6 +16,7 @@ import type { Delimiter } from '../core/constants.ts'
 import { InternalError } from '../core/errors.ts'
 import { parseThreadCount } from '../core/parse-threads.ts'
 import { describeError, type ErrorDescription, reviveError } from '../core/thread-errors.ts'
+import { kernelThreadId, yieldCoresTo } from '../core/thread-priority.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { Channel } from './channel.ts'
 import { replay } from './chunks.ts'
@@ -48,7 +49,14 @@ type ToParser =
   | { readonly type: 'end' }
   | { readonly type: 'recycle'; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
 type FromParser =
-  | { readonly type: 'header'; readonly header: string[]; readonly delimiter: Delimiter; readonly report: DecodeReport }
+  | {
+      readonly type: 'header'
+      readonly header: string[]
+      readonly delimiter: Delimiter
+      readonly report: DecodeReport
+      /** The thread's kernel id, where the platform shows it: the other threads yield their cores to it. */
+      readonly thread: number | undefined
+    }
   | { readonly type: 'block'; readonly buffer: ArrayBuffer }
   | { readonly type: 'batch'; readonly batch: RecordBatch }
   | { readonly type: 'end'; readonly warnings: readonly string[] }
@@ -204,6 +212,8 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     await close()
     throw error
   }
+  // From here the parse thread sets the pace; this thread encodes on the other core, with time to spare.
+  if (first.thread !== undefined) yieldCoresTo(first.thread)
   return {
     header: first.header,
     delimiter: first.delimiter,
@@ -257,7 +267,13 @@ const runParseThread = (): void => {
     try {
       const parsed = await parseInline(body(), options)
       recycle = parsed.recycle
-      post({ type: 'header', header: [...parsed.header], delimiter: parsed.delimiter, report: parsed.report })
+      post({
+        type: 'header',
+        header: [...parsed.header],
+        delimiter: parsed.delimiter,
+        report: parsed.report,
+        thread: kernelThreadId(),
+      })
       for await (const batch of parsed.batches) {
         while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (batchCredit = r))
         batchesInFlight++

@@ -16,6 +16,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription, reviveError } from '../core/thread-errors.ts'
+import { kernelThreadId, yieldCoresTo } from '../core/thread-priority.ts'
 import { Channel } from '../csv/channel.ts'
 import type { RecordBatch } from '../normalize/record-batch.ts'
 import { readSpooledWorkbook, type SpooledWorkbookOptions, type WorkbookRecords } from './spooled-workbook.ts'
@@ -33,7 +34,13 @@ type ToReader =
   | { readonly type: 'recycle'; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
   | { readonly type: 'stop' }
 type FromReader =
-  | { readonly type: 'header'; readonly header: string[]; readonly sheetName: string }
+  | {
+      readonly type: 'header'
+      readonly header: string[]
+      readonly sheetName: string
+      /** The thread's kernel id, where the platform shows it: the other threads yield their cores to it. */
+      readonly thread: number | undefined
+    }
   | { readonly type: 'batch'; readonly batch: RecordBatch }
   | { readonly type: 'end'; readonly warnings: string[] }
   | { readonly type: 'error'; readonly error: ErrorDescription }
@@ -113,6 +120,8 @@ export const readOnThread = async (file: string, options: SpooledWorkbookOptions
     await close()
     throw error
   }
+  // From here the reading thread sets the pace; this thread encodes on the other core, with time to spare.
+  if (first.thread !== undefined) yieldCoresTo(first.thread)
   return {
     header: first.header,
     batches,
@@ -146,7 +155,7 @@ const runReaderThread = async (file: string, options: ThreadOptions): Promise<vo
   try {
     records = await readSpooledWorkbook(file, { ...options, signal: stopped.signal })
     recycle = records.recycle
-    post({ type: 'header', header: [...records.header], sheetName: records.sheetName })
+    post({ type: 'header', header: [...records.header], sheetName: records.sheetName, thread: kernelThreadId() })
     for await (const batch of records.batches) {
       while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT && !stopped.signal.aborted) {
         await new Promise<void>((resolve) => (batchCredit = resolve))
