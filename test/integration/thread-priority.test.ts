@@ -1,8 +1,8 @@
 /**
  * The reading thread's claim on a core (core/thread-priority.ts): once a table is read on a thread of its own, the
- * main thread, V8's background threads and libuv's pool are set five nice steps above it, relative to its own
- * value. Observed from outside, in child processes, through Linux's per-thread nice values; elsewhere nothing
- * changes and there is nothing to observe.
+ * main thread and V8's background threads are set five nice steps above it, relative to its own value. Observed
+ * from outside, in child processes, through Linux's per-thread nice values; elsewhere nothing changes and there is
+ * nothing to observe.
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'

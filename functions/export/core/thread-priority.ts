@@ -1,7 +1,7 @@
 /**
  * The reading thread's claim on a core. On two cores a table's reading thread (csv-parse, or the workbook's XML)
- * sets the export's pace, while the main thread, V8's background threads and libuv's pool share the other core
- * and have time to spare; at equal priority the scheduler still takes the reading thread off its core whenever
+ * sets the export's pace, while the main thread and V8's background threads share the other core and have time
+ * to spare; at equal priority the scheduler still takes the reading thread off its core whenever
  * they want more than one, and it waited over a second for a core in each 500 MB bench run. So the reading thread,
  * once it has started, has those threads yield to it: their nice value is set a few steps above its own.
  *
@@ -35,12 +35,11 @@ export const kernelThreadId = (): number | undefined => {
 }
 
 /**
- * Whether a thread of this process yields to a reading thread: the main thread (which encodes and uploads), V8's
- * background threads (collection and compilation) and libuv's pool. Other JavaScript threads, such as another
- * table's reading thread, keep their priority.
+ * Whether a thread of this process yields to a reading thread: the main thread (which encodes and uploads) and
+ * V8's background threads (collection and compilation). Other JavaScript threads, such as another table's reading
+ * thread, keep their priority, and so does libuv's pool, which inflates a workbook for its reading thread.
  */
-const yields = (tid: number, name: string): boolean =>
-  tid === process.pid || name.startsWith('V8Worker') || name.startsWith('libuv-worker')
+const yields = (tid: number, name: string): boolean => tid === process.pid || name.startsWith('V8Worker')
 
 /**
  * Sets every thread that yields (see `yields`) to `YIELD_NICE_STEPS` above the nice value of thread `reader`,
