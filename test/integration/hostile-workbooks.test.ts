@@ -283,12 +283,17 @@ describe('nesting and long XML are refused as they stream', () => {
 })
 
 describe('the per-table deadline covers reading the workbook', () => {
-  it('a 1,000,000-row workbook past export.timeouts.tableSeconds fails as DEADLINE_EXCEEDED after its download', async () => {
+  /**
+   * Rows enough that reading them outlasts the 1 s deadline with room to spare: a 2-core machine at rest reads a
+   * million such rows in under a second, so a million alone made the test depend on the machine being busy.
+   */
+  const ROWS = 4_000_000
+  it('a 4,000,000-row workbook past export.timeouts.tableSeconds fails as DEADLINE_EXCEEDED after its download', async () => {
     const folder = await tempDir('hostile-wb-deadline-')
     const file = path.join(folder, 'rows.xlsx')
     function* rows(): Generator<string> {
       yield '<row r="1"><c r="A1" t="inlineStr"><is><t>name</t></is></c></row>'
-      for (let at = 2; at <= 1_000_001; at += 10_000) {
+      for (let at = 2; at <= ROWS + 1; at += 10_000) {
         let piece = ''
         for (let r = at; r < at + 10_000; r++) piece += `<row r="${r}"><c r="A${r}"><v>${r * 7}</v></c></row>`
         yield piece
