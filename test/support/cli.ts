@@ -34,12 +34,25 @@ export const runExportInProcess = (argv: readonly string[]): Promise<CliResult> 
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..')
 
-/** `node functions/local/cli.mjs <argv>` as a child process on the same Node, for exit statuses and real output. */
-export const runCliProcess = (argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> =>
+/**
+ * `node functions/local/cli.mjs <argv>` as a child process on the same Node, for exit statuses and real output;
+ * `launcher` runs it under another command (e.g. `['taskset', '-c', '0']`).
+ */
+export const runCliProcess = (
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  launcher: readonly string[] = [],
+): Promise<CliResult> =>
   new Promise((resolve) => {
+    const [command = process.execPath, ...launcherArgs] = launcher
     execFile(
-      process.execPath,
-      [path.join(REPO_ROOT, 'functions/local/cli.mjs'), ...argv],
+      command,
+      [
+        ...launcherArgs,
+        ...(launcher.length > 0 ? [process.execPath] : []),
+        path.join(REPO_ROOT, 'functions/local/cli.mjs'),
+        ...argv,
+      ],
       { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
