@@ -159,6 +159,9 @@ export const terminalTelemetry = (
         )
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
         if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${describeGuards(outcome.guards)}`)
+        if (outcome.expiredDates) {
+          output.err(`${outcome.name}: removed past its retention: dt=${outcome.expiredDates.join(', dt=')}`)
+        }
       } else {
         const word = outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'
         output.err(

@@ -134,8 +134,9 @@ export const secretReference = (nameOrArn: string | undefined): SecretReference 
 
 /**
  * S3 actions on objects under the prefix: read, write (conditional writes and multipart uploads need nothing more),
- * and aborting a failed multipart upload. No delete: no code path deletes an object, and with the bucket's version
- * expiry a compromised function could otherwise erase the warehouse. No ListMultipartUploadParts: lib-storage
+ * and aborting a failed multipart upload. No delete here: only a table's `retention` deletes, and only its own
+ * dated objects (warehouseDeleteStatements); with the bucket's version expiry a compromised function could
+ * otherwise erase the warehouse. No ListMultipartUploadParts: lib-storage
  * keeps the parts' ETags itself and never lists them (test/aws/first-run.test.ts measures what is sent).
  */
 export const WAREHOUSE_OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'] as const
@@ -163,6 +164,51 @@ export const warehouseStatements = (bucketArn: string, prefix: string): PolicySt
     conditions: { StringLike: { 's3:prefix': [prefix, `${prefix}/*`] } },
   }),
 ]
+
+/** Past this many tables that remove dates, their objects are named by one pattern, so the policy stays small. */
+export const MAX_TABLES_NAMED_FOR_DELETE = 20
+
+/**
+ * DeleteObject for the tables whose `retention` removes dates, and only on their dated objects: the data
+ * (`<table>/dt=*`), the dates relation and the raw archive (`_<folder>/<table>/dt=*`). None when no table removes
+ * dates (see WAREHOUSE_OBJECT_ACTIONS). Past MAX_TABLES_NAMED_FOR_DELETE tables, any dated object under the prefix
+ * but the run records, which an explicit Deny keeps.
+ */
+export const warehouseDeleteStatements = (
+  bucketArn: string,
+  prefix: string,
+  tables: readonly { readonly name: string; readonly retention?: unknown }[],
+): PolicyStatement[] => {
+  const names = tables.filter((t) => t.retention !== undefined && t.retention !== false).map((t) => t.name)
+  if (names.length === 0) return []
+  if (names.length > MAX_TABLES_NAMED_FOR_DELETE) {
+    return [
+      new PolicyStatement({
+        sid: 'DeleteExpiredDates',
+        effect: Effect.ALLOW,
+        actions: ['s3:DeleteObject'],
+        resources: [`${bucketArn}/${prefix}/*/dt=*`],
+      }),
+      new PolicyStatement({
+        sid: 'KeepRunRecords',
+        effect: Effect.DENY,
+        actions: ['s3:DeleteObject'],
+        resources: [`${bucketArn}/${prefix}/_runs/*`],
+      }),
+    ]
+  }
+  return [
+    new PolicyStatement({
+      sid: 'DeleteExpiredDates',
+      effect: Effect.ALLOW,
+      actions: ['s3:DeleteObject'],
+      resources: names.flatMap((name) => [
+        `${bucketArn}/${prefix}/${name}/dt=*`,
+        `${bucketArn}/${prefix}/_*/${name}/dt=*`,
+      ]),
+    }),
+  ]
+}
 
 /**
  * Rights on the customer managed keys of an imported secret or bucket: reading the secret needs Decrypt; writing

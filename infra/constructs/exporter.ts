@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Duration, Size, Stack, Stage } from 'aws-cdk-lib'
 import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
+import { Effect, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import {
   Architecture,
   type DestinationConfig,
@@ -320,6 +320,18 @@ export class Exporter extends Construct {
     if (this.pseudonymizationSecret) this.role.addToPolicy(settings.keySecretStatement(this.pseudonymizationSecret))
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
+    const deletes = settings.warehouseDeleteStatements(bucket.bucketArn, prefix, props.runtime.tables)
+    for (const statement of deletes) {
+      this.role.addToPolicy(statement)
+      if (statement.effect !== Effect.ALLOW) continue
+      for (const resource of statement.resources) {
+        acknowledgeWildcardResource(
+          this.role,
+          resource,
+          "Retention removes a table's export dates: the wildcard stops at the table's dated objects (data, dates relation, raw bodies).",
+        )
+      }
+    }
     const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }
     for (const statement of settings.kmsStatements(keys)) this.role.addToPolicy(statement)
     for (const statement of settings.glueStatements(Stack.of(this), glueDatabase)) this.role.addToPolicy(statement)

@@ -78,6 +78,8 @@ export interface TableOutcome {
   readonly keys?: KeyReport
   /** Every upstream change guard that fired, held or warned. */
   readonly guards?: readonly GuardFinding[]
+  /** Export dates this run removed because they were past the table's `retention`. */
+  readonly expiredDates?: readonly string[]
   readonly error?: TableErrorRecord
 }
 

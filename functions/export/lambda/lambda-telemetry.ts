@@ -115,6 +115,7 @@ export const createLambdaTelemetry = (options: LambdaTelemetryOptions): LambdaRu
         ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
         // One line that says every guard that fired; the list itself is in the run record.
         ...(guards.length > 0 ? { guards: describeGuards(guards) } : {}),
+        ...(outcome.expiredDates ? { expiredDates: outcome.expiredDates } : {}),
       }
       if (outcome.status === 'succeeded') {
         log('info', 'table exported', fields)

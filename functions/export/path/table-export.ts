@@ -2,7 +2,8 @@
  * One table's path, top to bottom, as steps that each return a value: open (the bytes at the table source, hashed
  * and archived as they pass) -> read (decode and parse, or the workbook) -> name and type -> encode Parquet ->
  * guard (compare with the latest published export; a hold publishes nothing) -> commit (the one object, then the
- * dates relation) -> archive -> register -> catalog. Each side effect happens once, in its step. Any failure
+ * dates relation) -> archive -> register -> catalog -> expire (the dates past the table's retention). Each side
+ * effect happens once, in its step. Any failure
  * aborts the uploads, so the previous data for the date stays as it was.
  */
 import { createHash } from 'node:crypto'
@@ -24,6 +25,7 @@ import { recordExportDate } from '../schema/export-dates.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
+import { expireDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
@@ -35,6 +37,7 @@ import {
   catalogWarnings,
   columnRecord,
   Held,
+  retentionWarning,
   unknownOverrides,
   withChangeHistory,
 } from './table-steps.ts'
@@ -122,6 +125,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     // next run retries a catalog that failed (every run reconciles it with the registry).
     const registered = await registerTableSchema(context.store, guarded.schema, table.columns.drop)
     const cataloged = await catalogWarnings(context.catalog, registered, context.store.root)
+    const expired = await expire(table, context)
     const details = read.details()
     const warnings = [
       ...(bytes.warnings ?? []),
@@ -130,6 +134,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       ...(encoded.keys ? keyWarnings(encoded.keys) : []),
       ...archived.warnings,
       ...cataloged,
+      ...expired.warnings,
     ]
     return {
       tableId: table.id,
@@ -147,6 +152,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       objects: archived.object ? [object, archived.object] : [object],
       ...(warnings.length > 0 ? { warnings } : {}),
       ...(encoded.keys ? { keys: encoded.keys } : {}),
+      ...(expired.dates.length > 0 ? { expiredDates: expired.dates } : {}),
       ...(guarded.findings.length > 0 ? { guards: guarded.findings } : {}),
     }
   } finally {
@@ -310,6 +316,25 @@ const archive = async (
     return { object: { key, location: key, bytes }, warnings: [] }
   } catch (error) {
     return { warnings: [archiveWarning(error)] }
+  }
+}
+
+/**
+ * Expire: once the date is in place, the dates past the table's retention go (schema/retention.ts). A removal that
+ * fails is reported with the table, published all the same: the next run of the table removes what is left.
+ */
+const expire = async (
+  table: TableConfig,
+  context: TableExportContext,
+): Promise<{ readonly dates: readonly string[]; readonly warnings: readonly string[] }> => {
+  try {
+    const { dates } = await expireDates(context.store, table.name, table.retention ?? false)
+    const own = context.run.exportDate
+    // A backfill older than the retention keeps is removed by the run that wrote it; the run says so.
+    const warnings = dates.includes(own) ? [`dt=${own} is past the table's retention: it was written and removed`] : []
+    return { dates, warnings }
+  } catch (error) {
+    return { dates: [], warnings: [retentionWarning(error)] }
   }
 }
 

@@ -63,6 +63,9 @@ export const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord
 
 export const archiveWarning = (error: unknown): string => `the raw archive was not written: ${(error as Error).message}`
 
+export const retentionWarning = (error: unknown): string =>
+  `the dates past the table's retention were not all removed (${toExportError(error).message.replace(/\s*\n\s*/g, ' ')}); the next run of the table removes the rest`
+
 /** `columnTypes` entries that name no column of the table: the override did nothing, which the run says. */
 export const unknownOverrides = (table: TableConfig, columns: readonly NamedColumn[]): string[] => {
   const names = columns.map((c) => c.name)

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { link, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { link, open, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
@@ -182,6 +182,17 @@ export class FolderWarehouseStore implements WarehouseStore {
     }
   }
 
+  async deleteObject(key: string): Promise<void> {
+    const file = this.#path(key)
+    try {
+      await rm(file, { force: true })
+    } catch (error) {
+      throw this.#error(key, error)
+    }
+    // The date's folder goes with its last object, so a listing of the table shows no empty partitions.
+    await rmdirIfEmpty(path.dirname(file), this.root)
+  }
+
   #path(key: string): string {
     const resolved = path.resolve(this.root, ...key.split('/'))
     if (!resolved.startsWith(this.root + path.sep)) {
@@ -260,6 +271,17 @@ const removeIfUnchanged = async (file: string, held: string): Promise<void> => {
   if (moved === undefined) return
   if (moved !== held) await link(aside, file).catch(() => undefined)
   await rm(aside, { force: true })
+}
+
+/** Removes `folder` and its parents up to `root` while they are empty; a folder still in use stays. */
+const rmdirIfEmpty = async (folder: string, root: string): Promise<void> => {
+  for (let at = folder; at.startsWith(root + path.sep); at = path.dirname(at)) {
+    const removed = await rmdir(at).then(
+      () => true,
+      () => false,
+    )
+    if (!removed) return
+  }
 }
 
 const contentVersion = (body: Buffer): string => createHash('sha256').update(body).digest('hex')

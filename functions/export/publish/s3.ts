@@ -5,6 +5,7 @@
  */
 import { PassThrough } from 'node:stream'
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
@@ -216,6 +217,15 @@ export class S3WarehouseStore implements WarehouseStore {
       continuationToken = page.NextContinuationToken
     } while (continuationToken !== undefined)
     return keys.sort()
+  }
+
+  /** DeleteObject answers 204 for a key that is not there too; in a versioned bucket it writes a delete marker. */
+  async deleteObject(key: string): Promise<void> {
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+    } catch (error) {
+      throw this.#error(key, error)
+    }
   }
 
   /**

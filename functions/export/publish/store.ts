@@ -44,4 +44,6 @@ export interface WarehouseStore {
   readObject(key: string): Promise<AsyncIterable<Buffer> | undefined>
   /** Keys under a prefix (relative to the root). */
   listKeys(prefix: string): Promise<string[]>
+  /** Removes an object; one that is not there is no failure, so a removal can be repeated after a crash. */
+  deleteObject(key: string): Promise<void>
 }

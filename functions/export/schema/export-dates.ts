@@ -71,3 +71,28 @@ export const recordExportDate = async (
     if (each === date || !known.has(each) || listedPrevious.get(each) !== previousOf(at)) await write(at)
   }
 }
+
+/**
+ * Takes `dates` out of the table's dates relation: first every remaining date whose previous date changes is
+ * rewritten (the oldest remaining one gets NULL), then the dates' own objects are deleted. Returns the objects
+ * deleted. Repeating it after a crash finishes what is left.
+ */
+export const forgetExportDates = async (
+  store: WarehouseStore,
+  table: string,
+  dates: readonly string[],
+): Promise<number> => {
+  const gone = new Set(dates)
+  const listed = await listExportDates(store, table)
+  const remaining = listed.filter((date) => !gone.has(date))
+  const listedPrevious = new Map(listed.map((each, at) => [each, at > 0 ? listed[at - 1] : undefined]))
+  for (const [at, each] of remaining.entries()) {
+    const previous = at > 0 ? remaining[at - 1] : undefined
+    if (listedPrevious.get(each) !== previous) {
+      await store.putObject(exportDateObjectKey(table, each), exportDateObject(previous), PARQUET_CONTENT_TYPE)
+    }
+  }
+  const present = listed.filter((date) => gone.has(date))
+  for (const date of present) await store.deleteObject(exportDateObjectKey(table, date))
+  return present.length
+}

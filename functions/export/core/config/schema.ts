@@ -9,7 +9,7 @@ import { columnControlProblems } from '../column-controls.ts'
 import { VIEW_SUFFIXES } from '../constants.ts'
 import { lambdaTimeoutProblem } from '../lambda-budget.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from '../stack-names.ts'
-import { defaultTableName, GuardsSchema, type TableConfig, TableConfigSchema } from './table-schema.ts'
+import { defaultTableName, GuardsSchema, RetentionSchema, type TableConfig, TableConfigSchema } from './table-schema.ts'
 
 const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
@@ -142,6 +142,9 @@ export const WarehouseConfigSchema = z.strictObject({
     .describe(
       'Glue database holding one table (and one `_latest` view) per saved table; default `inventory` for the default stack name, else the stack name in snake_case (`InventoryExport-Prod` -> `inventory_export_prod`)',
     ),
+  retention: RetentionSchema.default(false).describe(
+    'Which export dates every table keeps unless it sets its own `retention`: `{"days": N}` keeps the dates less than N days before the newest, `"monthly": M` also the first date of each of the last M months; `false` keeps every date',
+  ),
 })
 
 /** The stack's name: the runtime needs it too, since the default Glue database name derives from it. */
@@ -232,6 +235,8 @@ export const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObje
   const names = stackResourceNames(config.deployment.stackName)
   return {
     ...config,
+    // Each table's retention resolved once, so the table's path reads its own setting and never the warehouse's.
+    tables: config.tables.map((table) => ({ ...table, retention: table.retention ?? config.warehouse.retention })),
     warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
   }
 }

@@ -63,6 +63,27 @@ export const GuardsSchema = z
     path: ['holdBelow'],
   })
 
+/**
+ * How long a table's history is kept: the export dates within `days` of its newest one, and with `monthly` also the
+ * first export date of each of the last `monthly` months; `false` keeps every date.
+ */
+export const RetentionSchema = z.union([
+  z.strictObject({
+    days: z
+      .int()
+      .min(1)
+      .max(36_500)
+      .describe('Keep the export dates less than this many days before the newest one (1: the newest only)'),
+    monthly: z
+      .int()
+      .min(1)
+      .max(1200)
+      .optional()
+      .describe("Also keep the first export date of each of the last this-many months (the newest's month included)"),
+  }),
+  z.literal(false),
+])
+
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.strictObject({
   id: z
@@ -120,6 +141,9 @@ export const TableConfigSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe('Keep the CSV (or workbook) exactly as received (gzip) under `_raw/`, for `npm run reprocess`'),
+  retention: RetentionSchema.optional().describe(
+    'Which export dates this table keeps (`{"days": 400}`, `{"days": 90, "monthly": 24}`, or `false`: all); default `warehouse.retention`',
+  ),
   guards: TableGuardsSchema.optional().describe(
     'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
   ),
@@ -177,6 +201,7 @@ type ParsedTableConfig = z.output<typeof TableConfigSchema>
 export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: string }>
 export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
 export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
+export type RetentionConfig = z.output<typeof RetentionSchema>
 
 /** The warehouse name of a table whose configuration gives none. */
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`
