@@ -203,6 +203,30 @@ describe('textually identical headers', () => {
   })
 })
 
+describe('a dropped column with a textually identical twin', () => {
+  const TWO = {
+    columns: ['Device ID', 'Owner', 'Owner'],
+    rows: [['D-1', 'zelda.q@private.example', 'it-desk@corp.example'] as Row],
+  }
+  const ONE = { columns: ['Device ID', 'Owner'], rows: [['D-1', 'zelda.q@private.example'] as Row] }
+
+  it('stays dropped while both are there, and fails the table rather than guess when one goes', async () => {
+    const { out, results } = await exportTwoDays(
+      'dropped-twin',
+      [{ id: '3001', name: 'devices', columns: { drop: ['owner'] } }],
+      [TWO, TWO, ONE],
+    )
+    expect(results.map((r) => r.exitCode)).toEqual([0, 0, 1])
+    expect(results[2]!.stdout).toMatch(/devices\s+FAILED CONTROLLED_COLUMN_MISSING/)
+    expect(await select(out, 'SELECT dt, owner_2 FROM devices ORDER BY dt')).toEqual([
+      ['2026-06-01', 'it-desk@corp.example'],
+      ['2026-06-02', 'it-desk@corp.example'],
+    ])
+    const texts = Object.fromEntries(results.map((r, i) => [`output ${i}`, r.stdout + r.stderr]))
+    expect(await scanForNeedles({ folders: [out], texts }, ['zelda.q@private.example'])).toEqual([])
+  })
+})
+
 describe('columnTypes on a published column', () => {
   const RAM = { columns: ['Device ID', 'RAM GB'], rows: [['D-1', '16'] as Row, ['D-2', '32'] as Row] }
 

@@ -56,7 +56,7 @@ export const nameKnownColumns = (
     const all = (registered.get(header) ?? []).filter((c) => derivedFrom(c.name, base) && !reserved.includes(c.name))
     // A column that came back after a while is still known; a long-gone twin of it is not counted.
     const names = [all, all.filter((c) => latest.has(c.name))].find((list) => list.length === positions.length)
-    names?.forEach((column, k) => claimed.set(positions[k]!, column.name))
+    for (const [k, column] of (names ?? []).entries()) claimed.set(positions[k]!, column.name)
   }
   return nameColumns(headers, reserved, claimed)
 }
