@@ -51,10 +51,7 @@ describe('nameKnownColumns', () => {
 
   it('keeps the reserved-name suffix a header got (DT becomes dt_2)', () => {
     const first = nameKnownColumns(['DT', 'Name'], ['dt'], undefined)
-    expect(nameKnownColumns(['Name', 'DT'], ['dt'], { registered: first }).map((c) => c.name)).toEqual([
-      'name',
-      'dt_2',
-    ])
+    expect(nameKnownColumns(['Name', 'DT'], ['dt'], { registered: first }).map((c) => c.name)).toEqual(['name', 'dt_2'])
   })
 })
 
