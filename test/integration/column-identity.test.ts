@@ -90,30 +90,33 @@ const exportTwoDays = async (name: string, tables: readonly object[], days: read
 }
 
 describe('headers that normalize to one name', () => {
-  it('keep their names by header text when the service swaps them, and the pseudonymized one is never in clear', async () => {
-    const { out, results } = await exportTwoDays(
-      'swap',
-      [{ id: '3001', name: 'devices', columns: { pseudonymize: ['email'] } }],
-      [DAY1, DAY2],
-    )
-    for (const r of results) expect(r.exitCode, r.stdout + r.stderr).toBe(0)
-    for (const dt of ['2026-06-01', '2026-06-02']) {
-      expect(
-        await select(out, `SELECT device_id, email, email_2 FROM devices WHERE dt = '${dt}' ORDER BY device_id`),
-      ).toEqual([
-        ['D-1', hmac(PRIVATE[0]!), MAILBOX[0]],
-        ['D-2', hmac(PRIVATE[1]!), MAILBOX[1]],
+  it.each(['csv', 'xlsx'] as const)(
+    'keep their names by header text when the service swaps them, and the pseudonymized one is never in clear (%s)',
+    async (format) => {
+      const { out, results } = await exportTwoDays(
+        `swap-${format}`,
+        [{ id: '3001', name: 'devices', format, columns: { pseudonymize: ['email'] } }],
+        [DAY1, DAY2],
+      )
+      for (const r of results) expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+      for (const dt of ['2026-06-01', '2026-06-02']) {
+        expect(
+          await select(out, `SELECT device_id, email, email_2 FROM devices WHERE dt = '${dt}' ORDER BY device_id`),
+        ).toEqual([
+          ['D-1', hmac(PRIVATE[0]!), MAILBOX[0]],
+          ['D-2', hmac(PRIVATE[1]!), MAILBOX[1]],
+        ])
+      }
+      const registry = JSON.parse(await readFile(path.join(out, '_schemas/devices.json'), 'utf8'))
+      expect(registry.columns.map((c: { name: string; header: string }) => [c.name, c.header])).toEqual([
+        ['device_id', 'Device ID'],
+        ['email', 'Email'],
+        ['email_2', 'EMAIL'],
       ])
-    }
-    const registry = JSON.parse(await readFile(path.join(out, '_schemas/devices.json'), 'utf8'))
-    expect(registry.columns.map((c: { name: string; header: string }) => [c.name, c.header])).toEqual([
-      ['device_id', 'Device ID'],
-      ['email', 'Email'],
-      ['email_2', 'EMAIL'],
-    ])
-    const texts = Object.fromEntries(results.map((r, i) => [`output ${i}`, r.stdout + r.stderr]))
-    expect(await scanForNeedles({ folders: [out], texts }, [...PRIVATE, KEY])).toEqual([])
-  })
+      const texts = Object.fromEntries(results.map((r, i) => [`output ${i}`, r.stdout + r.stderr]))
+      expect(await scanForNeedles({ folders: [out], texts }, [...PRIVATE, KEY])).toEqual([])
+    },
+  )
 
   it('keep their values apart without personal-data controls too', async () => {
     const { out, results } = await exportTwoDays('swap-plain', [{ id: '3001', name: 'devices' }], [DAY1, DAY2])
