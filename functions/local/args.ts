@@ -76,7 +76,7 @@ const EXPORT_FLAGS = {
   only: { type: 'string', multiple: true, value: 'ID|NAME', help: 'export only this configured table (repeatable)' },
   'accept-changes': {
     type: 'boolean',
-    help: "publish what the upstream change guards would hold (ROW_COUNT_DROP,\nCOLUMNS_REMOVED/ADDED set to hold), after checking the change in the service's UI",
+    help: "publish what the upstream change guards would hold (ROW_COUNT_DROP,\nCOLUMNS_REMOVED/ADDED set to hold, COLUMN_IDENTITY_AMBIGUOUS), after checking\nthe change in the service's UI",
   },
   'pseudonymization-key-file': KEY_FILE_FLAG,
   'log-format': LOG_FORMAT_FLAG,

@@ -3,6 +3,7 @@ import path from 'node:path'
 import {
   describeGuards,
   type ExportError,
+  isLineageColumn,
   processEnvironment,
   type RetryEvent,
   type RunRecord,
@@ -212,8 +213,8 @@ const objectBytes = (outcome: TableOutcome, kind: 'parquet' | 'archive'): string
 
 /**
  * The per-table summary table printed at the end of a run. Its words match `npm run check` and the run record:
- * data columns are the service's (check's count), lineage columns the ones every export appends; Parquet bytes
- * are the table's data, archive bytes the compressed copy of the raw export.
+ * data columns are the service's with their `__text` companions (check's count), lineage columns the five every
+ * export appends; Parquet bytes are the table's data, archive bytes the compressed copy of the raw export.
  */
 export const renderSummary = (record: RunRecord, warehouseRoot: string, colour = false): string => {
   const archived = record.tables.some((t) => t.objects.some((o) => !o.key.endsWith('.parquet')))
@@ -236,8 +237,8 @@ export const renderSummary = (record: RunRecord, warehouseRoot: string, colour =
       ? `ok${t.guards ? ` (${t.guards.map((g) => `${g.code} ${g.action}`).join(', ')})` : ''}`
       : `${t.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} ${t.error?.code ?? ''}`.trim(),
     t.rows === undefined ? '-' : t.rows.toLocaleString('en-US'),
-    t.columns === undefined ? '-' : String(t.columns.filter((c) => c.header !== undefined).length),
-    t.columns === undefined ? '-' : String(t.columns.filter((c) => c.header === undefined).length),
+    t.columns === undefined ? '-' : String(t.columns.filter((c) => !isLineageColumn(c)).length),
+    t.columns === undefined ? '-' : String(t.columns.filter(isLineageColumn).length),
     formatBytes(t.bytesReceived),
     objectBytes(t, 'parquet'),
     ...(archived ? [objectBytes(t, 'archive')] : []),

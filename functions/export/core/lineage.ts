@@ -21,5 +21,12 @@ export const LINEAGE_COLUMNS: readonly ColumnRecord[] = [
 
 export const LINEAGE_COLUMN_NAMES: readonly string[] = LINEAGE_COLUMNS.map((c) => c.name)
 
+/**
+ * Whether a run record's column is one of the lineage columns every export appends; every other column, a
+ * `__text` companion included, is a data column (the summary and `npm run check` count them so).
+ */
+export const isLineageColumn = (column: { readonly name: string }): boolean =>
+  LINEAGE_COLUMN_NAMES.includes(column.name)
+
 /** Names no data column may take: the lineage columns and the partition column (`DT` becomes `dt_2`). */
 export const RESERVED_COLUMN_NAMES: readonly string[] = [...LINEAGE_COLUMN_NAMES, PARTITION_KEY]

@@ -12,9 +12,11 @@ export interface KeyReport {
 
 export interface ColumnRecord {
   readonly name: string
-  /** Header text as the service sent it; absent for lineage columns. */
+  /** Header text as the service sent it; absent for lineage columns and `__text` companions. */
   readonly header?: string
   readonly type: ColumnType
+  /** For a `__text` companion (a data column): the typed column whose misfits it keeps as text. */
+  readonly textOf?: string
 }
 
 export interface PublishedObject {
@@ -35,7 +37,7 @@ interface TableErrorRecord {
 
 /** What an upstream change guard found when comparing an export with the table's previous published one. */
 export interface GuardFinding {
-  readonly code: 'ROW_COUNT_DROP' | 'COLUMNS_REMOVED' | 'COLUMNS_ADDED'
+  readonly code: 'ROW_COUNT_DROP' | 'COLUMNS_REMOVED' | 'COLUMNS_ADDED' | 'COLUMN_IDENTITY_AMBIGUOUS'
   /** held: nothing was published; warned: published; accepted: would have held, published under acceptChanges. */
   readonly action: 'held' | 'warned' | 'accepted'
   /** One line for logs and the summary. */
@@ -48,7 +50,7 @@ export interface GuardFinding {
   readonly ratio?: number
   /** The setting the ratio fell below (holdBelow or warnBelow). */
   readonly threshold?: number
-  /** Exported column names removed or added. */
+  /** Exported column names removed or added (or, for COLUMN_IDENTITY_AMBIGUOUS, the ones that cannot be told apart). */
   readonly columns?: readonly string[]
 }
 

@@ -4,8 +4,10 @@
  * finding is `held`, and records the new baseline once the export is published.
  */
 import type { GuardsConfig, TableGuardsConfig } from '../core/config.ts'
+import { quotePrefix } from '../core/errors.ts'
 import type { GuardFinding } from '../core/run-record.ts'
-import type { ExportBaseline } from '../schema/table-schema.ts'
+import type { AmbiguousHeader } from '../normalize/column-identity.ts'
+import type { ExportBaseline, TableSchema } from '../schema/table-schema.ts'
 
 /** What the guards of one table do; `false` switches one off. */
 type GuardSettings = GuardsConfig
@@ -96,8 +98,37 @@ export const checkGuards = (
   }
   columnFinding('COLUMNS_REMOVED', settings.columnsRemoved, removed, 'removed')
   columnFinding('COLUMNS_ADDED', settings.columnsAdded, added, 'added')
-  // The holding findings first: the first one names the table's error code.
-  return [...findings.filter((f) => f.action === 'held'), ...findings.filter((f) => f.action !== 'held')]
+  return heldFirst(findings)
+}
+
+/** The holding findings first: the first one names the table's error code. */
+export const heldFirst = (findings: readonly GuardFinding[]): GuardFinding[] => [
+  ...findings.filter((f) => f.action === 'held'),
+  ...findings.filter((f) => f.action !== 'held'),
+]
+
+/**
+ * The identity guard: identical headers whose number changed since the latest export cannot be matched to their
+ * published columns, so the export is held (or, under `accept`, published with the names they got in order). It
+ * holds whatever the table's guard settings say, on a backfill too: a wrong match publishes one column's values,
+ * personal ones included, under another's name.
+ */
+export const identityFindings = (
+  ambiguous: readonly AmbiguousHeader[],
+  previous: TableSchema | undefined,
+  accept: boolean,
+): GuardFinding[] => {
+  if (previous === undefined) return []
+  const previousExportDate = previous.latestExport?.exportDate ?? previous.lastExportDate
+  const list = (names: readonly string[]) => (names.length === 0 ? 'none kept' : names.join(', '))
+  const plural = (n: number) => `${n} column${n === 1 ? '' : 's'}`
+  return ambiguous.map(({ header, names, previous: before }) => ({
+    code: 'COLUMN_IDENTITY_AMBIGUOUS',
+    action: accept ? 'accepted' : 'held',
+    message: `${plural(before.length)} had the header ${quotePrefix(header)} in the previous export (dt=${previousExportDate}): ${list(before)}; this export has ${plural(names.length)} (${list(names)}), and columns with identical headers can be told apart only by their order`,
+    previousExportDate,
+    columns: [...new Set([...before, ...names])],
+  }))
 }
 
 /** The baseline after publishing `current`: a later date replaces it, a backfill leaves it as it was. */

@@ -43,19 +43,38 @@ export interface NamedColumn {
   readonly header: string
 }
 
+/** A header's name before uniqueness: snake_case, `column_<position>` when nothing is left, `col_` before a digit. */
+export const baseName = (header: string, index: number): string => {
+  let base = snakeCase(header)
+  if (base === '') base = `column_${index + 1}`
+  else if (/^\d/.test(base)) base = `col_${base}`
+  return base.slice(0, MAX_COLUMN_NAME_LENGTH).replace(/_+$/, '')
+}
+
+/** Whether `name` is `base` or `base` (cut to fit) with a `_<n>` suffix: a name nameColumns could give the header. */
+export const derivedFrom = (name: string, base: string): boolean => {
+  if (name === base) return true
+  const stem = name.replace(/_\d+$/, '')
+  return stem !== name && stem !== '' && base.startsWith(stem)
+}
+
 /**
- * Names every header: snake_case, `column_<position>` when nothing is left, `col_` before a leading digit,
- * at most 255 characters, and `_2`, `_3`... on repeats in order of appearance.
+ * Names every header: its base name, at most 255 characters, and `_2`, `_3`... on repeats in order of
+ * appearance. `claimed` fixes the names of some positions (the ones a registry knows by their header,
+ * column-identity.ts); the others take the first free names around them.
  */
-export const nameColumns = (headers: readonly string[], reserved: readonly string[] = []): NamedColumn[] => {
-  const taken = new Set(reserved)
+export const nameColumns = (
+  headers: readonly string[],
+  reserved: readonly string[] = [],
+  claimed: ReadonlyMap<number, string> = new Map(),
+): NamedColumn[] => {
+  const taken = new Set([...reserved, ...claimed.values()])
   // The next suffix to try per base name: every smaller one is taken already, so repeats cost O(1) each.
   const nextSuffix = new Map<string, number>()
   return headers.map((header, index) => {
-    let base = snakeCase(header)
-    if (base === '') base = `column_${index + 1}`
-    else if (/^\d/.test(base)) base = `col_${base}`
-    base = base.slice(0, MAX_COLUMN_NAME_LENGTH).replace(/_+$/, '')
+    const fixed = claimed.get(index)
+    if (fixed !== undefined) return { name: fixed, header }
+    const base = baseName(header, index)
     let name = base
     let n = nextSuffix.get(base) ?? 2
     for (; taken.has(name); n++) {

@@ -1,17 +1,26 @@
 /**
- * The path's "name and type" step, shared by the export and `check`: the header becomes column names, the
- * table's column controls apply (dropped and raw personal columns go no further), and a type inferrer is made
- * ready to learn what each column's values fit. It learns as the batches go by (`types.observe(batch)`, one pass
- * over each batch's cells), so the types are known once the batches end, with no second read.
+ * The path's "name and type" step, shared by the export, reprocess and `check`: the header becomes column names
+ * (by header text where the registry knows the table, normalize/column-identity.ts), the table's column controls
+ * apply (dropped and raw personal columns go no further), and a type inferrer is made ready to learn what each
+ * column's values fit. It learns as the batches go by (`types.observe(batch)`, one pass over each batch's cells),
+ * so the types are known once the batches end, with no second read.
  */
 import type { TableConfig } from '../core/config.ts'
 import type { ColumnType } from '../core/constants.ts'
+import { type ColumnTypeChange, ColumnTypeChangedError } from '../core/errors.ts'
 import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
-import { type NamedColumn, nameColumns } from '../normalize/columns.ts'
+import {
+  type AmbiguousHeader,
+  ambiguousHeaders,
+  type KnownColumns,
+  nameKnownColumns,
+} from '../normalize/column-identity.ts'
+import type { NamedColumn } from '../normalize/columns.ts'
 import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
 
 export interface NamedTable {
   /** The written columns, named and controlled, in the export's order. */
@@ -22,33 +31,51 @@ export interface NamedTable {
   readonly records: TableRecords
   /** What each column's values fit so far; fed by the caller with every batch before anything else sees it. */
   readonly types: ColumnTypeInferrer
+  /** Identical header texts whose columns cannot be matched to the published ones (the guards hold the export). */
+  readonly ambiguousHeaders: readonly AmbiguousHeader[]
 }
 
 /**
  * Names the columns over the whole header (so the names do not depend on what is dropped), then controls them.
- * `key` may be absent only when nothing is pseudonymized, or for a preview (see controlRecords).
+ * `previous` is the table's registry, without the dropped columns (absent on a first export, and for `check`,
+ * which names as a first export does). `key` may be absent only when nothing is pseudonymized, or for a preview
+ * (see controlRecords).
  */
 export const nameAndType = (
   table: TableConfig,
   records: TableRecords,
   key: PseudonymizationKey | undefined,
-  options: { readonly forPreview?: boolean } = {},
+  options: { readonly previous?: TableSchema | undefined; readonly forPreview?: boolean } = {},
 ): NamedTable => {
-  const controlled = controlColumns(
-    table.id,
-    table.columns,
-    nameColumns(records.header, RESERVED_COLUMN_NAMES),
-    table.columnTypes,
-  )
+  const { previous, forPreview } = options
+  const known = previous && knownColumns(previous)
+  const named = nameKnownColumns(records.header, RESERVED_COLUMN_NAMES, known)
+  const controlled = controlColumns(table.id, table.columns, named, table.columnTypes)
+  if (previous) refuseTypeChanges(table, previous)
   const columns = controlled.columns
   return {
     columns,
     forced: controlled.forced,
-    records: controlRecords(records, controlled, key, options),
+    records: controlRecords(records, controlled, key, { forPreview: forPreview ?? false }),
     types: new ColumnTypeInferrer({
       tableId: table.id,
       columnNames: columns.map((c) => c.name),
       forced: controlled.forced,
     }),
+    ambiguousHeaders: ambiguousHeaders(named, known, table.columns.drop),
   }
+}
+
+const knownColumns = (schema: TableSchema): KnownColumns => ({
+  registered: schema.columns.filter((c) => c.textOf === undefined),
+  latest: schema.latestExport?.columns,
+})
+
+/** A `columnTypes` entry that differs from its column's published type would do nothing: it fails the table. */
+const refuseTypeChanges = (table: TableConfig, previous: TableSchema): void => {
+  const changes: ColumnTypeChange[] = Object.entries(table.columnTypes).flatMap(([column, requested]) => {
+    const published = previous.columns.find((c) => c.name === column && c.textOf === undefined)?.type
+    return published === undefined || published === requested ? [] : [{ column, published, requested }]
+  })
+  if (changes.length > 0) throw new ColumnTypeChangedError({ tableId: table.id, tableName: table.name, changes })
 }

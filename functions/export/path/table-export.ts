@@ -16,7 +16,7 @@ import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { GuardFinding, PublishedObject, TableOutcome } from '../core/run-record.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import { checkGuards, guardSettings, nextBaseline } from '../guards/guards.ts'
+import { checkGuards, guardSettings, heldFirst, identityFindings, nextBaseline } from '../guards/guards.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
 import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
@@ -112,10 +112,11 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
   try {
     const opened = await openBody(table, bytes, context, held)
     const read = held.hold(await openTableRead(table, opened.body, context), (r) => r.records.close())
-    const named = nameAndType(table, read.records, context.pseudonymizationKey)
     // A column dropped now is gone from the registry too: nothing keeps writing it, nor compares with it.
     const stored = await readTableSchema(context.store, table.name)
     const previous = stored && withoutColumns(stored, table.columns.drop)
+    // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
+    const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
     const encoded = await encode(table, named, previous, bytes, context, held)
     const guarded = guard(table, named, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
@@ -282,7 +283,12 @@ const guard = (
     columns: named.columns.map(({ name, header }) => ({ name, header })),
   }
   const settings = context.guards && guardSettings(context.guards, table.guards)
-  const findings = checkGuards(previous?.latestExport, snapshot, settings, context.acceptChanges ?? false)
+  const accept = context.acceptChanges ?? false
+  // The identity guard holds whatever the settings say: a wrong match would publish one column's values as another's.
+  const findings = heldFirst([
+    ...identityFindings(named.ambiguousHeaders, previous, accept),
+    ...checkGuards(previous?.latestExport, snapshot, settings, accept),
+  ])
   if (findings.some((g) => g.action === 'held')) {
     throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings })
   }

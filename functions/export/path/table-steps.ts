@@ -58,8 +58,12 @@ export const withChangeHistory = (plan: WritePlan, table: TableConfig): WritePla
   return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
 }
 
-export const columnRecord = ({ name, header, type }: ColumnRecord): ColumnRecord =>
-  header === undefined ? { name, type } : { name, header, type }
+export const columnRecord = ({ name, header, type, textOf }: ColumnRecord): ColumnRecord => ({
+  name,
+  ...(header === undefined ? {} : { header }),
+  type,
+  ...(textOf === undefined ? {} : { textOf }),
+})
 
 export const archiveWarning = (error: unknown): string => `the raw archive was not written: ${(error as Error).message}`
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { parseExportConfig } from '../../../functions/export/core/config.ts'
 import type { ConfigError } from '../../../functions/export/core/errors.ts'
-import { checkGuards, guardSettings, nextBaseline } from '../../../functions/export/guards/guards.ts'
+import {
+  checkGuards,
+  guardSettings,
+  heldFirst,
+  identityFindings,
+  nextBaseline,
+} from '../../../functions/export/guards/guards.ts'
 
 const config = (extra: { export?: object; guards?: unknown } = {}) => ({
   source: { baseUrl: 'https://inventory.example.com' },
@@ -90,5 +96,45 @@ describe('the guards', () => {
     const later = { ...baseline, exportDate: '2026-11-05' }
     expect(nextBaseline(later, snapshot(3))).toBe(later)
     expect(nextBaseline(baseline, snapshot(3))).toMatchObject({ exportDate: '2026-11-02', rows: 3 })
+  })
+})
+
+describe('the identity guard', () => {
+  const registry = {
+    version: 1,
+    table: 'devices',
+    sourceTableId: '1001',
+    firstExportDate: '2026-11-01',
+    lastExportDate: '2026-11-01',
+    columns: [],
+    latestExport: { ...baseline, columns: [...columns('a'), { name: 'a_2', header: 'a' }] },
+  } as const
+  const ambiguous = [{ header: 'a', names: ['a'], previous: ['a', 'a_2'] }]
+
+  it('holds identical headers that changed in number, quoting the header and naming the columns', () => {
+    expect(identityFindings(ambiguous, registry, false)).toEqual([
+      {
+        code: 'COLUMN_IDENTITY_AMBIGUOUS',
+        action: 'held',
+        message:
+          '2 columns had the header "a" in the previous export (dt=2026-11-01): a, a_2; this export has 1 column (a), and columns with identical headers can be told apart only by their order',
+        previousExportDate: '2026-11-01',
+        columns: ['a', 'a_2'],
+      },
+    ])
+  })
+
+  it('publishes them as accepted under acceptChanges, and finds nothing on a first export', () => {
+    expect(identityFindings(ambiguous, registry, true).map((f) => f.action)).toEqual(['accepted'])
+    expect(identityFindings(ambiguous, undefined, false)).toEqual([])
+  })
+
+  it('puts a hold first, so that it names the error code, whichever guard it comes from', () => {
+    const accepted = identityFindings(ambiguous, registry, true)
+    const held = checkGuards(baseline, snapshot(10), defaults, false)
+    expect(heldFirst([...accepted, ...held]).map((f) => `${f.code} ${f.action}`)).toEqual([
+      'ROW_COUNT_DROP held',
+      'COLUMN_IDENTITY_AMBIGUOUS accepted',
+    ])
   })
 })

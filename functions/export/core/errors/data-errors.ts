@@ -65,6 +65,36 @@ export class ControlledColumnError extends ExportError {
   }
 }
 
+/** A `columnTypes` entry asks for another type than the one a column was published with. */
+export interface ColumnTypeChange {
+  readonly column: string
+  readonly published: string
+  readonly requested: string
+}
+
+/**
+ * `tables[].columnTypes` asks for a type other than a column's published one. A published type never changes (the
+ * dates already written keep it), so the entry could only do nothing; failing says so instead of reporting ok.
+ */
+export class ColumnTypeChangedError extends ExportError {
+  readonly changes: readonly ColumnTypeChange[]
+  constructor(details: { tableId: string; tableName: string; changes: readonly ColumnTypeChange[] }) {
+    const list = details.changes
+      .map((c) => `${c.column} is published as ${c.published}, columnTypes asks for ${c.requested}`)
+      .join('; ')
+    super(
+      ErrorCode.COLUMN_TYPE_CHANGED,
+      FailureClass.CONFIG,
+      `${tableSubject(details.tableId)}tables[].columnTypes of ${details.tableName} changes the type of a published column: ${list}`,
+      {
+        tableId: details.tableId,
+        hint: `a published column keeps its type on every date; nothing was published and the last good data stays. Remove the entry from columnTypes (values that no longer fit the published type are kept as text in <column>__text), or give the values a new column name in the saved table; changing the type of the dates already published means rewriting the table's history`,
+      },
+    )
+    this.changes = details.changes
+  }
+}
+
 export type WorkbookErrorCode =
   | 'NOT_XLSX'
   | 'XLSX_ENCRYPTED'

@@ -65,6 +65,11 @@ export class TokenUnavailableError extends ExportError {
 }
 
 /** An upstream change guard held the table: nothing was published, the previous data and latest view stay. */
+const CHANGE_STEP =
+  "check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it"
+const IDENTITY_STEP =
+  "give each of those columns a header of its own in the saved table (the service's UI), or show them as before; to publish them named in their order instead, accept it"
+
 export class GuardHoldError extends ExportError {
   /** Every guard that fired for the table, the holding ones first. */
   readonly findings: readonly GuardFinding[]
@@ -83,7 +88,7 @@ export class GuardHoldError extends ExportError {
       `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
       {
         tableId: details.tableId,
-        hint: `check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+        hint: `${held[0]?.code === 'COLUMN_IDENTITY_AMBIGUOUS' ? IDENTITY_STEP : CHANGE_STEP}: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
       },
     )
     this.findings = details.findings

@@ -1,0 +1,94 @@
+/**
+ * A column's identity is its header, not its position. Headers that normalize to one name get `_2`, `_3`... by
+ * position on a table's first export; after that each keeps the name it was registered with, found by its header
+ * text, so a column moved in the saved table's UI moves nothing (its values, its drop or pseudonymize setting).
+ * Headers that are textually identical can only be told apart by position: when their number changes, which is
+ * which cannot be known, and `ambiguousHeaders` names them for the guards to hold the export.
+ */
+import { baseName, derivedFrom, type NamedColumn, nameColumns } from './columns.ts'
+
+/** A column of earlier exports: its name and the header text it last had. */
+interface KnownColumn {
+  readonly name: string
+  readonly header?: string | undefined
+}
+
+/** What earlier exports of the table named, as the schema registry keeps it. */
+export interface KnownColumns {
+  /** Every data column the registry has (no `__text` companions, no dropped columns), in registry order. */
+  readonly registered: readonly KnownColumn[]
+  /** The columns of the latest published export, when the registry recorded them. */
+  readonly latest?: readonly KnownColumn[] | undefined
+}
+
+/** `items` grouped by `key`, each group in order; items without a key are left out. */
+const groupBy = <T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, T[]> => {
+  const groups = new Map<string, T[]>()
+  for (const item of items) {
+    const k = key(item)
+    if (k === undefined) continue
+    const group = groups.get(k)
+    if (group === undefined) groups.set(k, [item])
+    else group.push(item)
+  }
+  return groups
+}
+
+const byHeader = <T extends { readonly header?: string | undefined }>(columns: readonly T[]): Map<string, T[]> =>
+  groupBy(columns, (c) => c.header)
+
+/**
+ * Names the headers as nameColumns does, but a header text the registry knows keeps its registered names: when
+ * it appears as many times as the registry (or the latest export) has columns with that header, its positions
+ * take those names in registry order. Without `known` (the table's first export) names go by position.
+ */
+export const nameKnownColumns = (
+  headers: readonly string[],
+  reserved: readonly string[],
+  known: KnownColumns | undefined,
+): NamedColumn[] => {
+  if (known === undefined) return nameColumns(headers, reserved)
+  const registered = byHeader(known.registered)
+  const latest = new Set((known.latest ?? []).map((c) => c.name))
+  const claimed = new Map<number, string>()
+  for (const [header, positions] of groupBy([...headers.keys()], (i) => headers[i])) {
+    const base = baseName(header, positions[0]!)
+    const all = (registered.get(header) ?? []).filter((c) => derivedFrom(c.name, base) && !reserved.includes(c.name))
+    // A column that came back after a while is still known; a long-gone twin of it is not counted.
+    const names = [all, all.filter((c) => latest.has(c.name))].find((list) => list.length === positions.length)
+    for (const [k, column] of (names ?? []).entries()) claimed.set(positions[k]!, column.name)
+  }
+  return nameColumns(headers, reserved, claimed)
+}
+
+/** A header text shared by several columns whose columns cannot be matched to the published ones. */
+export interface AmbiguousHeader {
+  readonly header: string
+  /** The names its columns get in this export, dropped ones left out. */
+  readonly names: readonly string[]
+  /** The names its columns had in the latest export. */
+  readonly previous: readonly string[]
+}
+
+/**
+ * Header texts shared by several columns (now or in the latest export) whose columns this export cannot match to
+ * the published ones: the names they get, less the dropped ones, differ from the names the latest export had for
+ * that header. Empty on a first export.
+ */
+export const ambiguousHeaders = (
+  named: readonly NamedColumn[],
+  known: KnownColumns | undefined,
+  dropped: readonly string[],
+): AmbiguousHeader[] => {
+  if (known === undefined) return []
+  const before = byHeader(known.latest ?? known.registered)
+  const ambiguous: AmbiguousHeader[] = []
+  for (const [header, columns] of byHeader(named)) {
+    const previous = (before.get(header) ?? []).map((c) => c.name)
+    if (previous.length === 0 || (columns.length < 2 && previous.length < 2)) continue
+    const was = new Set(previous)
+    const names = columns.map((c) => c.name).filter((name) => !dropped.includes(name))
+    if (names.length !== was.size || names.some((name) => !was.has(name))) ambiguous.push({ header, names, previous })
+  }
+  return ambiguous
+}
