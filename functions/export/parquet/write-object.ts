@@ -22,9 +22,11 @@ export class ParquetUpload implements EncodedOutput {
   #failure: unknown
   #committed = false
 
-  constructor(store: WarehouseStore, key: string) {
+  /** When `signal` fires the upload is aborted at once, so a write waiting on the store's backpressure is freed. */
+  constructor(store: WarehouseStore, key: string, signal?: AbortSignal) {
     this.#store = store
     this.#key = key
+    signal?.addEventListener('abort', () => void this.abort(), { once: true })
   }
 
   write(bytes: Uint8Array): void {
@@ -64,9 +66,17 @@ export class ParquetUpload implements EncodedOutput {
   async abort(): Promise<void> {
     if (this.#committed) return
     this.#failure ??= new PublishError({ target: this.#key, reason: 'the upload was aborted; nothing was published' })
+    // The open upload first: a write in the queue waiting on the store's backpressure then fails instead of
+    // holding the abort until the store takes it. Then again once the queue settled, for one it opened meanwhile
+    // (an upload's abort is idempotent).
+    await this.#abortOpen()
     await this.#queue
-    await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
+    await this.#abortOpen()
     this.#upload = undefined
+  }
+
+  async #abortOpen(): Promise<void> {
+    await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
   }
 
   #enqueue(task: () => Promise<void>): void {
