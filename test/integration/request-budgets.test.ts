@@ -90,11 +90,14 @@ const stallingService = (bytes: number) =>
 
 describe('the token check within its budget', () => {
   it('ends a /me whose headers trickle a byte every 500 ms as DEADLINE_EXCEEDED naming tokenCheckSeconds', async () => {
+    // The status line, then header lines that never end: one byte every 500 ms, well inside the idle timeout.
     const server = net.createServer((socket) => {
-      const reply = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')
+      const reply = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n'
       let at = 0
       const timer = setInterval(() => {
-        if (at < reply.length && !socket.destroyed) socket.write(reply.subarray(at, ++at))
+        const byte = at < reply.length ? reply[at] : 'x-trickle: 1\r\n'[(at - reply.length) % 14]
+        at++
+        if (!socket.destroyed) socket.write(byte!)
       }, 500)
       socket.on('close', () => clearInterval(timer))
       socket.on('error', () => undefined)
