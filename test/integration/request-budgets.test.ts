@@ -69,24 +69,31 @@ const csvRows = (from: number, rows: number): Buffer =>
     'utf8',
   )
 
+/** About 24 MB of CSV, made once: made per request, it would hold the event loop the handler's deadline needs. */
+let tableBody: Buffer | undefined
+const largeCsv = (): Buffer => {
+  tableBody ??= Buffer.concat([
+    Buffer.from('id,payload\n'),
+    ...Array.from({ length: 24 }, (_, i) => csvRows(i * 10_000 + 1, 10_000)),
+  ])
+  return tableBody
+}
+
 /**
- * The service: the token check answers, the table sends `bytes` of CSV at once and then stalls for good, so a
+ * The service: the token check answers, the table sends a large CSV at once and then stalls for good, so a
  * table's deadline always falls while its body, its archive and its data are all unfinished.
  */
-const stallingService = (bytes: number) =>
-  http.createServer((request, response) => {
+const stallingService = () => {
+  const body = largeCsv()
+  return http.createServer((request, response) => {
     if (request.url === '/rest/usermanager/me') {
       response.writeHead(200, { 'content-type': 'application/json' }).end('{"username":"budget"}')
       return
     }
     response.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'transfer-encoding': 'chunked' })
-    response.write('id,payload\n')
-    for (let sent = 0, row = 1; sent < bytes; row += 10_000) {
-      const chunk = csvRows(row, 10_000)
-      response.write(chunk)
-      sent += chunk.length
-    }
+    response.write(body)
   })
+}
 
 describe('the token check within its budget', () => {
   it('ends a /me whose headers trickle a byte every 500 ms as DEADLINE_EXCEEDED naming tokenCheckSeconds', async () => {
@@ -144,14 +151,15 @@ describe('a deadline while an archived table uploads', () => {
   it('on Lambda: fails the table as DEADLINE_EXCEEDED, writes the run record and leaves no upload open', async () => {
     const s3: RunningS3 = await startS3('warehouse', { front: [slowParts(3_000)] })
     cleanups.push(() => s3.close())
-    const baseUrl = await listen(stallingService(24 * 1024 * 1024))
+    const baseUrl = await listen(stallingService())
     const output = captureOutput()
     cleanups.push(async () => output.restore())
     const handler = createHandler({
       environment: lambdaEnvironment({
         source: { baseUrl },
         tables: [{ id: '1001', name: 'devices', archiveRaw: true }],
-        exportTuning: { deadlineMarginSeconds: 5 },
+        // A watchdog that judges the loop starved after a quarter of the margin (3 s) leaves room for a busy machine.
+        exportTuning: { deadlineMarginSeconds: 12 },
       }),
       s3Client: s3.client,
       secretsClient,
@@ -159,8 +167,8 @@ describe('a deadline while an archived table uploads', () => {
       storeOptions: { partSize: 5 * 1024 * 1024, queueSize: 1 },
     })
 
-    // Tables start while 5 s remain; the deadline stops what is in flight when 2.5 s remain (at 6.5 s here).
-    const error = await handler({ exportDate: '2026-04-01' }, lambdaContext(9_000)).catch((e: unknown) => e)
+    // Tables start while 12 s remain; the deadline stops what is in flight when 6 s remain (at 9 s here).
+    const error = await handler({ exportDate: '2026-04-01' }, lambdaContext(15_000)).catch((e: unknown) => e)
 
     const { summary } = error as RunFailedError
     expect(summary.tables.map((t) => [t.name, t.status, t.error?.code])).toEqual([
@@ -173,7 +181,7 @@ describe('a deadline while an archived table uploads', () => {
   }, 60_000)
 
   it('locally: exits 1 with DEADLINE_EXCEEDED, the run record written and no partial file left', async () => {
-    const baseUrl = await listen(stallingService(24 * 1024 * 1024))
+    const baseUrl = await listen(stallingService())
 
     const result = await cliExport(baseUrl, { timeouts: { tableSeconds: 3 } }, { archiveRaw: true })
 
