@@ -21,12 +21,15 @@ export class ParquetUpload implements EncodedOutput {
   #pending = 0
   #failure: unknown
   #committed = false
+  readonly #stopListening: () => void
 
   /** When `signal` fires the upload is aborted at once, so a write waiting on the store's backpressure is freed. */
   constructor(store: WarehouseStore, key: string, signal?: AbortSignal) {
     this.#store = store
     this.#key = key
-    signal?.addEventListener('abort', () => void this.abort(), { once: true })
+    const onAbort = () => void this.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.#stopListening = () => signal?.removeEventListener('abort', onAbort)
   }
 
   write(bytes: Uint8Array): void {
@@ -59,12 +62,14 @@ export class ParquetUpload implements EncodedOutput {
     this.#upload ??= this.#store.openUpload(this.#key, PARQUET_CONTENT_TYPE)
     const { location, bytes } = await (await this.#upload).commit()
     this.#committed = true
+    this.#stopListening()
     return { key: this.#key, location, bytes }
   }
 
   /** Drops the upload unless it was committed; the previous object stays as it was. */
   async abort(): Promise<void> {
     if (this.#committed) return
+    this.#stopListening()
     this.#failure ??= new PublishError({ target: this.#key, reason: 'the upload was aborted; nothing was published' })
     // The open upload first: a write in the queue waiting on the store's backpressure then fails instead of
     // holding the abort until the store takes it. Then again once the queue settled, for one it opened meanwhile
