@@ -13,8 +13,8 @@ import { ErrorCode } from '../../functions/export/core/errors.ts'
 import { createHandler, type RunFailedError } from '../../functions/export/lambda/handler.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { runCliProcess, tempDir, tokenFile } from '../support/cli.ts'
-import { captureOutput, lambdaContext } from '../support/emf.ts'
-import { lambdaEnvironment, tokenSecretStandIn } from '../support/lambda.ts'
+import { captureOutput, lambdaContext, valuesOf } from '../support/emf.ts'
+import { lambdaEnvironment, SERVICE_NAME, tokenSecretStandIn } from '../support/lambda.ts'
 import { type KoaMiddleware, type RunningS3, startS3 } from '../support/s3rver.ts'
 
 const TOKEN = 'budget-test-token-5b2e'
@@ -148,37 +148,45 @@ describe('a deadline while an archived table uploads', () => {
       await next()
     }
 
-  it('on Lambda: fails the table as DEADLINE_EXCEEDED, writes the run record and leaves no upload open', async () => {
-    const s3: RunningS3 = await startS3('warehouse', { front: [slowParts(3_000)] })
-    cleanups.push(() => s3.close())
-    const baseUrl = await listen(stallingService())
-    const output = captureOutput()
-    cleanups.push(async () => output.restore())
-    const handler = createHandler({
-      environment: lambdaEnvironment({
-        source: { baseUrl },
-        tables: [{ id: '1001', name: 'devices', archiveRaw: true }],
-        // A watchdog that judges the loop starved after a quarter of the margin (3 s) leaves room for a busy machine.
-        exportTuning: { deadlineMarginSeconds: 12 },
-      }),
-      s3Client: s3.client,
-      secretsClient,
-      glueClient,
-      storeOptions: { partSize: 5 * 1024 * 1024, queueSize: 1 },
-    })
+  // The function's deadline (tables start while 12 s remain; in-flight work stops when 6 s remain, at 9 s here),
+  // or the table's own budget. A margin of 12 s lets the watchdog (a quarter of it) bear a busy machine.
+  it.each([
+    { stop: "the function's deadline", tuning: { deadlineMarginSeconds: 12 }, remainingMs: 15_000 },
+    { stop: 'export.timeouts.tableSeconds', tuning: { timeouts: { tableSeconds: 4 } }, remainingMs: 900_000 },
+  ])(
+    'on Lambda, at $stop: the table fails as DEADLINE_EXCEEDED, the run is recorded, no upload is left open',
+    async ({ tuning, remainingMs }) => {
+      const s3: RunningS3 = await startS3('warehouse', { front: [slowParts(3_000)] })
+      cleanups.push(() => s3.close())
+      const baseUrl = await listen(stallingService())
+      const output = captureOutput()
+      cleanups.push(async () => output.restore())
+      const handler = createHandler({
+        environment: lambdaEnvironment({
+          source: { baseUrl },
+          tables: [{ id: '1001', name: 'devices', archiveRaw: true }],
+          exportTuning: tuning,
+        }),
+        s3Client: s3.client,
+        secretsClient,
+        glueClient,
+        storeOptions: { partSize: 5 * 1024 * 1024, queueSize: 1 },
+      })
 
-    // Tables start while 12 s remain; the deadline stops what is in flight when 6 s remain (at 9 s here).
-    const error = await handler({ exportDate: '2026-04-01' }, lambdaContext(15_000)).catch((e: unknown) => e)
+      const error = await handler({ exportDate: '2026-04-01' }, lambdaContext(remainingMs)).catch((e: unknown) => e)
 
-    const { summary } = error as RunFailedError
-    expect(summary.tables.map((t) => [t.name, t.status, t.error?.code])).toEqual([
-      ['devices', 'failed', ErrorCode.DEADLINE_EXCEEDED],
-    ])
-    expect(await s3.read(summary.runRecord.replace('s3://warehouse/', ''))).toBeDefined()
-    expect(await s3.read('inventory/_runs/latest/devices.json')).toBeDefined()
-    expect(await s3.read('inventory/devices/dt=2026-04-01/data.parquet')).toBeUndefined()
-    expect(await s3.pendingUploads()).toEqual([])
-  }, 60_000)
+      const { summary } = error as RunFailedError
+      expect(summary.tables.map((t) => [t.name, t.status, t.error?.code])).toEqual([
+        ['devices', 'failed', ErrorCode.DEADLINE_EXCEEDED],
+      ])
+      expect(await s3.read(summary.runRecord.replace('s3://warehouse/', ''))).toBeDefined()
+      expect(await s3.read('inventory/_runs/latest/devices.json')).toBeDefined()
+      expect(await s3.read('inventory/devices/dt=2026-04-01/data.parquet')).toBeUndefined()
+      expect(await s3.pendingUploads()).toEqual([])
+      expect(valuesOf(output.metrics(), 'Runs', { service: SERVICE_NAME })).toEqual([1])
+    },
+    60_000,
+  )
 
   it('locally: exits 1 with DEADLINE_EXCEEDED, the run record written and no partial file left', async () => {
     const baseUrl = await listen(stallingService())
