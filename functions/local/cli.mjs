@@ -17,6 +17,17 @@ import path from 'node:path'
 process.env.NODE_COMPILE_CACHE ||= path.join(os.tmpdir(), 'node-compile-cache')
 module.enableCompileCache(process.env.NODE_COMPILE_CACHE)
 
+// A promise that rejected with nobody listening is a bug, but it must not end the run as a stack trace (Node's
+// default) before the run record is written: it is reported as one coded line, the run goes on, and the exit status
+// is 1 at least. Registered first, so it covers loading too; the coded wording comes with the commands.
+let uncaught = false
+let describeUncaught = (reason) => [`error [INTERNAL]: unexpected failure: ${reason?.message ?? String(reason)}`]
+process.on('unhandledRejection', (reason) => {
+  uncaught = true
+  process.exitCode = 1
+  for (const line of describeUncaught(reason)) process.stderr.write(`${line}\n`)
+})
+
 const argv = process.argv.slice(2)
 /** Whether the command line asks for workbooks (`--format xlsx`), which are read on a thread of their own instead. */
 const workbooks = argv.some((arg, i) => arg === '--format=xlsx' || (arg === '--format' && argv[i + 1] === 'xlsx'))
@@ -27,5 +38,7 @@ if (argv[0] === 'export' && !workbooks) {
   const { prestartParseThread } = await import('../export/csv/parse-worker.ts')
   prestartParseThread()
 }
-const { main } = await import('./commands.ts')
-process.exitCode = await main(argv)
+const { main, uncaughtFailureLines } = await import('./commands.ts')
+describeUncaught = uncaughtFailureLines
+const status = await main(argv)
+process.exitCode = uncaught ? Math.max(status, 1) : status

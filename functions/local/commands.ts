@@ -3,7 +3,14 @@
  * `npm run reprocess`, `npm run reset`, `npm run help`. Started through cli.mjs.
  * Exit status 0 = success, 1 = some table failed or is not ready (or the SQL failed), 2 = bad usage or configuration.
  */
-import { closestKey, FailureClass, oneLineMessage, toExportError, UsageError } from '../export/index.ts'
+import {
+  closestKey,
+  type ExportError,
+  FailureClass,
+  oneLineMessage,
+  toExportError,
+  UsageError,
+} from '../export/index.ts'
 import { runCheckCommand } from './check-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
@@ -67,9 +74,16 @@ export const main = async (argv: readonly string[], output: TerminalOutput = con
   } catch (thrown) {
     // Anything uncoded is a bug or an environment problem; it is still reported as one coded line, no stack.
     const error = toExportError(thrown)
-    output.err(oneLineMessage(error))
-    const hint = localHint(error)
-    if (hint) output.err(`next step: ${hint}`)
+    for (const line of failureLines(error)) output.err(line)
     return error.failureClass === FailureClass.CONFIG ? ExitCode.USAGE : ExitCode.TABLE_FAILED
   }
 }
+
+/** A failure as one coded line and its next step. */
+const failureLines = (error: ExportError): string[] => {
+  const hint = localHint(error)
+  return [oneLineMessage(error), ...(hint ? [`next step: ${hint}`] : [])]
+}
+
+/** A rejection nobody handled (a bug), reported as every other failure is. */
+export const uncaughtFailureLines = (reason: unknown): string[] => failureLines(toExportError(reason))

@@ -34,7 +34,7 @@ export const everyOptionInput = (): Record<string, unknown> => {
         maxRetryAfterSeconds: 60,
         totalBudgetSeconds: 300,
       },
-      timeouts: { connectSeconds: 5, idleSeconds: 60, tableSeconds: 1800 },
+      timeouts: { connectSeconds: 5, idleSeconds: 60, tableSeconds: 1800, tokenCheckSeconds: 120 },
       deadlineMarginSeconds: 90,
       guards: { holdBelow: 0.05, warnBelow: 0.4, columnsRemoved: 'warn', columnsAdded: 'warn' },
     },

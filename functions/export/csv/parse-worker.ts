@@ -203,7 +203,8 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
   // A failure of the download ends the batches with it (the download's own coded error).
   pump().catch((error: unknown) => {
     fail(error)
-    void close()
+    // The batches carry the failure; a thread that cannot be terminated has ended already.
+    close().catch(() => undefined)
   })
   let first: Extract<FromParser, { type: 'header' }>
   try {
@@ -239,6 +240,7 @@ const runParseThread = (): void => {
   let batchCredit: (() => void) | undefined
   let recycle: (bytes: ArrayBuffer, offsets: ArrayBuffer) => void = () => undefined
   port.on('message', (message: ToParser) => {
+    // It posts its own failures; anything else ends the thread with an 'error' the calling thread codes.
     if (message.type === 'start') void parseTable(message.options)
     else if (message.type === 'block') blocks.push(message.block)
     else if (message.type === 'end') blocks.end()

@@ -61,7 +61,8 @@ export const startWatchdog = (options: WatchdogOptions): Watchdog => {
       if (disposed) return
       disposed = true
       clearInterval(heartbeat)
-      void worker.terminate()
+      // A thread that cannot be terminated has ended already; nothing waits on it.
+      worker.terminate().catch(() => undefined)
     },
   }
 }

@@ -21,10 +21,15 @@ export class ParquetUpload implements EncodedOutput {
   #pending = 0
   #failure: unknown
   #committed = false
+  readonly #stopListening: () => void
 
-  constructor(store: WarehouseStore, key: string) {
+  /** When `signal` fires the upload is aborted at once, so a write waiting on the store's backpressure is freed. */
+  constructor(store: WarehouseStore, key: string, signal?: AbortSignal) {
     this.#store = store
     this.#key = key
+    const onAbort = () => void this.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.#stopListening = () => signal?.removeEventListener('abort', onAbort)
   }
 
   write(bytes: Uint8Array): void {
@@ -57,16 +62,26 @@ export class ParquetUpload implements EncodedOutput {
     this.#upload ??= this.#store.openUpload(this.#key, PARQUET_CONTENT_TYPE)
     const { location, bytes } = await (await this.#upload).commit()
     this.#committed = true
+    this.#stopListening()
     return { key: this.#key, location, bytes }
   }
 
   /** Drops the upload unless it was committed; the previous object stays as it was. */
   async abort(): Promise<void> {
     if (this.#committed) return
+    this.#stopListening()
     this.#failure ??= new PublishError({ target: this.#key, reason: 'the upload was aborted; nothing was published' })
+    // The open upload first: a write in the queue waiting on the store's backpressure then fails instead of
+    // holding the abort until the store takes it. Then again once the queue settled, for one it opened meanwhile
+    // (an upload's abort is idempotent).
+    await this.#abortOpen()
     await this.#queue
-    await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
+    await this.#abortOpen()
     this.#upload = undefined
+  }
+
+  async #abortOpen(): Promise<void> {
+    await (await this.#upload?.catch(() => undefined))?.abort().catch(() => undefined)
   }
 
   #enqueue(task: () => Promise<void>): void {

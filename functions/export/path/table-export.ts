@@ -179,8 +179,9 @@ const openBody = async (
 ): Promise<OpenedBody> => {
   const hash = createHash('sha256')
   const raw = bytes.archive
-    ? held.hold(await openRawArchive(context.store, table.name, context.run.exportDate, table.format), (r) =>
-        r.abort().catch(() => undefined),
+    ? held.hold(
+        await openRawArchive(context.store, table.name, context.run.exportDate, table.format, context.signal),
+        (r) => r.abort().catch(() => undefined),
       )
     : undefined
   const body = tapBytes(bytes.body, async (chunk) => {
@@ -209,7 +210,10 @@ const encode = async (
   held: Held,
 ): Promise<EncodedTable> => {
   const { exportDate } = context.run
-  const upload = held.hold(new ParquetUpload(context.store, dataObjectKey(table.name, exportDate)), (u) => u.abort())
+  const upload = held.hold(
+    new ParquetUpload(context.store, dataObjectKey(table.name, exportDate), context.signal),
+    (u) => u.abort(),
+  )
   const spoolPath = held.hold(await newSpoolFile(context.spoolDirectory, SpoolKind.batches), (file) =>
     rm(file, { force: true }),
   )

@@ -307,14 +307,22 @@ const sweepStaleTempFiles = async (folder: string, modifiedBefore: number): Prom
   }
 }
 
+/** Waits until `stream` takes more bytes; rejects when it fails or is closed first (the upload was aborted). */
 const drained = (stream: WriteStream) =>
   new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error)
-    stream.once('drain', () => {
+    const settle = (error?: Error) => {
+      stream.off('drain', onDrain)
       stream.off('error', onError)
-      resolve()
-    })
-    stream.once('error', onError)
+      stream.off('close', onClose)
+      if (error) reject(error)
+      else resolve()
+    }
+    const onDrain = () => settle()
+    const onError = (error: Error) => settle(error)
+    const onClose = () => settle(new Error('the upload was aborted before its bytes were written'))
+    stream.on('drain', onDrain)
+    stream.on('error', onError)
+    stream.on('close', onClose)
   })
 
 const closeStream = (stream: WriteStream) =>

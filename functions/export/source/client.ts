@@ -5,7 +5,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ExportTuning } from '../core/config.ts'
 import {
+  ApiNotFoundError,
   AuthenticationError,
+  DeadlineError,
   type ExportError,
   HttpClientError,
   NetworkError,
@@ -66,8 +68,8 @@ export class InventoryClient {
     const path = 'rest/usermanager/me'
     const what = `the token check (GET ${this.#url(path).href})`
     // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
-    const readUser = async (attempt: number) => {
-      const response = await this.#getOk(path, what, undefined, signal, attempt)
+    const readUser = (checkSignal: AbortSignal) => async (attempt: number) => {
+      const response = await this.#getOk(path, what, undefined, checkSignal, attempt)
       const text = (await readSmallBody(response, what)).toString('utf8')
       try {
         const parsed: unknown = JSON.parse(text)
@@ -80,11 +82,18 @@ export class InventoryClient {
         reason: `${what} answered HTTP ${response.status} with something other than a JSON user record`,
       })
     }
-    return withRetries(readUser, this.#options.tuning.retry, {
-      clock: this.#clock,
-      signal,
-      onRetry,
+    const seconds = this.#options.tuning.timeouts.tokenCheckSeconds
+    const overrun = new DeadlineError({
+      reason: `stopped: ${what} took longer than export.timeouts.tokenCheckSeconds (${seconds} s); no table was exported`,
+      hint: 'check the service or the proxy in front of it (an answer that trickles); raise export.timeouts.tokenCheckSeconds if it is only slow',
     })
+    return withinBudget(seconds, overrun, signal, (checkSignal) =>
+      withRetries(readUser(checkSignal), this.#options.tuning.retry, {
+        clock: this.#clock,
+        signal: checkSignal,
+        onRetry,
+      }),
+    )
   }
 
   /** One `GET /rest/tables/{tableId}/{format}`, not retried: resolves once the headers of a 200 answer arrive. */
@@ -178,6 +187,29 @@ export class InventoryClient {
 }
 
 /**
+ * Runs `work` within a wall-clock budget: the idle timer is reset by every byte, so an answer that trickles would
+ * otherwise hold the run forever. An aborted request surfaces as a network error; past the budget the failure is
+ * `overrun`. The caller's own signal (the run's deadline) is the caller's to name.
+ */
+const withinBudget = async <T>(
+  seconds: number,
+  overrun: ExportError,
+  signal: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> => {
+  const budget = new AbortController()
+  const timer = setTimeout(() => budget.abort(overrun), seconds * 1000)
+  try {
+    return await work(signal ? AbortSignal.any([signal, budget.signal]) : budget.signal)
+  } catch (error) {
+    if (budget.signal.aborted && !signal?.aborted) throw overrun
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
  * Only a framed body is trusted: with neither Content-Length nor chunked encoding, the body ends when the socket
  * closes, and a connection cut mid-body would pass for a complete (shorter) table.
  */
@@ -211,6 +243,9 @@ const statusError = (
   if (status === 401) return new AuthenticationError(details)
   if (status === 403) return new PermissionError(details)
   // 410 Gone: the saved table was deleted; to the operator that is the same as an unknown id.
+  if ((status === 404 || status === 410) && context.tableId === undefined) {
+    return new ApiNotFoundError({ status, what: context.what })
+  }
   if (status === 404 || status === 410) return new TableNotFoundError(details)
   if (isTransientStatus(status)) {
     return new ServerError({

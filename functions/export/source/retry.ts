@@ -90,6 +90,8 @@ export const withRetries = async <T>(
       return await operation(attempt)
     } catch (error) {
       if (!(error instanceof ExportError) || !shouldRetry(error) || attempt >= policy.maxAttempts) throw error
+      // Stopped from outside (a budget, the deadline): the failure is the stop's, not one worth another attempt.
+      if (options.signal?.aborted) throw error
       const retryAfterMs = (error as ExportError & RetryAfterHint).retryAfterMs
       if (retryAfterMs !== undefined && retryAfterMs > policy.maxRetryAfterSeconds * 1000) throw error
       const delayMs = retryAfterMs ?? backoffDelay(attempt, policy, clock.random)

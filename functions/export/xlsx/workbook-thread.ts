@@ -109,7 +109,8 @@ export const readOnThread = async (file: string, options: SpooledWorkbookOptions
   // The deadline fails the table at once, with the same reason the reading raises on the calling thread.
   const onAbort = () => {
     fail(signal!.reason)
-    void close()
+    // The batches carry the failure; a thread that cannot be stopped has ended already.
+    close().catch(() => undefined)
   }
   signal?.addEventListener('abort', onAbort, { once: true })
 
@@ -175,5 +176,6 @@ const runReaderThread = async (file: string, options: ThreadOptions): Promise<vo
 }
 
 if (!isMainThread && workerData?.role === ROLE) {
+  // It posts its own failures; anything else ends the thread with an 'error' the calling thread codes.
   void runReaderThread(workerData.file as string, workerData.options as ThreadOptions)
 }

@@ -81,6 +81,14 @@ export const ExportTuningSchema = z.strictObject({
         .describe(
           'Longest one table may take, retries included, however steadily bytes arrive; in Lambda also capped by the time left',
         ),
+      tokenCheckSeconds: z
+        .int()
+        .min(1)
+        .max(3600)
+        .default(300)
+        .describe(
+          'Longest the token check (`GET /rest/usermanager/me`) may take, retries included, however steadily bytes arrive; in Lambda also capped by the time left',
+        ),
     })
     .prefault({}),
   deadlineMarginSeconds: z

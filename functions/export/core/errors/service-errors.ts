@@ -45,6 +45,24 @@ export class TableNotFoundError extends ExportError {
   }
 }
 
+/**
+ * The token check's own path is not there: not an unknown table (no table is named yet) but a base URL that points
+ * somewhere other than the service's API (a wrong host or path, a proxy's page), or an API of another shape.
+ */
+export class ApiNotFoundError extends ExportError {
+  constructor(details: { status: number; what: string }) {
+    super(
+      ErrorCode.API_NOT_FOUND,
+      FailureClass.NOT_FOUND,
+      `${details.what} answered HTTP ${details.status}: there is no inventory service API at this base URL`,
+      {
+        ...details,
+        hint: "check --base-url or source.baseUrl (or the baseUrl in the token secret): it is the address the service's web interface is opened at, without /rest/...; if it is right, check that the service's REST API is enabled",
+      },
+    )
+  }
+}
+
 /** Any other 4xx. */
 export class HttpClientError extends ExportError {
   constructor(details: { tableId?: string | undefined; status: number; what: string }) {
