@@ -80,7 +80,10 @@ export const parseWarehouseTarget = (flags: {
     return { kind: 'folder', folder: out ?? 'warehouse' }
   }
   if (scheme !== 's3') {
-    throw new UsageError(`--out ${out}: the scheme ${scheme}:// is not supported; --out takes a folder or ${S3_FORM}`)
+    throw new UsageError(
+      `--out ${out}: the scheme ${scheme}:// is not supported; --out takes a folder or ${S3_FORM}`,
+      `write --out as a folder, or as ${S3_FORM} to write to S3`,
+    )
   }
   return { kind: 's3', ...parseS3Url(out!), glueDatabase }
 }
@@ -95,7 +98,10 @@ export const localWarehouseFolder = (
   if (scheme === 's3') {
     throw new UsageError(`--out ${out}: ${refusal.command} works on a local warehouse folder, not on S3`, refusal.hint)
   }
-  throw new UsageError(`--out ${out}: the scheme ${scheme}:// is not supported; ${refusal.command} takes a folder`)
+  throw new UsageError(
+    `--out ${out}: the scheme ${scheme}:// is not supported; ${refusal.command} takes a folder`,
+    'write --out as a local warehouse folder',
+  )
 }
 
 /** Checks the target before anything is downloaded, and opens it. */
