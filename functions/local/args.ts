@@ -55,19 +55,19 @@ const DATE_FLAG = {
 const OUT_FLAG = {
   type: 'string',
   value: 'DIR|s3://BUCKET[/PREFIX]',
-  help: "warehouse folder (default ./warehouse), or an S3 bucket and prefix, written with your AWS\ncredentials (the SDK's usual chain: AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)",
+  help: 'warehouse folder (default ./warehouse), or S3, written with your AWS credentials\n(AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
 } as const
 /** Where an export or a rebuild writes besides a folder: S3 and Glue, as the deployed Lambda does. */
 const AWS_FLAGS = {
   'glue-database': {
     type: 'string',
     value: 'NAME',
-    help: 'with an s3:// --out: also create or update the tables and views in this Glue database,\nas the Lambda does',
+    help: 'with an s3:// --out: also create or update the tables and views in this Glue\ndatabase, as the Lambda does',
   },
   stack: {
     type: 'string',
     value: 'NAME',
-    help: 'write where a deployed stack writes: its bucket, prefix and Glue database (its outputs),\ninstead of --out and --glue-database',
+    help: 'write where a deployed stack writes (its outputs: bucket, prefix and Glue database),\ninstead of --out and --glue-database',
   },
 } as const satisfies FlagSpecs
 const LOG_FORMAT_FLAG = {
@@ -82,7 +82,7 @@ const KEY_FILE_FLAG = {
 } as const
 const DEMO_FLAG = {
   type: 'boolean',
-  help: 'use the built-in stand-in service and its demo tables (may be combined with --out, --date)',
+  help: 'use the built-in stand-in service and its demo tables (may be combined with --out,\n--stack, --date)',
 } as const
 
 /** `npm start`. */
@@ -121,7 +121,10 @@ export const REPROCESS_FLAGS = {
     value: 'ID=NAME',
     help: 'a table to rebuild (repeatable), when there is no configuration file',
   },
-  out: { ...OUT_FLAG, help: `the warehouse to rebuild in: ${OUT_FLAG.help}` },
+  out: {
+    ...OUT_FLAG,
+    help: 'the warehouse to rebuild in: a folder (default ./warehouse), or S3, written with your\nAWS credentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
+  },
   ...AWS_FLAGS,
   'pseudonymization-key-file': KEY_FILE_FLAG,
   'log-format': LOG_FORMAT_FLAG,
