@@ -6,16 +6,20 @@
  */
 import { GlueClient } from '@aws-sdk/client-glue'
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import { loadGlueTableCatalog, loadS3WarehouseStore } from '../export/index.ts'
+import { loadGlueTableCatalog, loadS3WarehouseStore, type TableCatalog, type WarehouseStore } from '../export/index.ts'
 import { S3_HINTS, type S3Location, s3WarehouseFailure } from './s3-errors.ts'
 import { readStackOutputs, StackOutput } from './stack-outputs.ts'
 import { AwsUnavailableError } from './verify-errors.ts'
-import type { Warehouse, WarehouseTarget } from './warehouse-target.ts'
 
-type S3Target = Exclude<WarehouseTarget, { kind: 'folder' }>
+/** An S3 `--out` (with its `--glue-database`), or `--stack`. */
+export type S3Target =
+  | (S3Location & { readonly kind: 's3'; readonly glueDatabase: string | undefined })
+  | { readonly kind: 'stack'; readonly stackName: string }
 type ResolvedTarget = S3Location & { readonly glueDatabase: string | undefined }
 
-export const openS3Warehouse = async (target: S3Target): Promise<Warehouse> => {
+export const openS3Warehouse = async (
+  target: S3Target,
+): Promise<{ readonly store: WarehouseStore; readonly catalog: TableCatalog | undefined }> => {
   const location = target.kind === 'stack' ? await stackLocation(target.stackName) : target
   const client = new S3Client({})
   await checkBucket(client, location)
@@ -23,7 +27,7 @@ export const openS3Warehouse = async (target: S3Target): Promise<Warehouse> => {
   const store = new S3WarehouseStore(client, location.bucket, location.prefix)
   const glueTableCatalog = location.glueDatabase === undefined ? undefined : await loadGlueTableCatalog()
   const catalog = glueTableCatalog?.(new GlueClient({}), location.glueDatabase!, store.root)
-  return { store, catalog, local: false }
+  return { store, catalog }
 }
 
 /** Lists one key under the prefix: the bucket exists, and these credentials may list where the export writes. */

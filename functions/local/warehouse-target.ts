@@ -12,13 +12,10 @@ import {
   WAREHOUSE_PREFIX_RULE,
   type WarehouseStore,
 } from '../export/index.ts'
-import type { S3Location } from './s3-errors.ts'
+import type { S3Target } from './s3-warehouse.ts'
 import { checkWarehouseFolder } from './warehouse-folder.ts'
 
-export type WarehouseTarget =
-  | { readonly kind: 'folder'; readonly folder: string }
-  | (S3Location & { readonly kind: 's3'; readonly glueDatabase: string | undefined })
-  | { readonly kind: 'stack'; readonly stackName: string }
+export type WarehouseTarget = { readonly kind: 'folder'; readonly folder: string } | S3Target
 
 /** The warehouse a command writes and, on S3 with a Glue database, the catalog kept in step with it. */
 export interface Warehouse {
@@ -36,7 +33,7 @@ const BUCKET_RULE = '3 to 63 lowercase letters, digits, "." and "-", starting an
 
 const schemeOf = (out: string): string | undefined => URL_SCHEME.exec(out)?.[1]?.toLowerCase()
 
-const parseS3Url = (out: string): S3Location => {
+const parseS3Url = (out: string) => {
   const [bucket = '', ...rest] = out.slice('s3://'.length).split('/')
   if (!BUCKET_NAME.test(bucket) || bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(bucket)) {
     throw new UsageError(
@@ -111,5 +108,5 @@ export const openWarehouse = async (target: WarehouseTarget): Promise<Warehouse>
     return { store: new FolderWarehouseStore(target.folder), catalog: undefined, local: true }
   }
   // Loaded only here: the AWS SDK clients cost a local export memory and start-up time it has no use for.
-  return (await import('./s3-warehouse.ts')).openS3Warehouse(target)
+  return { ...(await (await import('./s3-warehouse.ts')).openS3Warehouse(target)), local: false }
 }
