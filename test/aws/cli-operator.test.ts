@@ -147,3 +147,49 @@ describe('the CLI with the documented operator policy, against stand-ins that de
     })
   }, 60_000)
 })
+
+/** The documented policy with `action` taken out of every statement. */
+const policyWithout = (action: string): IdentityPolicy => ({
+  ...policy,
+  policy: {
+    ...policy.policy,
+    Statement: policy.policy.Statement.map((s) => ({
+      ...s,
+      Action: [s.Action as string | string[]].flat().filter((a) => a !== action),
+    })).filter((s) => s.Action.length > 0),
+  },
+})
+
+describe('the CLI with less than the documented policy', () => {
+  it('fails each table as the Lambda does when PutObject is denied: PUBLISH_FAILED, exit 1', async () => {
+    await withHarness([policyWithout('s3:PutObject')], async (_aws, env) => {
+      const result = await runCliProcess(
+        ['export', '--demo', '--out', `s3://${BUCKET}/${PREFIX}`, '--only', 'users', '--date', '2026-05-04'],
+        env,
+      )
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain(
+        `users: FAILED [PUBLISH_FAILED] writing s3://${BUCKET}/${PREFIX}/users/dt=2026-05-04/data.parquet failed: AccessDenied (HTTP 403): Access Denied`,
+      )
+      // The run record cannot be written either: the command ends on that, as the Lambda's invocation does.
+      expect(result.stderr).toMatch(
+        /^error \[PUBLISH_FAILED\]: writing s3:\/\/[\w/.-]+\/_runs\/dt=2026-05-04\/[\w-]+\.json failed: AccessDenied/m,
+      )
+      expect(result.stderr).not.toMatch(/^\s+at /m)
+    })
+  }, 60_000)
+
+  it('publishes with a warning when Glue is denied, as the Lambda does', async () => {
+    await withHarness([policyWithout('glue:CreateTable')], async (aws, env) => {
+      const result = await runCliProcess(
+        ['export', '--demo', '--out', `s3://${BUCKET}/${PREFIX}`, '--glue-database', DATABASE, '--only', 'users'],
+        env,
+      )
+      expect(result.exitCode).toBe(0)
+      expect(result.stderr).toMatch(
+        /^warning: users: the catalog was not updated \(.*is not authorized to perform: glue:CreateTable.*\); the date's data, registry and run index are in place, and the next run updates the catalog$/m,
+      )
+      expect(aws.json.glueTables.size).toBe(0)
+    })
+  }, 60_000)
+})
