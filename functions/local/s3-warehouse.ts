@@ -45,6 +45,12 @@ const checkBucket = async (client: S3Client, location: S3Location): Promise<void
   }
 }
 
+const STACK_HINTS = {
+  ...S3_HINTS,
+  credentials:
+    "sign in to the stack's account and region (AWS_PROFILE, aws sso login; AWS_REGION) with cloudformation:DescribeStacks on the stack, and check its name (deployment.stackName); nothing was written",
+}
+
 /** The stack's bucket, prefix and Glue database, from its outputs. */
 const stackLocation = async (stackName: string): Promise<ResolvedTarget> => {
   // Loaded only with --stack.
@@ -57,7 +63,7 @@ const stackLocation = async (stackName: string): Promise<ResolvedTarget> => {
     } catch (error) {
       throw new AwsUnavailableError('no AWS region is set', error, S3_HINTS)
     }
-    const outputs = await readStackOutputs(client, { stackName, region, hints: S3_HINTS }, [
+    const outputs = await readStackOutputs(client, { stackName, region, hints: STACK_HINTS }, [
       StackOutput.BUCKET,
       StackOutput.PREFIX,
       StackOutput.DATABASE,

@@ -45,16 +45,25 @@ const documentedPolicy = async (): Promise<IdentityPolicy> => {
 /** CloudFormation's DescribeStacks (AWS query protocol), decided by IAM, for the one stack there is. */
 const startCloudFormation = async (authorizer: Authorizer) => {
   const outputs = { WarehouseBucketName: BUCKET, WarehousePrefix: PREFIX, GlueDatabaseName: DATABASE }
+  const error = (status: number, code: string, message: string) =>
+    [
+      status,
+      `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error></ErrorResponse>`,
+    ] as const
   const server: Server = createServer(async (req, res) => {
-    for await (const _ of req);
-    const decision = await authorizer.decide({ action: 'cloudformation:DescribeStacks', resource: STACK_ARN })
-    res.writeHead(decision.allowed ? 200 : 403, { 'content-type': 'text/xml' })
-    if (!decision.allowed) {
-      res.end(
-        '<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>not authorized</Message></Error></ErrorResponse>',
-      )
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const stackName = new URLSearchParams(Buffer.concat(chunks).toString()).get('StackName') ?? ''
+    const arn =
+      stackName === STACK ? STACK_ARN : `arn:aws:cloudformation:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stack/${stackName}/*`
+    const decision = await authorizer.decide({ action: 'cloudformation:DescribeStacks', resource: arn })
+    const refused = decision.allowed ? undefined : error(403, 'AccessDenied', 'not authorized')
+    if (refused !== undefined) {
+      res.writeHead(refused[0], { 'content-type': 'text/xml' })
+      res.end(refused[1])
       return
     }
+    res.writeHead(200, { 'content-type': 'text/xml' })
     const members = Object.entries(outputs)
       .map(([key, value]) => `<member><OutputKey>${key}</OutputKey><OutputValue>${value}</OutputValue></member>`)
       .join('')
@@ -160,7 +169,22 @@ const policyWithout = (action: string): IdentityPolicy => ({
   },
 })
 
-describe('the CLI with less than the documented policy', () => {
+describe('the CLI with less than the documented policy, or another stack', () => {
+  it('ends a stack the policy does not cover as AWS answers it, AccessDenied, before anything is downloaded', async () => {
+    await withHarness([policy], async (aws, env) => {
+      const result = await runCliProcess(['export', '--demo', '--stack', 'InventoryExport-Typo'], env)
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr).toContain(
+        `error [AWS_UNAVAILABLE]: cannot read stack InventoryExport-Typo in ${LOCAL_REGION}: AccessDenied: not authorized`,
+      )
+      expect(result.stderr).toMatch(
+        /^next step: .*with cloudformation:DescribeStacks on the stack, and check its name/m,
+      )
+      expect(result.stderr).not.toContain('demo: exporting')
+      expect(aws.authorizer.actionsSent()).toEqual(['cloudformation:DescribeStacks'])
+    })
+  }, 60_000)
+
   it('fails each table as the Lambda does when PutObject is denied: PUBLISH_FAILED, exit 1', async () => {
     await withHarness([policyWithout('s3:PutObject')], async (_aws, env) => {
       const result = await runCliProcess(
