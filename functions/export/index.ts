@@ -12,7 +12,9 @@ export {
   tableViews,
 } from './catalog/athena.ts'
 export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
+export { loadGlueTableCatalog } from './catalog/glue-loader.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
+export type { TableCatalog } from './catalog/table-catalog.ts'
 // "did you mean": the local CLI suggests flags and commands as the configuration suggests keys.
 export { closestKey } from './core/config/key-suggestions.ts'
 // The vocabulary every side shares: configuration, constants, coded errors.
@@ -32,6 +34,9 @@ export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'
 export type { RetryEvent, RunTelemetry, TableProgress } from './path/telemetry.ts'
 export { FolderWarehouseStore } from './publish/fs.ts'
+// The CLI's `--out s3://...` writes through the Lambda's store, loaded only then.
+export { loadS3WarehouseStore } from './publish/s3-loader.ts'
+export type { WarehouseStore } from './publish/store.ts'
 // Deployment: the names the stack gives its resources.
 // The warehouse as analysts see it: the registry, the Athena definitions and the Glue inputs made from them.
 export { readTableSchema } from './schema/registry.ts'

@@ -17,6 +17,7 @@ import {
   UsageError,
 } from '../export/index.ts'
 import { type FlagSpecs, type FlagValues, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
+import { parseWarehouseTarget, type WarehouseTarget } from './warehouse-target.ts'
 
 export const TOKEN_ENVIRONMENT_VARIABLE = 'INVENTORY_TOKEN'
 
@@ -51,7 +52,24 @@ const DATE_FLAG = {
   value: 'YYYY-MM-DD',
   help: 'export date, the dt= partition (default: today, UTC)',
 } as const
-const OUT_FLAG = { type: 'string', value: 'DIR', help: 'warehouse folder (default ./warehouse)' } as const
+const OUT_FLAG = {
+  type: 'string',
+  value: 'DIR|s3://BUCKET[/PREFIX]',
+  help: 'warehouse folder (default ./warehouse), or S3, written with your AWS credentials\n(AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
+} as const
+/** Where an export or a rebuild writes besides a folder: S3 and Glue, as the deployed Lambda does. */
+const AWS_FLAGS = {
+  'glue-database': {
+    type: 'string',
+    value: 'NAME',
+    help: 'with an s3:// --out: also create or update the tables and views in this Glue\ndatabase, as the Lambda does',
+  },
+  stack: {
+    type: 'string',
+    value: 'NAME',
+    help: 'write where a deployed stack writes (its outputs: bucket, prefix and Glue database),\ninstead of --out and --glue-database',
+  },
+} as const satisfies FlagSpecs
 const LOG_FORMAT_FLAG = {
   type: 'string',
   value: 'text|json',
@@ -64,13 +82,14 @@ const KEY_FILE_FLAG = {
 } as const
 const DEMO_FLAG = {
   type: 'boolean',
-  help: 'use the built-in stand-in service and its demo tables (may be combined with --out, --date)',
+  help: 'use the built-in stand-in service and its demo tables (may be combined with --out,\n--stack, --date)',
 } as const
 
 /** `npm start`. */
 const EXPORT_FLAGS = {
   ...SERVICE_FLAGS,
   out: OUT_FLAG,
+  ...AWS_FLAGS,
   date: DATE_FLAG,
   concurrency: { type: 'string', value: 'N', help: 'tables downloaded at once (default 2)' },
   only: { type: 'string', multiple: true, value: 'ID|NAME', help: 'export only this configured table (repeatable)' },
@@ -102,7 +121,11 @@ export const REPROCESS_FLAGS = {
     value: 'ID=NAME',
     help: 'a table to rebuild (repeatable), when there is no configuration file',
   },
-  out: { ...OUT_FLAG, help: 'the warehouse folder (default ./warehouse)' },
+  out: {
+    ...OUT_FLAG,
+    help: 'the warehouse to rebuild in: a folder (default ./warehouse), or S3, written with your\nAWS credentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
+  },
+  ...AWS_FLAGS,
   'pseudonymization-key-file': KEY_FILE_FLAG,
   'log-format': LOG_FORMAT_FLAG,
   help: HELP_FLAG,
@@ -127,7 +150,8 @@ export interface ExportCommand {
   readonly demo: boolean
   readonly configInput: Partial<ExportConfigInput> & Record<string, unknown>
   readonly configOrigin: string
-  readonly outDir: string
+  /** `--out`, `--glue-database` or `--stack`: a folder, or S3 (and Glue). */
+  readonly warehouse: WarehouseTarget
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
   /** `--pseudonymization-key-file`: the key of `columns.pseudonymize` (else the environment's). */
@@ -176,7 +200,7 @@ export const parseExportArgs = async (
     demo,
     configInput,
     configOrigin: values.config ? `configuration (${values.config} and flags)` : 'command-line flags',
-    outDir: values.out ?? 'warehouse',
+    warehouse: parseWarehouseTarget(values),
     exportDate: values.date,
     tokenFile: values['token-file'],
     pseudonymizationKeyFile: values['pseudonymization-key-file'],
@@ -195,9 +219,11 @@ type Flags = FlagValues<typeof EXPORT_FLAGS>
  */
 const demoMode = (values: Flags): boolean => {
   const source = ['base-url', 'config'].filter((flag) => values[flag as keyof Flags] !== undefined)
-  const needsSource = ['table', 'token-file', 'out'].filter((flag) => values[flag as keyof Flags] !== undefined)
+  const needsSource = ['table', 'token-file', ...WAREHOUSE_FLAGS].filter(
+    (flag) => values[flag as keyof Flags] !== undefined,
+  )
   if (values.demo && source.length + needsSource.length > 0) {
-    const clash = [...source, ...needsSource].filter((flag) => flag !== 'out')
+    const clash = [...source, ...needsSource].filter((flag) => !WAREHOUSE_FLAGS.includes(flag))
     if (clash.length > 0) {
       throw new UsageError(`--demo uses the built-in stand-in and its demo tables; drop ${flagList(clash)}`)
     }
@@ -209,6 +235,9 @@ const demoMode = (values: Flags): boolean => {
   }
   return values.demo === true || source.length === 0
 }
+
+/** Where the demo may be written, too. */
+const WAREHOUSE_FLAGS: readonly string[] = ['out', 'glue-database', 'stack']
 
 const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
 

@@ -1,12 +1,12 @@
-/** `npm start`: exports the configured tables (or the demo) into a local warehouse folder. */
-import { FolderWarehouseStore, runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
+/** `npm start`: exports the configured tables (or the demo) into a local warehouse folder, or to S3. */
+import { runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderResult } from './query-formats.ts'
 import { withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
-import { checkWarehouseFolder } from './warehouse-folder.ts'
+import { openWarehouse } from './warehouse-target.ts'
 
 export const runExportCommand = async (
   argv: readonly string[],
@@ -17,10 +17,9 @@ export const runExportCommand = async (
     output.out(EXPORT_USAGE)
     return ExitCode.OK
   }
-  await checkWarehouseFolder(command.outDir)
+  const { store, catalog, local } = await openWarehouse(command.warehouse)
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
-    const store = new FolderWarehouseStore(command.outDir)
     if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
     const [unknown] = unconfiguredTables(config.tables, command.only)
     if (unknown !== undefined)
@@ -32,11 +31,12 @@ export const runExportCommand = async (
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
-      { source, store, telemetry, pseudonymizationKey },
+      { source, store, telemetry, pseudonymizationKey, catalog },
       { exportDate: command.exportDate, tables: command.only, acceptChanges: command.acceptChanges },
     )
     output.out(renderSummary(record, store.root, output.colour?.out))
-    if (demo && record.status === 'succeeded') await printExampleQuery(store.root, output)
+    // DuckDB reads a folder; on S3 the same SQL runs in Athena.
+    if (demo && local && record.status === 'succeeded') await printExampleQuery(store.root, output)
     return record.status === 'succeeded' ? ExitCode.OK : ExitCode.TABLE_FAILED
   })
 }

@@ -20,6 +20,7 @@ import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 import { type QueryResult, renderCsv, renderJson, renderResult } from './query-formats.ts'
 import type { TerminalOutput } from './terminal.ts'
+import { localWarehouseFolder } from './warehouse-target.ts'
 
 const QUERY_FORMATS = ['table', 'csv', 'json'] as const
 type QueryFormat = (typeof QUERY_FORMATS)[number]
@@ -77,7 +78,10 @@ export const runQueryCommand = async (argv: readonly string[], output: TerminalO
     throw new UsageError(`--format must be one of ${QUERY_FORMATS.join(', ')}, got "${format}"`)
   }
   if (positionals.length !== 1) throw new UsageError('give exactly one SQL statement, in quotes')
-  const root = values.out ?? 'warehouse'
+  const root = localWarehouseFolder(values.out, {
+    command: 'npm run query',
+    hint: "query the deployed tables in Athena (the stack's workgroup), or export to a folder (--out DIR) and query that",
+  })
   // Loaded only here: DuckDB's native library is tens of MB of resident memory that the other commands do not need.
   const sql = await import('./warehouse-sql.ts')
   let result: Awaited<ReturnType<typeof sql.queryWarehouse>>
@@ -106,7 +110,12 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
     output.out(DDL_USAGE)
     return ExitCode.OK
   }
-  const store = new FolderWarehouseStore(values.out ?? 'warehouse')
+  const store = new FolderWarehouseStore(
+    localWarehouseFolder(values.out, {
+      command: 'npm run ddl',
+      hint: 'point --out at a local warehouse folder; --location-root s3://BUCKET/PREFIX sets where the DDL says the tables live',
+    }),
+  )
   const database = values.database ?? 'inventory'
   const locationRoot = (values['location-root'] ?? 's3://YOUR-BUCKET/inventory').replace(/\/+$/, '')
   const { warehouseTables } = await import('./warehouse-sql.ts')

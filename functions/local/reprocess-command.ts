@@ -1,19 +1,13 @@
 /** `npm run reprocess`: rebuilds a date's Parquet from the raw archive, without calling the service. */
-import {
-  archiveSource,
-  FolderWarehouseStore,
-  parseConfigWithoutSource,
-  runExport,
-  UsageError,
-} from '../export/index.ts'
+import { archiveSource, parseConfigWithoutSource, runExport, UsageError } from '../export/index.ts'
 import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { flagHelp } from './flags.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
-import { checkWarehouseFolder } from './warehouse-folder.ts'
+import { openWarehouse } from './warehouse-target.ts'
 
-const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR]
+const REPROCESS_USAGE = `Usage: npm run reprocess -- --date YYYY-MM-DD (--config FILE | --table ID=NAME ...) [--out DIR|s3://BUCKET[/PREFIX]]
 
 Rebuilds the Parquet of the given export date from the raw archive (tables with "archiveRaw": true keep their
 CSV, gzip-compressed, under _raw/), through the same decode, parse, naming and typing as an export, and replaces
@@ -33,9 +27,8 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
   const { source, ...withoutSource } = command.configInput
   const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource
   const config = parseConfigWithoutSource(input, command.configOrigin)
-  await checkWarehouseFolder(command.outDir)
+  const { store, catalog } = await openWarehouse(command.warehouse)
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
-  const store = new FolderWarehouseStore(command.outDir)
   const record = await runExport(
     config,
     {
@@ -43,6 +36,7 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
       store,
       telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'archive' }),
       pseudonymizationKey,
+      catalog,
     },
     { exportDate: command.exportDate },
   )

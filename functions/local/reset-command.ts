@@ -11,6 +11,7 @@ import { EXPORT_DATES_FOLDER, RAW_FOLDER, RUNS_FOLDER, SCHEMAS_FOLDER, UsageErro
 import { ExitCode } from './exit-code.ts'
 import { flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 import type { TerminalOutput } from './terminal.ts'
+import { localWarehouseFolder } from './warehouse-target.ts'
 
 const RESET_FLAGS = {
   out: { type: 'string', value: 'DIR', help: 'the warehouse folder to delete (default ./warehouse)' },
@@ -36,7 +37,12 @@ export const runResetCommand = async (argv: readonly string[], output: TerminalO
     output.out(RESET_USAGE)
     return ExitCode.OK
   }
-  const root = path.resolve(values.out ?? 'warehouse')
+  const root = path.resolve(
+    localWarehouseFolder(values.out, {
+      command: 'npm run reset',
+      hint: 'npm run reset deletes only a local folder npm start wrote; it deletes nothing in S3',
+    }),
+  )
   const found = await stat(root).catch(() => undefined)
   if (found === undefined) {
     output.out(`nothing to reset: ${root} does not exist`)

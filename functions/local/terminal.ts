@@ -216,6 +216,10 @@ const objectBytes = (outcome: TableOutcome, kind: 'parquet' | 'archive'): string
  * data columns are the service's with their `__text` companions (check's count), lineage columns the five every
  * export appends; Parquet bytes are the table's data, archive bytes the compressed copy of the raw export.
  */
+/** A file relative to the current folder; an `s3://` location as it is. */
+const shortLocation = (location: string): string =>
+  location.startsWith('s3://') ? location : path.relative(process.cwd(), location) || location
+
 export const renderSummary = (record: RunRecord, warehouseRoot: string, colour = false): string => {
   const archived = record.tables.some((t) => t.objects.some((o) => !o.key.endsWith('.parquet')))
   const header = [
@@ -244,7 +248,7 @@ export const renderSummary = (record: RunRecord, warehouseRoot: string, colour =
     ...(archived ? [objectBytes(t, 'archive')] : []),
     (t.durationMs / 1000).toFixed(2),
     t.format ?? 'csv',
-    t.objects[0] ? path.relative(process.cwd(), t.objects[0].location) || t.objects[0].location : '-',
+    t.objects[0] ? shortLocation(t.objects[0].location) : '-',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   // Padded before painting: escape codes take no room on the screen but count in a string's length.

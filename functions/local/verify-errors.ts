@@ -10,6 +10,7 @@ const CREDENTIAL_ERRORS = new Set([
   'ExpiredToken',
   'ExpiredTokenException',
   'InvalidClientTokenId',
+  'InvalidAccessKeyId',
   'UnrecognizedClientException',
   'SignatureDoesNotMatch',
   'AccessDenied',
@@ -17,21 +18,28 @@ const CREDENTIAL_ERRORS = new Set([
   'InvalidSignatureException',
 ])
 
+/** The next steps of AwsUnavailableError: for credentials that cannot act, and for an account not reached. */
+export interface AwsHints {
+  readonly credentials: string
+  readonly network: string
+}
+
+const VERIFY_HINTS: AwsHints = {
+  credentials:
+    'sign in to the account and region the stack is deployed in (AWS_PROFILE, AWS_REGION or --region), with rights to read the stack, invoke the function and query Athena',
+  network: 'check the network and the region (AWS_REGION or --region); nothing was changed',
+}
+
 /** The account cannot be reached with these credentials: none, expired, another account's, or no network. */
 export class AwsUnavailableError extends ExportError {
-  constructor(what: string, cause: unknown) {
+  constructor(what: string, cause: unknown, hints: AwsHints = VERIFY_HINTS) {
     const name = (cause as Error | undefined)?.name ?? 'Error'
     const credentials = CREDENTIAL_ERRORS.has(name)
     super(
       ErrorCode.AWS_UNAVAILABLE,
       credentials ? FailureClass.AUTH : FailureClass.NETWORK,
       `${what}: ${name}: ${oneLine((cause as Error | undefined)?.message ?? String(cause))}`,
-      {
-        cause,
-        hint: credentials
-          ? 'sign in to the account and region the stack is deployed in (AWS_PROFILE, AWS_REGION or --region), with rights to read the stack, invoke the function and query Athena'
-          : 'check the network and the region (AWS_REGION or --region); nothing was changed',
-      },
+      { cause, hint: credentials ? hints.credentials : hints.network },
     )
   }
 }

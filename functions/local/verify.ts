@@ -10,7 +10,7 @@ import {
   GetQueryResultsCommand,
   StartQueryExecutionCommand,
 } from '@aws-sdk/client-athena'
-import { type CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation'
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation'
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda'
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import {
@@ -22,23 +22,8 @@ import {
   latestOutcomeKey,
   PARTITION_KEY,
 } from '../export/index.ts'
-import {
-  AthenaQueryError,
-  AwsUnavailableError,
-  StackNotFoundError,
-  StackOutputMissingError,
-  VerifyMismatchError,
-} from './verify-errors.ts'
-
-/** The stack outputs verify reads (infra/export-stack.ts). */
-const VerifyOutput = {
-  FUNCTION: 'ExportFunctionName',
-  WORKGROUP: 'AthenaWorkgroupName',
-  DATABASE: 'GlueDatabaseName',
-  BUCKET: 'WarehouseBucketName',
-  PREFIX: 'WarehousePrefix',
-  TABLES: 'ExportedTables',
-} as const
+import { readStackOutputs, StackOutput as VerifyOutput } from './stack-outputs.ts'
+import { AthenaQueryError, StackOutputMissingError, VerifyMismatchError } from './verify-errors.ts'
 
 export interface VerifyClients {
   readonly cloudFormation: CloudFormationClient
@@ -143,24 +128,9 @@ export const verifyStack = async (clients: VerifyClients, options: VerifyOptions
   return { stack, table, checks, ok: checks.every((check) => check.ok) }
 }
 
-/** DescribeStacks -> { outputKey: value }, after checking the outputs verify needs are there. */
-const stackOutputs = async (client: CloudFormationClient, options: VerifyOptions): Promise<Record<string, string>> => {
-  let outputs: { OutputKey?: string; OutputValue?: string }[]
-  try {
-    const answer = await client.send(new DescribeStacksCommand({ StackName: options.stackName }))
-    outputs = answer.Stacks?.[0]?.Outputs ?? []
-  } catch (error) {
-    const { name, message } = error as Error
-    if (name === 'ValidationError' && /does not exist/.test(message)) {
-      throw new StackNotFoundError(options.stackName, options.region)
-    }
-    throw new AwsUnavailableError(`cannot read stack ${options.stackName} in ${options.region}`, error)
-  }
-  const values = Object.fromEntries(outputs.map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']))
-  const missing = Object.values(VerifyOutput).filter((key) => !(key in values))
-  if (missing.length > 0) throw new StackOutputMissingError(options.stackName, missing)
-  return values
-}
+/** Every output verify reads. */
+const stackOutputs = (client: CloudFormationClient, options: VerifyOptions) =>
+  readStackOutputs(client, options, Object.values(VerifyOutput))
 
 /** Runs the export of one table as the schedule does (synchronously, so its summary comes back). */
 const invokeExport = async (

@@ -289,12 +289,24 @@ describe('help', () => {
   it.each([
     [
       'export',
-      ['--base-url URL', '--table ID[=NAME]', '--token-file FILE', '--only ID|NAME', '--log-format text|json'],
+      [
+        '--base-url URL',
+        '--table ID[=NAME]',
+        '--token-file FILE',
+        '--only ID|NAME',
+        '--log-format text|json',
+        '--out DIR|s3://BUCKET[/PREFIX]',
+        '--glue-database NAME',
+        '--stack NAME',
+      ],
     ],
     ['check', ['--base-url URL', '--table ID[=NAME]', '--token-file FILE', '--config FILE', '--demo']],
     ['query', ['--out DIR', '--format table|csv|json']],
     ['ddl', ['--out DIR', '--database NAME', '--location-root S3_URI']],
-    ['reprocess', ['--date YYYY-MM-DD', '--config FILE', '--table ID=NAME', '--out DIR']],
+    [
+      'reprocess',
+      ['--date YYYY-MM-DD', '--config FILE', '--table ID=NAME', '--out DIR|s3://BUCKET[/PREFIX]', '--stack NAME'],
+    ],
     ['reset', ['--out DIR']],
   ])('%s --help lists its flags', async (command, flags) => {
     const result = await cli([command, '--help'])

@@ -140,6 +140,17 @@ describe('S3WarehouseStore small objects', () => {
     expect(await listing.listKeys('list/none')).toEqual([])
   })
 
+  it("keeps the warehouse at the top of the bucket when the prefix is empty (the CLI's --out s3://BUCKET)", async () => {
+    const top = new S3WarehouseStore(s3.client, s3.bucket, '', { listPageSize: 1 })
+    expect(top.root).toBe('s3://warehouse')
+    expect(await top.putObject('top/a/1.json', 'x', 'application/json')).toBe('s3://warehouse/top/a/1.json')
+    await top.putObject('top/a/2.json', 'y', 'application/json')
+    expect(await s3.read('top/a/1.json')).toEqual(Buffer.from('x'))
+    expect((await top.getObject('top/a/2.json'))?.toString()).toBe('y')
+    expect(await top.listKeys('top/a')).toEqual(['top/a/1.json', 'top/a/2.json'])
+    await expect(top.putObject('/top/b.json', 'x', 'application/json')).rejects.toBeInstanceOf(PublishError)
+  })
+
   it('refuses keys that climb out of the prefix', async () => {
     await expect(store().putObject('../escape.json', 'x', 'application/json')).rejects.toBeInstanceOf(PublishError)
     await expect(store().openUpload('a//b', 'application/json')).rejects.toThrow(/not a relative path/)

@@ -36,16 +36,21 @@ export class S3WarehouseStore implements WarehouseStore {
   readonly root: string
   readonly #client: S3Client
   readonly #bucket: string
+  /** `<prefix>/`, or empty at the top of the bucket. */
   readonly #prefix: string
   readonly #options: S3WarehouseStoreOptions
 
-  /** `prefix` has no leading or trailing slash; every key lands under `<prefix>/`. */
+  /**
+   * Every key lands under `<prefix>/`; slashes around `prefix` are dropped, and an empty one (the CLI's
+   * `--out s3://BUCKET`) puts the warehouse at the top of the bucket.
+   */
   constructor(client: S3Client, bucket: string, prefix: string, options: S3WarehouseStoreOptions = {}) {
     this.#client = client
     this.#bucket = bucket
-    this.#prefix = prefix.replace(/^\/+|\/+$/g, '')
+    const trimmed = prefix.replace(/^\/+|\/+$/g, '')
+    this.#prefix = trimmed === '' ? '' : `${trimmed}/`
     this.#options = options
-    this.root = `s3://${bucket}/${this.#prefix}`
+    this.root = `s3://${bucket}${trimmed === '' ? '' : `/${trimmed}`}`
   }
 
   async openUpload(key: string, contentType: string): Promise<ObjectUpload> {
@@ -203,7 +208,7 @@ export class S3WarehouseStore implements WarehouseStore {
         page = await this.#client.send(
           new ListObjectsV2Command({
             Bucket: this.#bucket,
-            Prefix: `${this.#prefix}/${folder}`,
+            Prefix: `${this.#prefix}${folder}`,
             MaxKeys: this.#options.listPageSize ?? 1000,
             ContinuationToken: continuationToken,
           }),
@@ -212,7 +217,7 @@ export class S3WarehouseStore implements WarehouseStore {
         throw this.#error(folder, error)
       }
       for (const object of page.Contents ?? []) {
-        if (object.Key !== undefined) keys.push(object.Key.slice(this.#prefix.length + 1))
+        if (object.Key !== undefined) keys.push(object.Key.slice(this.#prefix.length))
       }
       continuationToken = page.NextContinuationToken
     } while (continuationToken !== undefined)
@@ -259,7 +264,7 @@ export class S3WarehouseStore implements WarehouseStore {
         reason: 'the key is not a relative path of named segments',
       })
     }
-    return `${this.#prefix}/${key}`
+    return `${this.#prefix}${key}`
   }
 
   #abortReason(key: string, signal: AbortSignal): ExportError {

@@ -134,18 +134,21 @@ export const LimitsConfigSchema = z
   })
 
 /** Where data lands, for the Lambda (S3) and the local runner (folder). */
+/** `warehouse.prefix`, and the prefix of the CLI's `--out s3://BUCKET/PREFIX`. */
+export const WAREHOUSE_PREFIX_PATTERN = /^([a-z0-9][a-z0-9_.-]*)(\/[a-z0-9][a-z0-9_.-]*)*$/
+export const WAREHOUSE_PREFIX_RULE = 'must be path segments of lowercase letters, digits, ".", "-", "_"'
+/** `warehouse.glueDatabase`, and the CLI's `--glue-database`. */
+export const GLUE_DATABASE_PATTERN = /^[a-z][a-z0-9_]{0,254}$/
+
 export const WarehouseConfigSchema = z.strictObject({
   prefix: z
     .string()
-    .regex(
-      /^([a-z0-9][a-z0-9_.-]*)(\/[a-z0-9][a-z0-9_.-]*)*$/,
-      'must be path segments of lowercase letters, digits, ".", "-", "_"',
-    )
+    .regex(WAREHOUSE_PREFIX_PATTERN, WAREHOUSE_PREFIX_RULE)
     .default('inventory')
     .describe('S3 key prefix under which tables, run records and schemas live (no leading or trailing slash)'),
   glueDatabase: z
     .string()
-    .regex(/^[a-z][a-z0-9_]{0,254}$/)
+    .regex(GLUE_DATABASE_PATTERN)
     .optional()
     .describe(
       'Glue database holding one table (and one `_latest` view) per saved table; default `inventory` for the default stack name, else the stack name in snake_case (`InventoryExport-Prod` -> `inventory_export_prod`)',

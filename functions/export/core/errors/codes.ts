@@ -54,6 +54,9 @@ export const ErrorCode = {
   STACK_OUTPUT_MISSING: 'STACK_OUTPUT_MISSING',
   ATHENA_QUERY_FAILED: 'ATHENA_QUERY_FAILED',
   VERIFY_MISMATCH: 'VERIFY_MISMATCH',
+  // `npm start` / `npm run reprocess` with `--out s3://...` (functions/local/s3-errors.ts).
+  WAREHOUSE_BUCKET_NOT_FOUND: 'WAREHOUSE_BUCKET_NOT_FOUND',
+  WAREHOUSE_ACCESS_DENIED: 'WAREHOUSE_ACCESS_DENIED',
   // `cdk synth` failing in the build (infra/synth-errors.ts).
   SYNTH_FAILED: 'SYNTH_FAILED',
   INTERNAL: 'INTERNAL',

@@ -1,0 +1,188 @@
+/**
+ * `npm start` and `npm run reprocess` with `--out s3://BUCKET/PREFIX`: the real CLI, in a child process with the
+ * operator's credentials taken from the SDK's usual environment variables, against s3rver. The keys must be the
+ * ones a local export writes, and S3's refusals must end as one coded line.
+ */
+import { readdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { runCliProcess, tempDir, tokenFile } from '../support/cli.ts'
+import { readWithHyparquet } from '../support/hyparquet-read.ts'
+import { type RunningS3, startS3 } from '../support/s3rver.ts'
+
+const DATE = '2026-05-04'
+let s3: RunningS3
+let work: string
+let emulator: RunningEmulator
+
+beforeAll(async () => {
+  s3 = await startS3('warehouse')
+  work = await tempDir('cli-s3-')
+  emulator = await startInventoryEmulator()
+})
+afterAll(async () => {
+  await s3?.close()
+  await emulator?.close()
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+/** The SDK's environment for s3rver, and no shared config, profile or instance metadata to fall back on. */
+const awsEnvironment = (overrides: Record<string, string> = {}) => ({
+  ...s3.sdkEnvironment,
+  AWS_CONFIG_FILE: path.join(work, 'no-config'),
+  AWS_SHARED_CREDENTIALS_FILE: path.join(work, 'no-credentials'),
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_PROFILE: '',
+  ...overrides,
+})
+const cli = (argv: readonly string[], overrides?: Record<string, string>) =>
+  runCliProcess(argv, awsEnvironment(overrides))
+
+const s3Keys = async (prefix: string): Promise<string[]> => {
+  const keys: string[] = []
+  let token: string | undefined
+  do {
+    const page = await s3.client.send(
+      new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix, ContinuationToken: token }),
+    )
+    keys.push(...(page.Contents ?? []).map((object) => object.Key!))
+    token = page.NextContinuationToken
+  } while (token !== undefined)
+  return keys.sort()
+}
+
+const folderKeys = async (root: string): Promise<string[]> =>
+  (await readdir(root, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .filter((key) => !key.startsWith('_tmp/'))
+    .sort()
+
+/** Run records are named by their run id, which differs from run to run. */
+const withoutRunIds = (keys: readonly string[]) =>
+  keys.map((key) => key.replace(/^(_runs\/dt=[\d-]+\/)[^/]+\.json$/, '$1RUN.json'))
+
+const noStack = (stderr: string) => expect(stderr).not.toMatch(/^\s+at /m)
+
+describe('npm start --out s3://BUCKET/PREFIX', () => {
+  it('lands the keys of a local export under the prefix, and the Parquet reads back', async () => {
+    const result = await cli(['export', '--demo', '--out', 's3://warehouse/team/inventory', '--date', DATE])
+    expect(result.stderr).not.toMatch(/error \[/)
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toContain('tables exported to s3://warehouse/team/inventory')
+
+    const local = path.join(work, 'local')
+    expect((await cli(['export', '--demo', '--out', local, '--date', DATE])).exitCode).toBe(0)
+    const uploaded = (await s3Keys('team/inventory/')).map((key) => key.slice('team/inventory/'.length))
+    expect(withoutRunIds(uploaded)).toEqual(withoutRunIds(await folderKeys(local)))
+    expect(uploaded).toContain(`devices/dt=${DATE}/data.parquet`)
+
+    const rows = await readWithHyparquet((await s3.read(`team/inventory/devices/dt=${DATE}/data.parquet`))!)
+    expect(rows.length).toBeGreaterThan(0)
+    expect(rows[0]).toHaveProperty('device_id')
+    // No folder named after the URL appears where the command ran (issue 42).
+    expect(await readdir(path.resolve(import.meta.dirname, '../..'))).not.toContain('s3:')
+  }, 120_000)
+
+  it('writes at the top of the bucket when the URL names no prefix', async () => {
+    const bucket = await startS3('bare')
+    try {
+      const result = await runCliProcess(
+        ['export', '--demo', '--out', 's3://bare', '--date', DATE, '--only', 'users'],
+        { ...awsEnvironment(), ...bucket.sdkEnvironment },
+      )
+      expect(result.stderr).not.toMatch(/error \[/)
+      expect(result.exitCode).toBe(0)
+      expect(await bucket.read(`users/dt=${DATE}/data.parquet`)).toBeDefined()
+      expect(await bucket.read('_schemas/users.json')).toBeDefined()
+    } finally {
+      await bucket.close()
+    }
+  }, 60_000)
+
+  it('rebuilds a date from the archive in S3 with npm run reprocess', async () => {
+    const config = path.join(work, 'archive.json')
+    await writeFile(
+      config,
+      JSON.stringify({
+        source: { baseUrl: emulator.baseUrl },
+        tables: [{ id: '1003', name: 'users', archiveRaw: true }],
+      }),
+    )
+    const out = 's3://warehouse/archived'
+    const token = await tokenFile(DEMO_TOKEN)
+    const exported = await cli(['export', '--config', config, '--token-file', token, '--out', out, '--date', DATE])
+    expect(exported.exitCode, exported.stderr).toBe(0)
+    expect(await s3.read(`archived/_raw/users/dt=${DATE}/body.csv.gz`)).toBeDefined()
+    const before = await readWithHyparquet((await s3.read(`archived/users/dt=${DATE}/data.parquet`))!)
+    emulator.requests.length = 0
+
+    const rebuilt = await cli(['reprocess', '--config', config, '--out', out, '--date', DATE])
+
+    expect(rebuilt.stderr).not.toMatch(/error \[/)
+    expect(rebuilt.exitCode).toBe(0)
+    expect(emulator.requests).toEqual([])
+    const after = await readWithHyparquet((await s3.read(`archived/users/dt=${DATE}/data.parquet`))!)
+    const strip = (rows: Record<string, unknown>[]) =>
+      rows.map(({ _export_run_id: _, _exported_at: __, ...row }) => row)
+    expect(strip(after)).toEqual(strip(before))
+    expect((await s3Keys(`archived/_runs/dt=${DATE}/`)).length).toBe(2)
+  }, 120_000)
+})
+
+describe('npm start --out that S3 or the flags refuse', () => {
+  it.each([
+    ['gs://bucket/prefix', 'gs://'],
+    ['http://example.com/warehouse', 'http://'],
+  ])('refuses %s as a usage error naming the schemes accepted', async (out, scheme) => {
+    const result = await cli(['export', '--demo', '--out', out])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain(`error [USAGE_INVALID]: --out ${out}: the scheme ${scheme} is not supported`)
+    expect(result.stderr).toContain('a folder or s3://BUCKET[/PREFIX]')
+  })
+
+  it.each([
+    ['s3://Bad_Bucket/inventory', 'Bad_Bucket'],
+    ['s3:///inventory', ''],
+  ])('refuses the bucket name of %s', async (out, bucket) => {
+    const result = await cli(['export', '--demo', '--out', out])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain(`error [USAGE_INVALID]: --out ${out}: "${bucket}" is not an S3 bucket name`)
+  })
+
+  it('ends a bucket that does not exist with one coded line before anything is downloaded', async () => {
+    const result = await cli(['export', '--demo', '--out', 's3://no-such-bucket/inventory'])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain(
+      'error [WAREHOUSE_BUCKET_NOT_FOUND]: --out s3://no-such-bucket/inventory: the bucket no-such-bucket does not exist (NoSuchBucket)',
+    )
+    expect(result.stderr).toMatch(/^next step: /m)
+    expect(result.stderr).not.toContain('demo: exporting')
+    noStack(result.stderr)
+  })
+
+  it('ends missing credentials with one coded line naming where the SDK looks', async () => {
+    const result = await cli(['export', '--demo', '--out', 's3://warehouse/inventory'], {
+      AWS_ACCESS_KEY_ID: '',
+      AWS_SECRET_ACCESS_KEY: '',
+    })
+    expect(result.exitCode).toBe(1)
+    expect(result.stderr).toMatch(
+      /^error \[AWS_UNAVAILABLE\]: --out s3:\/\/warehouse\/inventory: CredentialsProviderError: /m,
+    )
+    expect(result.stderr).toMatch(/^next step: sign in /m)
+    noStack(result.stderr)
+  })
+
+  it.each([
+    ['query', ['SELECT 1']],
+    ['ddl', []],
+    ['reset', []],
+  ])('refuses npm run %s with an S3 --out: it works on a local folder', async (command, rest) => {
+    const result = await cli([command, '--out', 's3://warehouse/inventory', ...rest])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toMatch(/^error \[USAGE_INVALID\]: --out s3:\/\/warehouse\/inventory: npm run \w+ /m)
+  })
+})
