@@ -17,7 +17,7 @@ import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
 import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
-import { type DecodeReport, decodeToUtf8 } from './decode.ts'
+import { DEFAULT_ENCODING, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import {
   parseSegment,
@@ -163,7 +163,7 @@ export const parseInParallel = async (
   options: TableParserOptions,
   shape: ParallelShape,
 ): Promise<ParsedTable> => {
-  const report: DecodeReport = { encoding: options.encoding, bom: false }
+  const report: DecodeReport = { encoding: options.encoding ?? DEFAULT_ENCODING, bom: false }
   const decoded = decodeToUtf8(source, options, report)[Symbol.asyncIterator]()
   const { limits } = options
   const { buffered, ended, scan } = await readHeaderLine(decoded, options.delimiter, limits, options.tableId)
