@@ -235,6 +235,18 @@ describe('a CSV that starts oddly', () => {
     expect((await latestOutcome(ws)).delimiter).toBe(';')
   })
 
+  it('names the line of a bad record after the blank lines and sep=;', async () => {
+    const rows = 10
+    const ws = await workspace()
+    const body = Array.from({ length: rows }, (_, i) => `${i};note ${i}`).join('\r\n')
+    // Two blank lines and the sep line: the header is on line 4, the first row on line 5.
+    reply = csvReply(`\r\n\r\nsep=;\r\nDevice ID;Owner\r\n${body}\r\nbad;row;here\r\n`)
+    const result = await exportOnce(ws)
+    expect(result.exitCode).toBe(1)
+    const outcome = await latestOutcome(ws)
+    expect(outcome.error).toMatchObject({ code: 'ROW_FIELD_COUNT', line: 5 + rows })
+  })
+
   it('lands when its header starts with a bracket', async () => {
     const ws = await workspace()
     reply = csvReply('[Device ID],Owner\r\n1,Ada\r\n')
