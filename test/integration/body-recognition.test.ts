@@ -194,6 +194,11 @@ const notCsv: readonly { name: string; reply: Reply; message: RegExp }[] = [
     message: /application\/problem\+json/,
   },
   {
+    name: 'gzip bytes without a Content-Encoding',
+    reply: csvReply(gzipSync('Device ID,Owner\r\n1,Ada\r\n')),
+    message: /gzip-compressed bytes without a Content-Encoding/,
+  },
+  {
     name: 'an XML document labelled text/csv',
     reply: csvReply('<?xml version="1.0"?>\n<error>denied</error>\n'),
     message: /markup/,

@@ -103,10 +103,12 @@ const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext):
   const kind = sniffPage(head, ended)
   if (kind === 'undecided') return false
   if (kind === undefined) return true
+  // A page's first characters help find who answered; compressed bytes quoted would only be noise.
+  const text = kind === 'a JSON document' || kind.startsWith('markup')
   throw new ProtocolError('NOT_CSV', {
     tableId: context.tableId,
     status: context.status,
-    reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with ${kind} instead of a CSV file; it starts ${bodyExcerpt(head)}`,
+    reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with ${kind} instead of a CSV file${text ? `; it starts ${bodyExcerpt(head)}` : ''}`,
   })
 }
 

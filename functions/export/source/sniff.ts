@@ -1,6 +1,6 @@
 /**
- * Tells a page from a table by the body's first bytes: markup (HTML, XML, a comment, a script) or a JSON document
- * served with 200 instead of the file. Pure; body.ts feeds it the start of the body, chunk by chunk.
+ * Tells a page from a table by the body's first bytes: markup (HTML, XML, a comment, a script), a JSON document or
+ * compressed bytes served with 200 instead of the file. Pure; body.ts feeds it the start of the body, chunk by chunk.
  */
 
 /** Bytes of the body held back at most while deciding; a table's first chunk is usually far larger. */
@@ -21,7 +21,17 @@ const JSON_START = /^(\{\s*(["}]|$)|\[\s*([{["\]]|$))/
 const BYTE_ORDER_MARK = /^(\u00ef\u00bb\u00bf|\u00ff\u00fe|\u00fe\u00ff)/
 const LEADING_BLANKS = /^[\s\u000c]+/
 
-export type PageKind = 'markup (an HTML or XML page)' | 'a JSON document'
+/**
+ * Binary starts no text encoding reads as a table: compressed bytes sent without their Content-Encoding, or a
+ * workbook on the CSV route. Read as windows-1252 they would be rows of garbage.
+ */
+const BINARY_STARTS = [
+  { magic: [0x1f, 0x8b], kind: 'gzip-compressed bytes without a Content-Encoding' },
+  { magic: [0x28, 0xb5, 0x2f, 0xfd], kind: 'zstd-compressed bytes' },
+  { magic: [0x50, 0x4b, 0x03, 0x04], kind: 'a zip file (a workbook?)' },
+] as const
+
+export type PageKind = 'markup (an HTML or XML page)' | 'a JSON document' | (typeof BINARY_STARTS)[number]['kind']
 
 /** The start of the body as text to match: byte-order mark, NUL bytes (UTF-16's high bytes) and blanks left out. */
 const headText = (head: Buffer): string =>
@@ -32,6 +42,8 @@ const headText = (head: Buffer): string =>
  * `'undecided'` while more bytes could change the answer. `ended`: the body ends after `head`.
  */
 export const sniffPage = (head: Buffer, ended: boolean): PageKind | undefined | 'undecided' => {
+  const binary = BINARY_STARTS.find(({ magic }) => magic.every((byte, i) => head[i] === byte))
+  if (binary !== undefined) return binary.kind
   const text = headText(head)
   const final = ended || head.length >= SNIFF_LIMIT_BYTES
   if (!final && text.length <= SNIFF_CHARACTERS) return 'undecided'

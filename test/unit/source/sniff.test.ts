@@ -38,6 +38,13 @@ describe('sniffing the start of a body', () => {
     expect(sniffPage(Buffer.from(text.replace('\ufeff', '\u00ef\u00bb\u00bf'), 'latin1'), true)).toBe(kind)
   })
 
+  it('reads compressed bytes and a zip as what they are, however few have arrived', async () => {
+    const { gzipSync, zstdCompressSync } = await import('node:zlib')
+    expect(sniffPage(gzipSync('a,b\n1,2\n'), false)).toBe('gzip-compressed bytes without a Content-Encoding')
+    expect(sniffPage(zstdCompressSync('a,b\n1,2\n'), false)).toBe('zstd-compressed bytes')
+    expect(sniffPage(Buffer.from('PK\u0003\u0004rest', 'latin1'), false)).toBe('a zip file (a workbook?)')
+  })
+
   it('reads a UTF-16 page without a byte-order mark as markup', () => {
     expect(sniffPage(Buffer.from('<html><body>Sign in</body></html>', 'utf16le'), true)).toBe(MARKUP)
     expect(sniffPage(Buffer.from('Device ID,Owner\r\n', 'utf16le').swap16(), true)).toBeUndefined()
