@@ -14,6 +14,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { type CliResult, runCommandInProcess, runExportInProcess, tempDir } from '../support/cli.ts'
+import { readWithHyparquet } from '../support/hyparquet-read.ts'
 
 const DATE = '2026-03-14'
 const TABLE = { id: '3001', name: 'devices' } as const
@@ -271,6 +272,13 @@ describe('the charset in Content-Type', () => {
     reply = csvReply(utf16(GOOD_CSV, order), { 'content-type': `text/csv; charset=utf-16${order}` })
     await expectLanded(ws, await exportOnce(ws))
     expect((await latestOutcome(ws)).encoding).toBe(`utf-16${order}`)
+    // The date's object itself, read by a second reader: the names and values, not a NUL between each letter.
+    const rows = await readWithHyparquet(await dataObject(ws))
+    expect(rows.map(({ device_id, owner }) => [device_id, owner])).toEqual([
+      [1n, 'Ada'],
+      [2n, 'Grace'],
+      [3n, 'Zoë'],
+    ])
   })
 
   it('reads windows-1252 declared as charset=iso-8859-1', async () => {
