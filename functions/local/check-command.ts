@@ -47,6 +47,7 @@ const previewDownload = async (source: TableSource, table: TableConfig, limits: 
       rowLimit: PREVIEW_ROWS,
       spoolDirectory: os.tmpdir(),
       limits,
+      charset: bytes.charset,
       database,
     })
   } finally {

@@ -1,16 +1,19 @@
 /**
  * Decode stage: raw body bytes in, UTF-8 bytes out (what csv-parse reads fastest).
- * A UTF-8 BOM is stripped; a UTF-16 BOM selects UTF-16 LE/BE; otherwise the table's configured encoding applies.
+ * A UTF-8 BOM is stripped; a UTF-16 BOM selects UTF-16 LE/BE; otherwise the table's `encoding` applies, then the
+ * charset the answer declared (its Content-Type's), then UTF-8.
  * UTF-8 input is validated without decoding it (`buffer.isUtf8` on whole-sequence chunks), so the common case
  * costs one native scan per chunk.
  */
 import { isUtf8 } from 'node:buffer'
-import { DataError } from '../core/errors.ts'
+import { DataError, quotePrefix } from '../core/errors.ts'
 
 export interface DecodeOptions {
   readonly tableId: string
-  /** Encoding when the body has no BOM (a WHATWG label such as 'utf-8' or 'windows-1252'). */
-  readonly encoding: string
+  /** The table's `encoding`: used when the body has no BOM, over any declared charset (a WHATWG label). */
+  readonly encoding?: string | undefined
+  /** The charset the source declared (the Content-Type's, or the one the archiving run read); a label or any text. */
+  readonly charset?: string | undefined
   readonly invalidBytes: 'fail' | 'replace'
 }
 
@@ -21,6 +24,24 @@ export interface DecodeReport {
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const
+/** Without a BOM, a table encoding or a declared charset. */
+export const DEFAULT_ENCODING = 'utf-8'
+
+/** The encoding of a body without a BOM; a declared charset this runtime cannot decode fails coded, naming it. */
+const textEncoding = (options: DecodeOptions): string => {
+  if (options.encoding !== undefined) return options.encoding
+  if (options.charset === undefined) return DEFAULT_ENCODING
+  try {
+    // The WHATWG name: "iso-8859-1" and "latin1" read as windows-1252, as browsers read them.
+    return new TextDecoder(options.charset).encoding
+  } catch {
+    throw new DataError('INVALID_ENCODING', {
+      tableId: options.tableId,
+      reason: `the service declared charset ${quotePrefix(options.charset)} in its Content-Type, which the exporter cannot decode`,
+      hint: 'set the table\'s "encoding" to the encoding the file really has (a WHATWG label such as "windows-1252"); the previous data is kept',
+    })
+  }
+}
 
 const isUtf8Label = (label: string): boolean => ['utf-8', 'utf8', 'unicode-1-1-utf-8'].includes(label.toLowerCase())
 
@@ -28,7 +49,7 @@ const isUtf8Label = (label: string): boolean => ['utf-8', 'utf8', 'unicode-1-1-u
 export async function* decodeToUtf8(
   source: AsyncIterable<Buffer>,
   options: DecodeOptions,
-  report: DecodeReport = { encoding: options.encoding, bom: false },
+  report: DecodeReport = { encoding: options.encoding ?? DEFAULT_ENCODING, bom: false },
 ): AsyncGenerator<Buffer> {
   const iterator = source[Symbol.asyncIterator]()
   let head: Buffer = Buffer.alloc(0)
@@ -39,7 +60,7 @@ export async function* decodeToUtf8(
     else head = head.length === 0 ? next.value : Buffer.concat([head, next.value])
   }
   const detected = detectBom(head)
-  report.encoding = detected?.encoding ?? options.encoding
+  report.encoding = detected?.encoding ?? textEncoding(options)
   report.bom = detected !== undefined
   let first = head.subarray(detected?.length ?? 0)
   // After a BOM there may be nothing at all: look ahead until some content or the end shows up.
@@ -138,6 +159,13 @@ export const firstInvalidUtf8Offset = (bytes: Uint8Array): number => {
   return -1
 }
 
+/**
+ * Never "replace the bytes": a body that is not text at all (compressed, a workbook) would then be published as
+ * rows of U+FFFD. What helps is the encoding the file really has.
+ */
+const ENCODING_HINT =
+  'the previous data is kept; find out which encoding the service writes (its Content-Type charset, or the export settings of the saved table) and set the table\'s "encoding" to it (a WHATWG label such as "windows-1252")'
+
 const hexByte = (byte: number): string => `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`
 
 async function* validateUtf8(source: AsyncIterable<Buffer>, options: DecodeOptions, startOffset: number) {
@@ -161,7 +189,7 @@ const checkUtf8 = (bytes: Buffer, offset: number, options: DecodeOptions, atEnd 
   throw new DataError('INVALID_ENCODING', {
     tableId: options.tableId,
     reason: `${atEnd && isIncompleteUtf8(bytes) ? 'the file ends in an incomplete' : 'invalid'} UTF-8 byte sequence at byte offset ${offset + index} (${hexByte(bytes[index] ?? 0)})`,
-    hint: 'set the table\'s "encoding" (for example "windows-1252"), or "invalidBytes": "replace" to accept U+FFFD',
+    hint: ENCODING_HINT,
   })
 }
 
@@ -182,7 +210,7 @@ async function* transcode(
         reason: bytes
           ? `bytes that are invalid in ${encoding} between byte offsets ${offset} and ${offset + bytes.length}`
           : `the file ends in an incomplete ${encoding} character (${offset} bytes)`,
-        hint: 'check the table\'s "encoding", or set "invalidBytes": "replace" to accept U+FFFD',
+        hint: ENCODING_HINT,
         cause,
       })
     }

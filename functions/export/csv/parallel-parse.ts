@@ -17,7 +17,7 @@ import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
 import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
-import { type DecodeReport, decodeToUtf8 } from './decode.ts'
+import { DEFAULT_ENCODING, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import {
   parseSegment,
@@ -163,11 +163,17 @@ export const parseInParallel = async (
   options: TableParserOptions,
   shape: ParallelShape,
 ): Promise<ParsedTable> => {
-  const report: DecodeReport = { encoding: options.encoding, bom: false }
+  const report: DecodeReport = { encoding: options.encoding ?? DEFAULT_ENCODING, bom: false }
   const decoded = decodeToUtf8(source, options, report)[Symbol.asyncIterator]()
   const { limits } = options
-  const { buffered, ended, scan } = await readHeaderLine(decoded, options.delimiter, limits, options.tableId)
-  const serially = () => parseDecoded(replay(buffered, ended ? undefined : decoded), options, report)
+  const { buffered, read, ended, scan, firstLine } = await readHeaderLine(
+    decoded,
+    options.delimiter,
+    limits,
+    options.tableId,
+  )
+  // From the body's start: the serial parse reads past its blank lines and `sep=` line itself.
+  const serially = () => parseDecoded(replay(read, ended ? undefined : decoded), options, report)
   const head = Buffer.concat(buffered)
   const end = scan.complete && !ended ? headerLineEnd(head) : -1
   if (end < 0) return serially()
@@ -179,7 +185,14 @@ export const parseInParallel = async (
     limits,
   }
   const builder = new RecordBatchBuilder(scan.fieldCount, DEFAULT_BATCH_LIMITS)
-  const headerStart = { ...RELATIVE, header: true, last: false }
+  const headerStart = {
+    ...RELATIVE,
+    line: firstLine,
+    guardLine: firstLine,
+    lastRecordLine: firstLine - 1,
+    header: true,
+    last: false,
+  }
   const first = await parseSegment(head.subarray(0, end), segment, headerStart, builder).catch(() => undefined)
   if (first?.header?.length !== scan.fieldCount || first.rows > 0 || first.open) return serially()
   const warnings: string[] = []

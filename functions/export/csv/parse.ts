@@ -9,6 +9,7 @@ import { DataError } from '../core/errors.ts'
 import { replay } from './chunks.ts'
 import { CsvRun, type RunSetup } from './csv-run.ts'
 import { type HeaderScan, scanHeaderLine } from './dialect.ts'
+import { readPreamble } from './preamble.ts'
 import {
   limitExceeded,
   MAX_ENDING_CHANGES,
@@ -60,7 +61,12 @@ export const openCsvWith = async <T>(
 ): Promise<ParsedCsv<T>> => {
   const iterator = source[Symbol.asyncIterator]()
   const { limits } = options
-  const { buffered, ended, scan } = await readHeaderLine(iterator, options.delimiter, limits, options.tableId)
+  const { buffered, ended, scan, firstLine } = await readHeaderLine(
+    iterator,
+    options.delimiter,
+    limits,
+    options.tableId,
+  )
   let header: string[] | undefined
   const warnings: string[] = []
   const parsing = {
@@ -70,7 +76,7 @@ export const openCsvWith = async <T>(
     onLooseQuote: (line: number) => warnings.push(looseQuoteWarning(line)),
   }
   const body = replay(buffered, ended ? undefined : iterator)
-  const batches = parseRecords(body, { ...parsing, limits }, (record) => {
+  const batches = parseRecords(body, { ...parsing, limits, firstLine }, (record) => {
     if (header !== undefined) return take(record, header)
     header = options.fieldsAsBytes ? record.map((field) => Buffer.from(field, 'latin1').toString('utf8')) : record
     return undefined
@@ -88,39 +94,52 @@ export const openCsvWith = async <T>(
 
 /** The start of the body up to the end of the header line (copied), and the header line's dialect. */
 interface HeaderLine {
+  /** From the header line's first byte on. */
   readonly buffered: readonly Buffer[]
+  /** Everything read, blank lines and `sep=` line included: the body from its start. */
+  readonly read: readonly Buffer[]
   /** Whether the body ended within `buffered`. */
   readonly ended: boolean
   readonly scan: HeaderScan
+  /** csv-parse's line number of the header line (after blank lines and a `sep=` line). */
+  readonly firstLine: number
 }
 
-/** Reads the body until its header line is complete; fails on a header wider than the limits allow. */
+/**
+ * Reads the body until its header line is complete; fails on a header wider than the limits allow. Blank lines
+ * and a `sep=` line before it are passed over (see preamble.ts); a forced delimiter wins over `sep=`.
+ */
 export const readHeaderLine = async (
   iterator: AsyncIterator<Buffer>,
   forced: Delimiter | undefined,
   limits: RecordLimits,
   tableId: string,
 ): Promise<HeaderLine> => {
-  const buffered: Buffer[] = []
-  let size = 0
-  let scan = scanHeaderLine(Buffer.alloc(0), forced)
-  let ended = false
-  while (!scan.complete && size < MAX_HEADER_BYTES && scan.fieldCount <= limits.maxColumns) {
+  const preamble = await readPreamble(iterator, MAX_HEADER_BYTES)
+  const delimiter = forced ?? preamble.delimiter
+  const buffered = [...preamble.buffered]
+  const read = [...preamble.read]
+  let size = buffered.reduce((sum, chunk) => sum + chunk.length, 0)
+  let scan = scanHeaderLine(buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered), delimiter)
+  let ended = preamble.ended
+  while (!ended && !scan.complete && size < MAX_HEADER_BYTES && scan.fieldCount <= limits.maxColumns) {
     const next = await iterator.next()
     if (next.done) {
       ended = true
       break
     }
     // A copy: the caller may reuse a chunk's memory once the chunks after it are parsed (see parse-worker.ts).
-    buffered.push(Buffer.from(next.value))
+    const copy = Buffer.from(next.value)
+    buffered.push(copy)
+    read.push(copy)
     size += next.value.length
-    scan = scanHeaderLine(buffered.length === 1 ? next.value : Buffer.concat(buffered), forced)
+    scan = scanHeaderLine(buffered.length === 1 ? copy : Buffer.concat(buffered), delimiter)
   }
   // The count only grows past the part scanned: a header this wide fails before csv-parse makes a string of it.
   if (scan.fieldCount > limits.maxColumns) {
-    throw limitExceeded(tableId, 'maxColumns', limits.maxColumns, 1, 'the header')
+    throw limitExceeded(tableId, 'maxColumns', limits.maxColumns, 1 + preamble.lines, 'the header')
   }
-  return { buffered, ended, scan }
+  return { buffered, read, ended, scan, firstLine: 1 + preamble.lines }
 }
 
 /** Where csv-parse stands once a run of bytes is parsed. */

@@ -5,7 +5,7 @@
 import type { Delimiter } from '../core/constants.ts'
 import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
-import { type DecodeOptions, type DecodeReport, decodeToUtf8 } from './decode.ts'
+import { DEFAULT_ENCODING, type DecodeOptions, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { openCsvWith, type ParseOptions } from './parse.ts'
 
 export type TableParserOptions = ParseOptions & Omit<DecodeOptions, 'tableId'>
@@ -20,7 +20,7 @@ export interface ParsedTable extends TableRecords {
 
 /** Parses `source` on this thread. */
 export const parseInline = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
-  const report: DecodeReport = { encoding: options.encoding, bom: false }
+  const report: DecodeReport = { encoding: options.encoding ?? DEFAULT_ENCODING, bom: false }
   return parseDecoded(decodeToUtf8(source, options, report), options, report)
 }
 

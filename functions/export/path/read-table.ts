@@ -37,6 +37,8 @@ interface ReadContext {
   readonly limits: RecordLimits
   /** The table's deadline: the download stops with it, and so does reading a spooled workbook. */
   readonly signal?: AbortSignal | undefined
+  /** The charset the source declared (source/table-source.ts); a CSV without a BOM or table encoding is read in it. */
+  readonly charset?: string | undefined
 }
 
 export const openTableRead = async (
@@ -60,7 +62,8 @@ export const openTableRead = async (
     }
   }
   const { delimiter, shortRows, encoding, invalidBytes } = table
-  const options = { tableId: table.id, delimiter, shortRows, encoding, invalidBytes, limits: context.limits }
+  const { charset, limits } = context
+  const options = { tableId: table.id, delimiter, shortRows, encoding, charset, invalidBytes, limits }
   const parsed = await openParsedTable(body, options, context.parseThread, context.parseThreads)
   return {
     records: parsed,

@@ -111,7 +111,9 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
   const held = new Held()
   try {
     const opened = await openBody(table, bytes, context, held)
-    const read = held.hold(await openTableRead(table, opened.body, context), (r) => r.records.close())
+    const read = held.hold(await openTableRead(table, opened.body, { ...context, charset: bytes.charset }), (r) =>
+      r.records.close(),
+    )
     // A column dropped now is gone from the registry too: nothing keeps writing it, nor compares with it.
     const stored = await readTableSchema(context.store, table.name)
     const previous = stored && withoutColumns(stored, table.columns.drop)

@@ -33,6 +33,8 @@ export interface PreviewOptions {
   readonly spoolDirectory: string
   /** The `limits` section, as the export applies it. */
   readonly limits: RecordLimits
+  /** The charset the source declared for the body (source/table-source.ts). */
+  readonly charset?: string | undefined
   /** The Glue database the views would name. @default LOCAL_GLUE_DATABASE */
   readonly database?: string | undefined
 }
@@ -41,10 +43,10 @@ export interface PreviewOptions {
 export const previewTable = async (
   table: TableConfig,
   body: AsyncIterable<Buffer>,
-  { rowLimit, spoolDirectory, limits, database = LOCAL_GLUE_DATABASE }: PreviewOptions,
+  { rowLimit, spoolDirectory, limits, charset, database = LOCAL_GLUE_DATABASE }: PreviewOptions,
 ): Promise<TablePreview> => {
   // On this thread: a preview is too short for a parse thread to pay.
-  const read = await openTableRead(table, body, { spoolDirectory, limits, parseThread: 'inline' })
+  const read = await openTableRead(table, body, { spoolDirectory, limits, charset, parseThread: 'inline' })
   try {
     // As the export names and controls them: an unknown name fails here too; no key is needed, as no pseudonym is shown.
     const named = nameAndType(table, read.records, undefined, { forPreview: true })

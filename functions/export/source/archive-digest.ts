@@ -7,10 +7,12 @@ import * as z from 'zod'
 import { RUNS_FOLDER } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 
-/** The run that wrote the archive, and the SHA-256 (hex) of the body it archived. */
+/** The run that wrote the archive, the SHA-256 (hex) of the body it archived, and the encoding it read it in. */
 export interface RecordedDigest {
   readonly runId: string
   readonly sha256: string
+  /** The CSV's encoding as that run used it (a charset the service declared is in no other place). */
+  readonly encoding?: string | undefined
 }
 
 /**
@@ -28,6 +30,7 @@ const RunRecordDigests = z.looseObject({
         .string()
         .regex(/^[0-9a-f]{64}$/)
         .optional(),
+      encoding: z.string().optional(),
       objects: z.array(z.looseObject({ key: z.string() })),
     }),
   ),
@@ -58,7 +61,7 @@ const readDateDigests = async (store: WarehouseStore, exportDate: string): Promi
         const known = latest.get(archived)
         // Two exports of the same date: the later one's archive replaced the earlier one's.
         if (known === undefined || known.finishedAt < finishedAt) {
-          latest.set(archived, { runId, sha256: table.sha256, finishedAt })
+          latest.set(archived, { runId, sha256: table.sha256, encoding: table.encoding, finishedAt })
         }
       }
     }
@@ -83,6 +86,6 @@ export const archiveDigests = (
       digests.catch(() => byDate.delete(exportDate))
     }
     const found = (await digests).get(archiveKey)
-    return found && { runId: found.runId, sha256: found.sha256 }
+    return found && { runId: found.runId, sha256: found.sha256, encoding: found.encoding }
   }
 }

@@ -38,6 +38,8 @@ export const archiveSource = (store: WarehouseStore): TableSource => {
       // Destroying the gunzip side destroys the read under it (they are one pipeline): the file or S3 stream closes.
       return {
         body: counted(),
+        // Read again as the export read it: the charset its answer declared is kept only in its run record.
+        charset: recorded?.encoding,
         received: () => received,
         cancel: () => body.destroy(),
         archive: false,

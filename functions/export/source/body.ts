@@ -1,107 +1,153 @@
 /**
- * Guards a CSV response body: refuses pages served instead of the file, counts bytes, and turns an early end
- * of the stream into a coded error, so a cut-off download can never pass for a complete (shorter) table.
+ * Guards a table's response body: refuses pages served instead of the file (by Content-Type, and by the body's
+ * first non-blank bytes), counts bytes, and turns an early end of the stream (or of its compressed stream) into a
+ * coded error, so a cut-off download can never pass for a complete (shorter) table.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { NetworkError, ProtocolError } from '../core/errors.ts'
+import { isDecompressionError, type WireCount } from './content-coding.ts'
 import { toTransportError } from './http.ts'
+import { bodyExcerpt, SNIFF_LIMIT_BYTES, sniffPage } from './sniff.ts'
 
-const NON_CSV_CONTENT_TYPES = /^(text\/html|application\/xhtml\+xml|application\/(problem\+)?json)\b/i
-const HTML_START = /^\s*(<!doctype html|<html|<head|<body|<\?xml)/i
-/** A JSON object or an array of objects: an error document, whatever its Content-Type says. */
-const JSON_START = /^\s*(\{\s*"|\[\s*\{)/
-const BOM = /^\uFEFF|^ï»¿/
-/** How much of the body to look at when sniffing for an HTML page or a JSON document. */
-const SNIFF_BYTES = 512
+/**
+ * Types that are never a CSV: HTML, XML and JSON, also as a `+xml` or `+json` suffix (`application/problem+json`,
+ * `application/atom+xml`). `text/plain` and the like pass, and the body's first bytes decide.
+ */
+const NON_CSV_CONTENT_TYPES =
+  /^(text\/html|application\/xhtml\+xml|application\/xml|text\/xml|application\/json|text\/json|[\w.-]+\/[\w.-]+\+(json|xml))$/i
 
 export interface BodyProgress {
-  /** Bytes received so far. */
+  /** Bytes of the (decompressed) body handed on so far: what is hashed, archived and parsed. */
   bytes: number
 }
 
+/** The media type of a Content-Type, for messages: without parameters, quoted, at most 60 characters. */
+const mediaType = (contentType: string | undefined): string =>
+  JSON.stringify((contentType ?? '').split(';')[0]!.trim().slice(0, 60) || 'none')
+
 /** Rejects an answer that declares itself as something other than a CSV file. */
 export const checkCsvContentType = (headers: IncomingHttpHeaders, tableId: string, status: number): void => {
-  const contentType = headers['content-type'] ?? ''
-  if (NON_CSV_CONTENT_TYPES.test(contentType)) {
+  const type = (headers['content-type'] ?? '').split(';')[0]!.trim()
+  if (NON_CSV_CONTENT_TYPES.test(type)) {
     throw new ProtocolError('NOT_CSV', {
       tableId,
       status,
-      reason: `the service answered HTTP ${status} with ${contentType.split(';')[0]} instead of a CSV file`,
+      reason: `the service answered HTTP ${status} with Content-Type ${mediaType(type)} instead of a CSV file`,
     })
   }
+}
+
+interface BodyContext {
+  readonly tableId: string
+  readonly status: number
+  /** Content-Length: bytes on the wire, compressed when the answer is. */
+  readonly contentLength: number | undefined
+  readonly contentType: string | undefined
+  /** The Content-Encoding decoded (`identity` for none), named when the compressed stream fails. */
+  readonly coding: string
+  /** Bytes read off the wire so far. */
+  readonly wire: WireCount
+  /** Whether to refuse a page by its first bytes; a workbook's reader tells those from a zip itself. @default true */
+  readonly sniffPage?: boolean
 }
 
 /**
- * Yields the body's chunks unchanged while checking them. `progress.bytes` is updated before each chunk is
- * yielded, so callers can report it even when the stream later fails.
+ * Yields the body's chunks while checking them; the first few KB are held back until their start shows a table
+ * rather than a page. `progress.bytes` is updated before each chunk is yielded, so callers can report it even
+ * when the stream later fails.
  */
 export async function* checkedCsvBody(
   body: AsyncIterable<Buffer>,
-  context: {
-    tableId: string
-    status: number
-    contentLength: number | undefined
-    /** Whether to refuse an HTML or JSON page; a workbook's reader tells those from a zip itself. @default true */
-    sniffPage?: boolean
-  },
+  context: BodyContext,
   progress: BodyProgress = { bytes: 0 },
 ): AsyncGenerator<Buffer> {
-  const { tableId, status, contentLength } = context
-  let sniffed = context.sniffPage === false
-  let head = ''
-  try {
-    for await (const chunk of body) {
-      if (!sniffed) {
-        head += chunk.toString('latin1', 0, Math.min(chunk.length, SNIFF_BYTES))
-        if (head.length >= SNIFF_BYTES || head.includes('\n')) {
-          sniffed = true
-          refusePage(head, { tableId, status })
-        }
-      }
+  let held: Buffer[] | undefined = context.sniffPage === false ? undefined : []
+  const release = function* (chunks: readonly Buffer[]) {
+    for (const chunk of chunks) {
       progress.bytes += chunk.length
       yield chunk
     }
-  } catch (error) {
-    if (error instanceof ProtocolError) throw error
-    const transport = toTransportError(error)
-    if (transport.kind === 'idle-timeout') {
-      throw new NetworkError({
-        tableId,
-        what: 'the download',
-        reason: `stalled after ${progress.bytes} bytes (${transport.message})`,
-        timeout: true,
-      })
-    }
-    if (transport.kind === 'aborted') {
-      throw new ProtocolError('BODY_TRUNCATED', {
-        tableId,
-        status,
-        reason: `the download was cut off after ${progress.bytes} bytes${contentLength === undefined ? '' : ` of ${contentLength}`}`,
-      })
-    }
-    throw new NetworkError({
-      tableId,
-      what: 'the download',
-      reason: `${transport.message} after ${progress.bytes} bytes`,
-    })
   }
-  if (!sniffed) refusePage(head, { tableId, status })
-  if (contentLength !== undefined && progress.bytes !== contentLength) {
+  try {
+    for await (const chunk of body) {
+      if (held === undefined) {
+        yield* release([chunk])
+        continue
+      }
+      held.push(chunk)
+      if (!decided(held, false, context)) continue
+      const chunks = held
+      held = undefined
+      yield* release(chunks)
+    }
+  } catch (error) {
+    throw bodyFailure(error, context)
+  }
+  if (held !== undefined) {
+    decided(held, true, context)
+    yield* release(held)
+  }
+  const { contentLength, wire } = context
+  if (contentLength !== undefined && wire.bytes !== contentLength) {
     throw new ProtocolError('BODY_TRUNCATED', {
-      tableId,
-      status,
-      reason: `the download ended after ${progress.bytes} of ${contentLength} bytes`,
+      tableId: context.tableId,
+      status: context.status,
+      reason: `the download ended after ${wire.bytes} of ${contentLength} bytes`,
     })
   }
 }
 
-/** Throws NOT_CSV when the start of the body is an HTML page or a JSON document rather than CSV. */
-const refusePage = (head: string, context: { tableId: string; status: number }): void => {
-  const text = head.replace(BOM, '')
-  const kind = HTML_START.test(text) ? 'an HTML page' : JSON_START.test(text) ? 'a JSON document' : undefined
-  if (kind === undefined) return
+/** Whether the held start of the body shows a table; throws NOT_CSV when it shows a page. */
+const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext): boolean => {
+  const head = Buffer.concat(held).subarray(0, SNIFF_LIMIT_BYTES)
+  const kind = sniffPage(head, ended)
+  if (kind === 'undecided') return false
+  if (kind === undefined) return true
+  // A page's first characters help find who answered; compressed bytes quoted would only be noise.
+  const text = kind === 'a JSON document' || kind.startsWith('markup')
   throw new ProtocolError('NOT_CSV', {
-    ...context,
-    reason: `the service answered HTTP ${context.status} with ${kind} instead of a CSV file`,
+    tableId: context.tableId,
+    status: context.status,
+    reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with ${kind} instead of a CSV file${text ? `; it starts ${bodyExcerpt(head)}` : ''}`,
   })
+}
+
+/** A failure while reading the body, as a coded error that says how far the download got. */
+const bodyFailure = (error: unknown, context: BodyContext): unknown => {
+  if (error instanceof ProtocolError) return error
+  const { tableId, status, contentLength, wire } = context
+  const got = `${wire.bytes} bytes${contentLength === undefined ? '' : ` of ${contentLength}`}`
+  if (isDecompressionError(error)) {
+    const message = error instanceof Error ? error.message : String(error)
+    // zlib's "unexpected end of file": the bytes ran out inside the compressed stream.
+    if ((error as { code?: unknown }).code === 'Z_BUF_ERROR') {
+      return new ProtocolError('BODY_TRUNCATED', {
+        tableId,
+        status,
+        reason: `the ${context.coding} body ended inside its compressed stream after ${got} (${message})`,
+      })
+    }
+    return new ProtocolError('UNEXPECTED_RESPONSE', {
+      tableId,
+      status,
+      reason: `the ${context.coding} body cannot be decompressed after ${got} (${message})`,
+    })
+  }
+  const transport = toTransportError(error)
+  if (transport.kind === 'idle-timeout') {
+    return new NetworkError({
+      tableId,
+      what: 'the download',
+      reason: `stalled after ${wire.bytes} bytes (${transport.message})`,
+      timeout: true,
+    })
+  }
+  if (transport.kind === 'aborted') {
+    return new ProtocolError('BODY_TRUNCATED', {
+      tableId,
+      status,
+      reason: `the download was cut off after ${got}`,
+    })
+  }
+  return new NetworkError({ tableId, what: 'the download', reason: `${transport.message} after ${wire.bytes} bytes` })
 }

@@ -45,6 +45,7 @@ export const serviceSource = (options: ServiceSourceOptions): TableSource => {
       return {
         httpStatus: download.status,
         body: download.body,
+        charset: download.charset,
         received: () => download.progress.bytes,
         cancel: download.cancel,
         archive: table.archiveRaw,

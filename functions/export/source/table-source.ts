@@ -11,8 +11,11 @@ import type { RetryNotice } from './retry.ts'
 export interface TableBytes {
   /** HTTP status of the answer; absent when the bytes did not come over HTTP (the archive). */
   readonly httpStatus?: number | undefined
+  /** The table's bytes as the file has them: a compressed transfer is already decoded. */
   readonly body: AsyncIterable<Buffer>
-  /** Bytes of `body` delivered so far, also once reading it failed. */
+  /** The charset the source declares the text to be in (HTTP's Content-Type, or what the archiving run read). */
+  readonly charset?: string | undefined
+  /** Bytes of `body` delivered so far (decoded), also once reading it failed. */
   readonly received: () => number
   /** Frees the source (a socket, a file) when the path stops early. */
   readonly cancel: () => void

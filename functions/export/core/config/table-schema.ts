@@ -107,8 +107,10 @@ export const TableConfigSchema = z.strictObject({
   encoding: z
     .string()
     .refine(isSupportedEncoding, 'is not an encoding this runtime can decode (try "utf-8" or "windows-1252")')
-    .default('utf-8')
-    .describe('Character encoding of the CSV when it has no byte-order mark (a WHATWG label, e.g. `windows-1252`)'),
+    .optional()
+    .describe(
+      'Character encoding of the CSV when it has no byte-order mark (a WHATWG label, e.g. `windows-1252`), over the `charset` the service declares; default: that charset, else `utf-8`',
+    ),
   invalidBytes: z
     .enum(['fail', 'replace'])
     .default('fail')
