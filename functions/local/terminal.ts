@@ -3,6 +3,8 @@ import path from 'node:path'
 import {
   describeGuards,
   type ExportError,
+  printable,
+  printableJson,
   processEnvironment,
   type RetryEvent,
   type RunRecord,
@@ -78,7 +80,7 @@ const formatBytes = (bytes: number): string => {
 const plainFields = (fields: Record<string, unknown> | undefined): string => {
   const words = Object.entries(fields ?? {})
     .filter(([key]) => key !== 'error')
-    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(', ') : String(value)}`)
+    .map(([key, value]) => `${key} ${printable(Array.isArray(value) ? value.join(', ') : String(value))}`)
   return words.length === 0 ? '' : ` (${words.join('; ')})`
 }
 
@@ -126,7 +128,7 @@ export const terminalTelemetry = (
     warn: (message, fields) => output.err(`warning: ${message}${plainFields(fields)}`),
     error: (message, fields) => {
       const error = fields?.error as Partial<ReturnType<ExportError['toJSON']>> | undefined
-      const coded = typeof error?.code === 'string' ? ` [${error.code}] ${String(error.message)}` : ''
+      const coded = typeof error?.code === 'string' ? ` [${error.code}] ${printable(String(error.message))}` : ''
       output.err(`${paint('error', Tone.BAD, colour)}: ${message}${coded}${plainFields(fields)}`)
       if (error?.code !== undefined) nextStep('', localHint(error as { code: string; hint?: string }))
     },
@@ -153,16 +155,17 @@ export const terminalTelemetry = (
     tableFinished: (outcome: TableOutcome) => {
       active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
-        const from = outcome.format === 'xlsx' ? ` from worksheet "${outcome.sheet}" of the xlsx` : ''
+        // The sheet's name, the warnings and the guards' column headers come from the workbook or the CSV.
+        const from = outcome.format === 'xlsx' ? ` from worksheet "${printable(outcome.sheet ?? '')}" of the xlsx` : ''
         output.err(
           `${outcome.name}: ${paint('done', Tone.GOOD, colour)}, ${outcome.rows?.toLocaleString('en-US')} rows${from}`,
         )
-        for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
-        if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${describeGuards(outcome.guards)}`)
+        for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${printable(warning)}`)
+        if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${printable(describeGuards(outcome.guards))}`)
       } else {
         const word = outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'
         output.err(
-          `${outcome.name}: ${paint(word, toneOf(word), colour)} [${outcome.error?.code}] ${outcome.error?.message}`,
+          `${outcome.name}: ${paint(word, toneOf(word), colour)} [${outcome.error?.code}] ${printable(outcome.error?.message ?? '')}`,
         )
         if (outcome.error) nextStep(`${outcome.name}:   `, localHint(outcome.error))
       }
@@ -176,10 +179,13 @@ export const terminalTelemetry = (
   }
 }
 
-/** `--log-format json`: each event one JSON object on stderr, for programs that read the run as it goes. */
+/**
+ * `--log-format json`: each event one JSON object on stderr, for programs that read the run as it goes; upstream
+ * text in it (a sheet's name, a warning) keeps its control characters as JSON escapes.
+ */
 const jsonTelemetry = (output: TerminalOutput): RunTelemetry => {
   const log = (level: string, message: string, fields?: Record<string, unknown>) =>
-    output.err(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }))
+    output.err(printableJson({ level, time: new Date().toISOString(), message, ...fields }))
   const lastProgress = new Map<string, number>()
   return {
     info: (message, fields) => log('info', message, fields),

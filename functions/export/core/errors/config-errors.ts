@@ -14,8 +14,8 @@ export class ConfigError extends ExportError {
   /** What was invalid: a file, the flags, the Lambda environment. */
   readonly origin: string
   constructor(origin: string, problems: readonly ConfigProblem[], hint = 'fix the fields named above and start again') {
-    const lines = problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')
-    super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, `invalid ${origin}:\n${lines}`, { hint })
+    const lines = problems.map((p) => `  - ${p.field}: ${p.message}`)
+    super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, [`invalid ${origin}:`, ...lines], { hint })
     this.problems = problems
     this.origin = origin
   }
