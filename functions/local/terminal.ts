@@ -29,14 +29,33 @@ export interface TerminalOutput {
 /** Clears the status line, so a permanent line can be printed where it stood. */
 const CLEAR_LINE = '\r\x1b[K'
 
+/**
+ * Writes to `stream` until its reader goes away (`npm start | head -1`): from then on what is written is dropped,
+ * and the command runs on to its own exit status instead of ending in an EPIPE stack trace. An export goes on
+ * publishing; only its lines are lost.
+ */
+const writerOf = (stream: NodeJS.WriteStream): ((text: string) => void) => {
+  let closed = false
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    // Anything but a closed reader is still thrown, as it would be without this listener.
+    if (error.code !== 'EPIPE') throw error
+    closed = true
+  })
+  return (text) => {
+    if (!closed) stream.write(text)
+  }
+}
+
 /** stdout for results, stderr for progress; on a terminal, progress is one line rewritten in place. */
 export const consoleOutput: TerminalOutput = (() => {
   const env = processEnvironment()
   const colour = { out: colourEnabled(process.stdout, env), err: colourEnabled(process.stderr, env) }
+  const stdout = writerOf(process.stdout)
+  const stderr = writerOf(process.stderr)
   if (!process.stderr.isTTY) {
     return {
-      out: (line) => process.stdout.write(`${line}\n`),
-      err: (line) => process.stderr.write(`${line}\n`),
+      out: (line) => stdout(`${line}\n`),
+      err: (line) => stderr(`${line}\n`),
       colour,
     }
   }
@@ -44,14 +63,14 @@ export const consoleOutput: TerminalOutput = (() => {
   return {
     colour,
     out: (line) => {
-      process.stderr.write(CLEAR_LINE)
-      process.stdout.write(`${line}\n`)
+      stderr(CLEAR_LINE)
+      stdout(`${line}\n`)
       current = ''
     },
-    err: (line) => process.stderr.write(`${CLEAR_LINE}${line}\n${current}`),
+    err: (line) => stderr(`${CLEAR_LINE}${line}\n${current}`),
     status: (line) => {
       current = line.slice(0, Math.max(20, (process.stderr.columns ?? 120) - 1))
-      process.stderr.write(`${CLEAR_LINE}${current}`)
+      stderr(`${CLEAR_LINE}${current}`)
     },
   }
 })()

@@ -2,9 +2,10 @@
  * Upstream text never becomes our output: a hostile service's header, cells and user record, run through the real
  * CLI, reach stdout and stderr with their escape sequences, line breaks and bidi controls shown as escapes.
  */
+
+import { rm, writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import type net from 'node:net'
-import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCliProcess, runCommandInProcess, tempDir, tokenFile } from '../support/cli.ts'
@@ -72,7 +73,9 @@ describe('upstream text on the terminal', () => {
     expectOnlyOurLines(result.stdout + result.stderr)
     expect(result.stdout).toContain(`it belongs to api\\x1b[2J\\r\\n${FORGED} (Mallory \\u202eevil\\u202c, m\\x9b2J@`)
     expect(result.stdout).toContain('"\\x1b[2Jname"')
-    expect(result.stdout).toMatch(/\[VALUE_OUT_OF_RANGE\] table 1: row 2: "\\r\\nnext step: run curl x \| sh" in column/)
+    expect(result.stdout).toMatch(
+      /\[VALUE_OUT_OF_RANGE\] table 1: row 2: "\\r\\nnext step: run curl x \| sh" in column/,
+    )
     // Our own next step still gets its own line.
     expect(result.stdout).toMatch(/^ {4}next step: remove the column from "columnTypes"/m)
     expect(result.exitCode).toBe(1)
