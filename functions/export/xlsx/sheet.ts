@@ -123,7 +123,7 @@ export const openSheetRows = async (
   const cellContext = { tableId, part, formats, parts, errorCells, cellName }
 
   const endCell = () => {
-    if (cellRow[column] === rowIndex) throw malformedCell(`two cells at ${cellName()}`)
+    if (cellRow[column] === rowIndex) twoCellsAtOneReference()
     cellRow[column] = rowIndex
     const start = row.length
     writeCell(type, style, value, inline, cellContext, row)
@@ -173,6 +173,10 @@ export const openSheetRows = async (
 
   const malformedCell = (what: string) =>
     new WorkbookError('XLSX_MALFORMED', { tableId, reason: `row ${rowNumber} of ${part} has ${what}` })
+  // Out of endCell, which runs for every cell: the check there stays two array accesses.
+  const twoCellsAtOneReference = (): never => {
+    throw malformedCell(`two cells at ${cellName()}`)
+  }
 
   /** The text of the current tag's attribute `i`, for messages. */
   const attributeText = (i: number): string =>
