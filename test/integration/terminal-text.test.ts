@@ -115,5 +115,10 @@ describe('upstream text on the terminal', () => {
     expectOnlyOurLines(result.stdout + result.stderr)
     expect(result.stdout).toContain(`\\x1b[2J\\r\\n${FORGED.slice(0, 20)}`)
     expect(result.exitCode).toBe(0)
+
+    // DuckDB's own message spans lines (the statement, a caret): joined, not shown as escapes.
+    const failed = await runCommandInProcess('query', ['--out', out, 'SELEC 1'])
+    expect(failed.stderr).toMatch(/^error \[QUERY_FAILED\]: the query failed: Parser Error: .* LINE 1: SELEC 1 \^$/m)
+    expect(failed.exitCode).toBe(1)
   })
 })

@@ -34,8 +34,9 @@ export class UsageError extends ExportError {
 /** SQL the local warehouse could not run (`npm run query`): the statement is at fault, not the flags. */
 export class QueryError extends ExportError {
   constructor(reason: string) {
-    // The DATA class makes the runner exit 1: the command was used right, the SQL did not run.
-    super(ErrorCode.QUERY_FAILED, FailureClass.DATA, `the query failed: ${reason}`, {
+    // The DATA class makes the runner exit 1: the command was used right, the SQL did not run. DuckDB's message
+    // spans lines (the statement, a caret under the fault): joined, as the terminal always showed it.
+    super(ErrorCode.QUERY_FAILED, FailureClass.DATA, `the query failed: ${reason.replace(/\s*\n\s*/g, ' ')}`, {
       hint: 'fix the SQL; tables and <name>_latest views go by their Athena names (SHOW TABLES lists them)',
     })
   }
