@@ -24,6 +24,7 @@ export { type Environment, PSEUDONYMIZATION_KEY_VARIABLE, processEnvironment } f
 export * from './core/errors.ts'
 export { exportDateProblem } from './core/export-date.ts'
 export { isLineageColumn } from './core/lineage.ts'
+export { printable, printableJson } from './core/printable.ts'
 export { PseudonymizationKey } from './core/pseudonymization-key.ts'
 export type { RunRecord, TableOutcome } from './core/run-record.ts'
 export { DEFAULT_STACK_NAME, stackResourceNames } from './core/stack-names.ts'

@@ -7,6 +7,7 @@ import {
   type LimitsConfig,
   LineageColumn,
   previewTable,
+  printable,
   serviceSource,
   type TableConfig,
   type TablePreview,
@@ -78,8 +79,10 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
   const ok = paint('OK', Tone.GOOD, colour)
   try {
     const user = (await source.check({})).user ?? {}
+    // The user record is the service's text: shown escaped, it cannot add a line (a forged next step) to ours.
     const who = [user.displayName, user.email].filter((v) => typeof v === 'string').join(', ')
-    output.out(`token: ${ok}, it belongs to ${String(user.username ?? 'an unnamed user')}${who ? ` (${who})` : ''}`)
+    const name = printable(String(user.username ?? 'an unnamed user'))
+    output.out(`token: ${ok}, it belongs to ${name}${who ? ` (${printable(who)})` : ''}`)
   } catch (error) {
     reportProblem(output, 'token', error, colour)
     return ExitCode.TABLE_FAILED
@@ -94,10 +97,10 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
       )
       const width = Math.max(...preview.columns.map((c) => c.name.length))
       for (const column of preview.columns)
-        output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${column.header}"`)
+        output.out(`    ${column.name.padEnd(width)}  ${column.type.padEnd(9)}  "${printable(column.header)}"`)
       output.out(`    ${keyLine(table, preview)}`)
       // A warning, not a problem: the table exports and is registered, only those views are left out.
-      for (const warning of preview.warnings) output.out(`    warning: ${warning}`)
+      for (const warning of preview.warnings) output.out(`    warning: ${printable(warning)}`)
       if (preview.personalData.length > 0) output.out('    possible personal data:')
       for (const { name, reason } of preview.personalData)
         output.out(`      ${name}: ${reason}; to pseudonymize it: "columns": { "pseudonymize": ["${name}"] }`)

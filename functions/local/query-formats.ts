@@ -1,4 +1,5 @@
 /** What `npm run query` prints: an aligned table for people, CSV or JSON for other programs. */
+import { printable, printableJson } from '../export/index.ts'
 
 export interface QueryResult {
   readonly columns: readonly string[]
@@ -12,18 +13,21 @@ export const renderResult = (result: QueryResult, maxCell = 40): string => {
   const cell = (value: unknown): string => {
     const text =
       value === null || value === undefined ? 'NULL' : typeof value === 'object' ? JSON.stringify(value) : String(value)
-    const flat = text.replace(/\r?\n/g, '⏎')
+    // Cells are upstream data: a line break or an escape sequence in one is shown, not obeyed.
+    const flat = printable(text)
     return flat.length > maxCell ? `${flat.slice(0, maxCell - 1)}…` : flat
   }
   const rows = result.rows.map((row) => row.map(cell))
-  const widths = result.columns.map((name, i) => Math.max(name.length, ...rows.map((r) => r[i]!.length)))
+  const columns = result.columns.map(printable)
+  // A loop, not Math.max(...rows): spreading 200,000 rows as arguments overflows the stack.
+  const widths = columns.map((name, i) => rows.reduce((width, r) => Math.max(width, r[i]!.length), name.length))
   const line = (cells: readonly string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i]!))
       .join(' | ')
       .trimEnd()
   return [
-    line(result.columns),
+    line(columns),
     widths.map((w) => '-'.repeat(w)).join('-+-'),
     ...rows.map(line),
     `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`,
@@ -41,10 +45,10 @@ const csvField = (value: unknown): string => {
 export const renderCsv = (result: QueryResult): string =>
   [result.columns, ...result.rows].map((row) => row.map(csvField).join(',')).join('\n')
 
-/** A JSON array with one object per row (keyed by column name), one row a line. */
+/** A JSON array with one object per row (keyed by column name), one row a line, C1 and bidi controls escaped. */
 export const renderJson = (result: QueryResult): string => {
   const objects = result.rows.map((row) =>
-    JSON.stringify(Object.fromEntries(result.columns.map((c, i) => [c, row[i] ?? null]))),
+    printableJson(Object.fromEntries(result.columns.map((c, i) => [c, row[i] ?? null]))),
   )
   return objects.length === 0 ? '[]' : `[\n${objects.join(',\n')}\n]`
 }

@@ -4,6 +4,8 @@ import {
   describeGuards,
   type ExportError,
   isLineageColumn,
+  printable,
+  printableJson,
   processEnvironment,
   type RetryEvent,
   type RunRecord,
@@ -28,14 +30,33 @@ export interface TerminalOutput {
 /** Clears the status line, so a permanent line can be printed where it stood. */
 const CLEAR_LINE = '\r\x1b[K'
 
+/**
+ * Writes to `stream` until its reader goes away (`npm start | head -1`): from then on what is written is dropped,
+ * and the command runs on to its own exit status instead of ending in an EPIPE stack trace. An export goes on
+ * publishing; only its lines are lost.
+ */
+const writerOf = (stream: NodeJS.WriteStream): ((text: string) => void) => {
+  let closed = false
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    // Anything but a closed reader is still thrown, as it would be without this listener.
+    if (error.code !== 'EPIPE') throw error
+    closed = true
+  })
+  return (text) => {
+    if (!closed) stream.write(text)
+  }
+}
+
 /** stdout for results, stderr for progress; on a terminal, progress is one line rewritten in place. */
 export const consoleOutput: TerminalOutput = (() => {
   const env = processEnvironment()
   const colour = { out: colourEnabled(process.stdout, env), err: colourEnabled(process.stderr, env) }
+  const stdout = writerOf(process.stdout)
+  const stderr = writerOf(process.stderr)
   if (!process.stderr.isTTY) {
     return {
-      out: (line) => process.stdout.write(`${line}\n`),
-      err: (line) => process.stderr.write(`${line}\n`),
+      out: (line) => stdout(`${line}\n`),
+      err: (line) => stderr(`${line}\n`),
       colour,
     }
   }
@@ -43,14 +64,14 @@ export const consoleOutput: TerminalOutput = (() => {
   return {
     colour,
     out: (line) => {
-      process.stderr.write(CLEAR_LINE)
-      process.stdout.write(`${line}\n`)
+      stderr(CLEAR_LINE)
+      stdout(`${line}\n`)
       current = ''
     },
-    err: (line) => process.stderr.write(`${CLEAR_LINE}${line}\n${current}`),
+    err: (line) => stderr(`${CLEAR_LINE}${line}\n${current}`),
     status: (line) => {
       current = line.slice(0, Math.max(20, (process.stderr.columns ?? 120) - 1))
-      process.stderr.write(`${CLEAR_LINE}${current}`)
+      stderr(`${CLEAR_LINE}${current}`)
     },
   }
 })()
@@ -79,7 +100,7 @@ const formatBytes = (bytes: number): string => {
 const plainFields = (fields: Record<string, unknown> | undefined): string => {
   const words = Object.entries(fields ?? {})
     .filter(([key]) => key !== 'error')
-    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(', ') : String(value)}`)
+    .map(([key, value]) => `${key} ${printable(Array.isArray(value) ? value.join(', ') : String(value))}`)
   return words.length === 0 ? '' : ` (${words.join('; ')})`
 }
 
@@ -127,7 +148,7 @@ export const terminalTelemetry = (
     warn: (message, fields) => output.err(`warning: ${message}${plainFields(fields)}`),
     error: (message, fields) => {
       const error = fields?.error as Partial<ReturnType<ExportError['toJSON']>> | undefined
-      const coded = typeof error?.code === 'string' ? ` [${error.code}] ${String(error.message)}` : ''
+      const coded = typeof error?.code === 'string' ? ` [${error.code}] ${printable(String(error.message))}` : ''
       output.err(`${paint('error', Tone.BAD, colour)}: ${message}${coded}${plainFields(fields)}`)
       if (error?.code !== undefined) nextStep('', localHint(error as { code: string; hint?: string }))
     },
@@ -154,19 +175,20 @@ export const terminalTelemetry = (
     tableFinished: (outcome: TableOutcome) => {
       active.delete(outcome.name)
       if (outcome.status === 'succeeded') {
-        const from = outcome.format === 'xlsx' ? ` from worksheet "${outcome.sheet}" of the xlsx` : ''
+        // The sheet's name, the warnings and the guards' column headers come from the workbook or the CSV.
+        const from = outcome.format === 'xlsx' ? ` from worksheet "${printable(outcome.sheet ?? '')}" of the xlsx` : ''
         output.err(
           `${outcome.name}: ${paint('done', Tone.GOOD, colour)}, ${outcome.rows?.toLocaleString('en-US')} rows${from}`,
         )
-        for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${warning}`)
-        if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${describeGuards(outcome.guards)}`)
+        for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${printable(warning)}`)
+        if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${printable(describeGuards(outcome.guards))}`)
         if (outcome.expiredDates) {
           output.err(`${outcome.name}: removed past its retention: dt=${outcome.expiredDates.join(', dt=')}`)
         }
       } else {
         const word = outcome.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'
         output.err(
-          `${outcome.name}: ${paint(word, toneOf(word), colour)} [${outcome.error?.code}] ${outcome.error?.message}`,
+          `${outcome.name}: ${paint(word, toneOf(word), colour)} [${outcome.error?.code}] ${printable(outcome.error?.message ?? '')}`,
         )
         if (outcome.error) nextStep(`${outcome.name}:   `, localHint(outcome.error))
       }
@@ -180,10 +202,13 @@ export const terminalTelemetry = (
   }
 }
 
-/** `--log-format json`: each event one JSON object on stderr, for programs that read the run as it goes. */
+/**
+ * `--log-format json`: each event one JSON object on stderr, for programs that read the run as it goes; upstream
+ * text in it (a sheet's name, a warning) keeps its control characters as JSON escapes.
+ */
 const jsonTelemetry = (output: TerminalOutput): RunTelemetry => {
   const log = (level: string, message: string, fields?: Record<string, unknown>) =>
-    output.err(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }))
+    output.err(printableJson({ level, time: new Date().toISOString(), message, ...fields }))
   const lastProgress = new Map<string, number>()
   return {
     info: (message, fields) => log('info', message, fields),

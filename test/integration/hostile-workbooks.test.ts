@@ -4,7 +4,7 @@
  * (where the workbook is valid) publishes exactly what the cells hold and nothing else.
  */
 import { createHash } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
@@ -19,7 +19,17 @@ beforeAll(async () => {
   emulator = await startInventoryEmulator()
   token = await tokenFile(DEMO_TOKEN)
 })
-afterAll(() => emulator.close())
+/** Every folder and configuration file a case makes, removed when the file's cases are done. */
+const made: string[] = []
+const scratch = async (prefix: string): Promise<string> => {
+  const folder = await tempDir(prefix)
+  made.push(folder)
+  return folder
+}
+afterAll(async () => {
+  await emulator.close()
+  await Promise.all([...made, path.dirname(token)].map((entry) => rm(entry, { recursive: true, force: true })))
+})
 
 const GOOD: WorkbookXml = {
   sharedStrings: ['name', 'alpha', 'beta'],
@@ -28,15 +38,19 @@ const GOOD: WorkbookXml = {
 
 type Served = Buffer | { readonly file: string }
 
-/** Exports table `wb` from `workbook` into `out`, `settings` added to the configuration; exit status and output. */
-const exportWorkbook = async (out: string, workbook: Served, settings: object = {}) => {
+/**
+ * Exports table `wb` from `workbook` into `out`, `settings` added to the configuration and `table` to the table's;
+ * exit status and output.
+ */
+const exportWorkbook = async (out: string, workbook: Served, settings: object = {}, table: object = {}) => {
   emulator.setTable({ id: 'wb', title: 'wb', rawCsv: 'name\nalpha\n', rawXlsx: workbook })
   const config = path.join(out, '..', `${path.basename(out)}-${Math.random()}.json`)
+  made.push(config)
   await writeFile(
     config,
     JSON.stringify({
       source: { baseUrl: emulator.baseUrl },
-      tables: [{ id: 'wb', name: 'wb', format: 'xlsx' }],
+      tables: [{ id: 'wb', name: 'wb', format: 'xlsx', ...table }],
       ...settings,
     }),
   )
@@ -49,13 +63,13 @@ const sha256 = async (file: string) =>
     .digest('hex')
 
 /** Exports GOOD, then `workbook`: the second run must fail with `code` and keep GOOD's data. */
-const expectRefused = async (workbook: Served, code: string, settings: object = {}) => {
-  const out = await tempDir('hostile-wb-')
+const expectRefused = async (workbook: Served, code: string, settings: object = {}, table: object = {}) => {
+  const out = await scratch('hostile-wb-')
   const first = await exportWorkbook(out, await craftedWorkbook(GOOD))
   expect(first.exitCode, first.stderr).toBe(0)
   const data = path.join(out, 'wb', `dt=${DATE}`, 'data.parquet')
   const before = await sha256(data)
-  const run = await exportWorkbook(out, workbook, settings)
+  const run = await exportWorkbook(out, workbook, settings, table)
   expect(run.exitCode, run.stdout).toBe(1)
   expect(run.stdout).toMatch(new RegExp(`wb\\s+FAILED ${code}`))
   expect(await sha256(data)).toBe(before)
@@ -83,7 +97,7 @@ describe('a shared-string index the workbook does not have', () => {
   )
 
   it('a valid index publishes exactly the string it names', async () => {
-    const out = await tempDir('hostile-wb-ok-')
+    const out = await scratch('hostile-wb-ok-')
     const run = await exportWorkbook(out, await craftedWorkbook(GOOD))
     expect(run.exitCode, run.stderr).toBe(0)
     const table = await readParquetTable(path.join(out, 'wb', `dt=${DATE}`, 'data.parquet'))
@@ -100,7 +114,7 @@ describe('an empty cell is NULL whatever its type', () => {
     ['a boolean without <v>', '<c r="B2" t="b"/>'],
     ['a number without <v>', '<c r="B2"/>'],
   ])('%s', async (_what, cell) => {
-    const out = await tempDir('hostile-wb-empty-')
+    const out = await scratch('hostile-wb-empty-')
     const workbook = await craftedWorkbook({
       sharedStrings: ['name', 'note', 'alpha', 'beta'],
       sheetData:
@@ -174,7 +188,7 @@ describe('a number in the worksheet or its styles that the sheet cannot have', (
   })
 
   it('a valid style and custom date format still publish the date', async () => {
-    const out = await tempDir('hostile-wb-style-')
+    const out = await scratch('hostile-wb-style-')
     const workbook = await craftedWorkbook({
       sheetData:
         '<row r="1"><c r="A1" t="inlineStr"><is><t>day</t></is></c></row><row r="2"><c r="A2" s="1"><v>46143</v></c></row>',
@@ -189,7 +203,7 @@ describe('a number in the worksheet or its styles that the sheet cannot have', (
 
 describe('a date cell (t="d") with text that is no date', () => {
   it('keeps its characters past U+00FF rather than cutting them to a byte', async () => {
-    const out = await tempDir('hostile-wb-d-')
+    const out = await scratch('hostile-wb-d-')
     const workbook = await craftedWorkbook({
       sheetData: sheetWith('', 'r="2"').replace('<c r="A2"><v>1</v></c>', '<c r="A2" t="d"><v>2026-05-01 €</v></c>'),
     })
@@ -289,7 +303,7 @@ describe('the per-table deadline covers reading the workbook', () => {
    */
   const ROWS = 4_000_000
   it('a 4,000,000-row workbook past export.timeouts.tableSeconds fails as DEADLINE_EXCEEDED after its download', async () => {
-    const folder = await tempDir('hostile-wb-deadline-')
+    const folder = await scratch('hostile-wb-deadline-')
     const file = path.join(folder, 'rows.xlsx')
     function* rows(): Generator<string> {
       yield '<row r="1"><c r="A1" t="inlineStr"><is><t>name</t></is></c></row>'
@@ -303,4 +317,63 @@ describe('the per-table deadline covers reading the workbook', () => {
     const run = await expectRefused({ file }, 'DEADLINE_EXCEEDED', { export: { timeouts: { tableSeconds: 1 } } })
     expect(run.stderr).toContain('export.timeouts.tableSeconds (1 s)')
   }, 120_000)
+})
+
+describe('which cells and which sheet make the table', () => {
+  it('two cells at one reference in a row fail as XLSX_MALFORMED naming it, and keep the previous data', async () => {
+    const crafted = await craftedWorkbook({
+      sharedStrings: ['name', 'alpha', 'beta'],
+      sheetData:
+        '<row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="s"><v>1</v></c><c r="A2" t="s"><v>2</v></c></row>',
+    })
+    const run = await expectRefused(crafted, 'XLSX_MALFORMED')
+    expect(run.stderr).toContain('row 2 of worksheet "Sheet1" (xl/worksheets/sheet1.xml) has two cells at A2')
+  })
+
+  const LOOKUP = {
+    name: 'Lookup',
+    state: 'hidden',
+    sheetData: '<row r="1"><c r="A1" t="s"><v>2</v></c></row>',
+  } as const
+  const sheets = (state: 'hidden' | 'veryHidden') => ({
+    sharedStrings: ['name', 'alpha', 'code', 'x1'],
+    sheets: [
+      { ...LOOKUP, state },
+      { name: 'Devices', sheetData: GOOD.sheetData! },
+    ],
+  })
+
+  it.each(['hidden', 'veryHidden'] as const)(
+    'a %s first sheet is passed over for the first visible one',
+    async (state) => {
+      const out = await scratch('hostile-wb-hidden-')
+      const run = await exportWorkbook(out, await craftedWorkbook(sheets(state)))
+      expect(run.exitCode, run.stderr).toBe(0)
+      expect(run.stderr).toContain('from worksheet "Devices" of the xlsx')
+      const table = await readParquetTable(path.join(out, 'wb', `dt=${DATE}`, 'data.parquet'))
+      expect(table.rows.map((row) => row.name)).toEqual(['alpha'])
+    },
+  )
+
+  it('tables[].sheet reads the worksheet it names, hidden or not', async () => {
+    const out = await scratch('hostile-wb-named-')
+    const run = await exportWorkbook(out, await craftedWorkbook(sheets('hidden')), {}, { sheet: 'Lookup' })
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(run.stderr).toContain('from worksheet "Lookup" of the xlsx')
+    const table = await readParquetTable(path.join(out, 'wb', `dt=${DATE}`, 'data.parquet'))
+    expect(table.columns.map((column) => column.name)).toContain('code')
+  })
+
+  it('a tables[].sheet the workbook lacks fails as XLSX_NO_WORKSHEET naming its worksheets, escaped', async () => {
+    const workbook = await craftedWorkbook({
+      ...sheets('hidden'),
+      sheets: [{ ...LOOKUP, name: 'Look\u202eup' }, sheets('hidden').sheets[1]!],
+    })
+    const run = await expectRefused(workbook, 'XLSX_NO_WORKSHEET', {}, { sheet: 'Device' })
+    expect(run.stderr).toContain(
+      'the workbook has no worksheet named "Device" (worksheets: "Look\\u202eup" (hidden), "Devices")',
+    )
+    expect(run.stderr).not.toContain('\u202e')
+    expect(run.stderr).toMatch(/next step: set tables\[\]\.sheet to one of the worksheets named above/)
+  })
 })

@@ -10,9 +10,18 @@ import { ZipWriter } from '../../bench/workbook-writer.ts'
 /** XML as one string, or in pieces streamed to the zip (for parts far larger than a test should hold). */
 export type XmlText = string | Iterable<string> | AsyncIterable<string>
 
-export interface WorkbookXml {
-  /** The worksheet's `<sheetData>` content (rows and cells). */
+/** One worksheet of a crafted workbook, listed in workbook.xml as `<sheet name state>`. */
+export interface CraftedSheet {
+  readonly name: string
+  readonly state?: 'visible' | 'hidden' | 'veryHidden'
   readonly sheetData: XmlText
+}
+
+export interface WorkbookXml {
+  /** The worksheet's `<sheetData>` content (rows and cells), as the only sheet, named `Sheet1`. */
+  readonly sheetData?: XmlText
+  /** The worksheets in workbook order, instead of `sheetData`. */
+  readonly sheets?: readonly CraftedSheet[]
   /** `<si>` items of `xl/sharedStrings.xml`; without them the workbook has no shared-strings part. */
   readonly sharedStrings?: readonly string[] | undefined
   /** The whole `xl/styles.xml`; without it the workbook has no styles part. */
@@ -29,26 +38,43 @@ async function* concat(...texts: XmlText[]): AsyncGenerator<string> {
   }
 }
 
-/** The parts of a one-sheet workbook, by zip path. */
-export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml): Record<string, XmlText> => {
+/** The parts of a workbook (one sheet unless `sheets` lists more), by zip path. */
+export const workbookParts = ({
+  sheetData = '',
+  sheets = [{ name: 'Sheet1', sheetData }],
+  sharedStrings,
+  styles,
+}: WorkbookXml): Record<string, XmlText> => {
+  const listed = sheets
+    .map(
+      (s, i) =>
+        `<sheet name="${s.name}" sheetId="${i + 1}"${s.state ? ` state="${s.state}"` : ''} r:id="rId${i + 10}"/>`,
+    )
+    .join('')
   const parts: Record<string, XmlText> = {
     '[Content_Types].xml':
       '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
       '<Default Extension="xml" ContentType="application/xml"/></Types>',
     '_rels/.rels': `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
-    'xl/workbook.xml': `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${MAIN}" xmlns:r="${RELS}"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    'xl/workbook.xml': `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${MAIN}" xmlns:r="${RELS}"><sheets>${listed}</sheets></workbook>`,
     'xl/_rels/workbook.xml.rels':
       '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-      `<Relationship Id="rId1" Type="${RELS}/worksheet" Target="worksheets/sheet1.xml"/>` +
+      sheets
+        .map(
+          (_, i) => `<Relationship Id="rId${i + 10}" Type="${RELS}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
+        )
+        .join('') +
       (sharedStrings ? `<Relationship Id="rId2" Type="${RELS}/sharedStrings" Target="sharedStrings.xml"/>` : '') +
       (styles ? `<Relationship Id="rId3" Type="${RELS}/styles" Target="styles.xml"/>` : '') +
       '</Relationships>',
-    'xl/worksheets/sheet1.xml': concat(
-      `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}"><sheetData>`,
-      sheetData,
-      '</sheetData></worksheet>',
-    ),
   }
+  sheets.forEach((sheet, i) => {
+    parts[`xl/worksheets/sheet${i + 1}.xml`] = concat(
+      `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}"><sheetData>`,
+      sheet.sheetData,
+      '</sheetData></worksheet>',
+    )
+  })
   if (sharedStrings) {
     const items = sharedStrings.map((text) => `<si><t>${text}</t></si>`).join('')
     parts['xl/sharedStrings.xml'] =
@@ -58,7 +84,7 @@ export const workbookParts = ({ sheetData, sharedStrings, styles }: WorkbookXml)
   return parts
 }
 
-/** Writes a one-sheet workbook from crafted XML to `file`, streaming each part through the zip writer. */
+/** Writes a workbook from crafted XML to `file`, streaming each part through the zip writer. */
 export const writeCraftedWorkbook = async (file: string, xml: WorkbookXml): Promise<void> => {
   const zip = new ZipWriter(file)
   for (const [name, content] of Object.entries(workbookParts(xml))) {
@@ -67,7 +93,7 @@ export const writeCraftedWorkbook = async (file: string, xml: WorkbookXml): Prom
   await zip.close()
 }
 
-/** A one-sheet workbook from crafted XML, zipped by the bench's streaming zip writer. */
+/** A workbook from crafted XML, zipped by the bench's streaming zip writer. */
 export const craftedWorkbook = async (xml: WorkbookXml): Promise<Buffer> => {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'crafted-workbook-'))
   try {

@@ -284,7 +284,7 @@ export const openSheetRowsWithSaxes = async (
     if (step.done) {
       throw new WorkbookError('XLSX_NO_HEADER', {
         tableId,
-        reason: `${part}, the first of the workbook, has no header row (no row with a value)`,
+        reason: `${part}, the worksheet read, has no header row (no row with a value)`,
       })
     }
   }

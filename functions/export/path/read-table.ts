@@ -50,6 +50,7 @@ export const openTableRead = async (
     const { spoolDirectory, limits, signal, parseThread: thread, parseThreads: threads } = context
     const workbook = await openWorkbookTable(body, {
       tableId: table.id,
+      sheet: table.sheet,
       spoolDirectory,
       limits,
       signal,

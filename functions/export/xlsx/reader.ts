@@ -1,5 +1,5 @@
 /**
- * The whole read stage of a workbook: body bytes -> spooled file -> zip -> the first worksheet's rows as record
+ * The whole read stage of a workbook: body bytes -> spooled file -> zip -> the table's worksheet's rows as record
  * batches, the same batches the CSV parser makes, so everything after this is the CSV's path. The body is spooled
  * here (a zip's directory is at its end); the reading, all CPU (inflate, XML, shared strings, cells, batches),
  * runs on a thread of its own when the edge grants parsing one (core/parse-threads.ts), as the CSV's parse
@@ -27,6 +27,8 @@ interface WorkbookReadOptions {
   readonly sharedStringMemoryBytes?: number | undefined
   /** Stops reading the spooled workbook, part by part and chunk by chunk (the table's deadline). */
   readonly signal?: AbortSignal | undefined
+  /** The worksheet to read (`tables[].sheet`); default the first visible one. */
+  readonly sheet?: string | undefined
   /** Where the reading runs: 'auto' on a thread when `threads` grants one and it pays; or forced. @default 'auto' */
   readonly thread?: ParseThread | undefined
   /** Threads parsing may use (core/parse-threads.ts); default: as many as this process's cores pay for. */
@@ -55,7 +57,8 @@ export const openWorkbookTable = async (
     signal?.throwIfAborted()
     const threads = options.threads ?? parseThreadCount(availableParallelism())
     const onThread = thread === 'auto' ? threads > 0 && bytes >= THREAD_THRESHOLD : thread !== 'inline'
-    const read = { tableId, limits: options.limits, sharedStringMemoryBytes: options.sharedStringMemoryBytes, signal }
+    const { limits, sharedStringMemoryBytes, sheet } = options
+    const read = { tableId, limits, sharedStringMemoryBytes, signal, sheet }
     records = await (onThread ? readOnThread : readSpooledWorkbook)(file, read)
   } catch (error) {
     await remove()

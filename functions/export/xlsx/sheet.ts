@@ -97,6 +97,9 @@ export const openSheetRows = async (
   const inline = new CellBuffer()
   const reference = new Uint8Array(REFERENCE_BYTES)
   let referenceLength = -1
+  // The row in which each column last had a cell: a second cell at one reference is malformed, not a silent choice.
+  const cellRow = new Int32Array(MAX_SHEET_COLUMNS).fill(-1)
+  let rowIndex = 0
   let header: string[] | undefined
   let builder: RecordBatchBuilder | undefined
   const row = new RowBytes()
@@ -120,6 +123,8 @@ export const openSheetRows = async (
   const cellContext = { tableId, part, formats, parts, errorCells, cellName }
 
   const endCell = () => {
+    if (cellRow[column] === rowIndex) twoCellsAtOneReference()
+    cellRow[column] = rowIndex
     const start = row.length
     writeCell(type, style, value, inline, cellContext, row)
     inline.clear()
@@ -168,6 +173,10 @@ export const openSheetRows = async (
 
   const malformedCell = (what: string) =>
     new WorkbookError('XLSX_MALFORMED', { tableId, reason: `row ${rowNumber} of ${part} has ${what}` })
+  // Out of endCell, which runs for every cell: the check there stays two array accesses.
+  const twoCellsAtOneReference = (): never => {
+    throw malformedCell(`two cells at ${cellName()}`)
+  }
 
   /** The text of the current tag's attribute `i`, for messages. */
   const attributeText = (i: number): string =>
@@ -248,6 +257,7 @@ export const openSheetRows = async (
       })
     }
     row.clear()
+    rowIndex++
     rowHasValue = false
     rowBytes = 0
     column = -1
@@ -348,7 +358,7 @@ export const openSheetRows = async (
     if (step.done) {
       throw new WorkbookError('XLSX_NO_HEADER', {
         tableId,
-        reason: `${part}, the first of the workbook, has no header row (no row with a value)`,
+        reason: `${part}, the worksheet read, has no header row (no row with a value)`,
       })
     }
   }

@@ -1,5 +1,5 @@
 /**
- * A spooled workbook's CPU work: zip -> the workbook's parts (shared strings included) -> the first worksheet's
+ * A spooled workbook's CPU work: zip -> the workbook's parts (shared strings included) -> the table's worksheet's
  * rows as record batches. Runs where reader.ts puts it, on the calling thread or on a thread of its own
  * (workbook-thread.ts); either way it only reads the spooled file, which reader.ts owns and deletes.
  */
@@ -18,10 +18,12 @@ export interface SpooledWorkbookOptions {
   readonly sharedStringMemoryBytes?: number | undefined
   /** Stops reading the spooled workbook, part by part and chunk by chunk (the table's deadline). */
   readonly signal?: AbortSignal | undefined
+  /** The worksheet to read (`tables[].sheet`); default the first visible one. */
+  readonly sheet?: string | undefined
 }
 
 export interface WorkbookRecords extends TableRecords {
-  /** The worksheet read: the first in workbook order. */
+  /** The worksheet read: the one named, else the first visible one in workbook order. */
   readonly sheetName: string
   /** Warnings for the run record (error cells exported as NULL), complete once the batches have ended. */
   warnings(): string[]
@@ -47,7 +49,7 @@ export const readSpooledWorkbook = async (file: string, options: SpooledWorkbook
       zip,
       tableId,
       { spillPath: file, memoryBytes: options.sharedStringMemoryBytes },
-      { maxFieldBytes: limits.maxFieldBytes, signal },
+      { maxFieldBytes: limits.maxFieldBytes, signal, sheet: options.sheet },
     )
     parts = workbook
     const rows = await openSheetRows(await zip.open(workbook.sheetPath), workbook, {

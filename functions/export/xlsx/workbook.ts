@@ -1,11 +1,11 @@
 /**
- * The parts of a workbook around its cells: which worksheet is the table (the first in workbook order, chart
- * sheets skipped), the date system, each cell style's number format, and the shared strings. Each part is small
+ * The parts of a workbook around its cells: which worksheet is the table (the one `tables[].sheet` names, else the
+ * first visible one in workbook order, chart sheets skipped), the date system, each cell style's number format, and the shared strings. Each part is small
  * next to the sheet, except the shared strings (bounded in shared-strings.ts); what a hostile workbook could make
  * large here (sheets, relationships, cell styles, number formats) is counted as it streams and bounded.
  */
 import path from 'node:path/posix'
-import { WorkbookError } from '../core/errors.ts'
+import { quotePrefix, WorkbookError } from '../core/errors.ts'
 import { builtInFormat, customFormat, type NumberFormat } from './number-format.ts'
 import { readSharedStrings } from './shared-strings.ts'
 import { SharedStringTable, type StringTableOptions } from './string-table.ts'
@@ -30,6 +30,10 @@ const MAX_SHEET_NAME_CHARS = 255
 /** Built-in number format ids are 0 to 163; a higher id must be defined by a `<numFmt>`. */
 const FIRST_CUSTOM_FORMAT_ID = 164
 const DIGITS = /^[0-9]{1,9}$/
+/** Worksheets a message names when the one asked for is not there: enough to spot a typo, never a flood. */
+const SHEETS_NAMED = 10
+/** `<sheet state>` values that keep a sheet out of the user's sight: such a sheet is read only when named. */
+const HIDDEN_STATES = new Set(['hidden', 'veryHidden'])
 
 export interface WorkbookParts {
   /** Name of the worksheet read, as the workbook shows it. */
@@ -48,8 +52,20 @@ interface Relationship {
   readonly target: string
 }
 
-/** How the parts are read: the field limit (which bounds any piece of XML and any shared string), the deadline. */
-type PartOptions = Omit<XmlOptions, 'maxPendingChars'> & { readonly maxFieldBytes: number }
+/**
+ * How the parts are read: the field limit (which bounds any piece of XML and any shared string), the deadline, and
+ * the worksheet the table names (`tables[].sheet`), if any.
+ */
+type PartOptions = Omit<XmlOptions, 'maxPendingChars'> & {
+  readonly maxFieldBytes: number
+  readonly sheet?: string | undefined
+}
+
+interface ListedSheet {
+  readonly name: string
+  readonly relationId: string
+  readonly hidden: boolean
+}
 
 export const readWorkbookParts = async (
   zip: ZipArchive,
@@ -69,21 +85,18 @@ export const readWorkbookParts = async (
   const relationsPath = path.join(base, '_rels', `${path.basename(workbookPath)}.rels`)
   const relations = zip.names.has(relationsPath) ? await readRelationships(relationsPath, base) : new Map()
   const { sheets, date1904 } = await readWorkbook(zip, workbookPath, tableId, xml)
-  const sheet = sheets
-    .map((s) => ({ name: s.name, relation: relations.get(s.relationId) }))
-    .find((s) => s.relation !== undefined && WORKSHEET.test(s.relation.type) && zip.names.has(s.relation.target))
-  if (sheet === undefined) {
-    throw new WorkbookError('XLSX_NO_WORKSHEET', {
-      tableId,
-      reason: `the workbook has no worksheet (${sheets.length} sheet${sheets.length === 1 ? '' : 's'} listed, none a worksheet in the zip)`,
-    })
-  }
+  const worksheets = sheets.flatMap((s) => {
+    const relation = relations.get(s.relationId)
+    const found = relation !== undefined && WORKSHEET.test(relation.type) && zip.names.has(relation.target)
+    return found ? [{ ...s, target: relation.target }] : []
+  })
+  const sheet = chooseWorksheet(worksheets, sheets.length, tableId, options.sheet)
   const target = (type: RegExp) => [...relations.values()].find((r) => type.test(r.type))?.target
   const stylesPath = target(/\/styles$/)
   const stringsPath = target(/\/sharedStrings$/)
   return {
     sheetName: sheet.name,
-    sheetPath: sheet.relation!.target,
+    sheetPath: sheet.target,
     date1904,
     formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId, xml) : [],
     sharedStrings:
@@ -94,6 +107,42 @@ export const readWorkbookParts = async (
           })
         : new SharedStringTable(),
   }
+}
+
+/**
+ * The table's worksheet: the one named, hidden or not; else the first visible one, since a hidden sheet (lookup
+ * lists, a pivot's source) is not what the user sees as the table. Either missing fails, naming the worksheets.
+ */
+const chooseWorksheet = <T extends ListedSheet>(
+  worksheets: readonly T[],
+  listed: number,
+  tableId: string,
+  named: string | undefined,
+): T => {
+  const sheet = named === undefined ? worksheets.find((s) => !s.hidden) : worksheets.find((s) => s.name === named)
+  if (sheet !== undefined) return sheet
+  if (worksheets.length === 0) {
+    throw new WorkbookError('XLSX_NO_WORKSHEET', {
+      tableId,
+      reason: `the workbook has no worksheet (${listed} sheet${listed === 1 ? '' : 's'} listed, none a worksheet in the zip)`,
+    })
+  }
+  const names = worksheets
+    .slice(0, SHEETS_NAMED)
+    .map((s) => `${quotePrefix(s.name)}${s.hidden ? ' (hidden)' : ''}`)
+    .join(', ')
+  const more = worksheets.length > SHEETS_NAMED ? ` and ${worksheets.length - SHEETS_NAMED} more` : ''
+  throw new WorkbookError('XLSX_NO_WORKSHEET', {
+    tableId,
+    reason:
+      named === undefined
+        ? `the workbook has no visible worksheet (worksheets: ${names}${more})`
+        : `the workbook has no worksheet named ${quotePrefix(named)} (worksheets: ${names}${more})`,
+    hint:
+      named === undefined
+        ? 'every worksheet is hidden: name the one to read in tables[].sheet; the previous data is kept'
+        : 'set tables[].sheet to one of the worksheets named above, or remove it to read the first visible one; the previous data is kept',
+  })
 }
 
 /** A relationships part: id -> type and target, targets resolved against `base` (absolute ones from the root). */
@@ -129,7 +178,7 @@ const readRelationshipsPart = async (
 }
 
 const readWorkbook = async (zip: ZipArchive, part: string, tableId: string, xml: XmlOptions) => {
-  const sheets: { name: string; relationId: string }[] = []
+  const sheets: ListedSheet[] = []
   let date1904 = false
   const open = (tag: XmlTag) => {
     if (tag.name === 'sheet') {
@@ -142,7 +191,8 @@ const readWorkbook = async (zip: ZipArchive, part: string, tableId: string, xml:
         })
       }
       const relationId = tag.attributes['r:id'] ?? relationAttribute(tag.attributes)
-      if (relationId !== undefined) sheets.push({ name, relationId })
+      const hidden = HIDDEN_STATES.has(tag.attributes.state ?? '')
+      if (relationId !== undefined) sheets.push({ name, relationId, hidden })
     } else if (tag.name === 'workbookPr') {
       const value = tag.attributes.date1904
       date1904 = value === '1' || value === 'true'

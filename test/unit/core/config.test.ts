@@ -101,6 +101,20 @@ describe('the configuration file', () => {
     },
   )
 
+  it('rejects a sheet on a CSV table, where it would do nothing, and keeps it on a workbook', () => {
+    const input = sampleConfigInput()
+    input.tables = [
+      { id: '1001', sheet: 'Devices' },
+      { id: '1002', format: 'xlsx', sheet: 'Devices' },
+    ]
+    expect(configError(() => loadExportConfig(writeConfig('sheet.json', input))).problems).toEqual([
+      {
+        field: 'tables[0].sheet',
+        message: 'names a worksheet, which only a workbook has: set "format": "xlsx", or remove it',
+      },
+    ])
+  })
+
   it('fails naming every bad field at once', () => {
     const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
     expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([

@@ -206,6 +206,14 @@ const checkAcrossSections = (
         message: `"${name}" duplicates tables[${seenNames.get(name)}]`,
       })
     }
+    if (table.sheet !== undefined && table.format !== 'xlsx') {
+      // Accepted on a CSV table it would do nothing, and say nothing about it.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tables', index, 'sheet'],
+        message: 'names a worksheet, which only a workbook has: set "format": "xlsx", or remove it',
+      })
+    }
     const viewSuffix = VIEW_SUFFIXES.find((suffix) => name.endsWith(suffix))
     if (viewSuffix !== undefined) {
       // `x_latest` would be the name of table x's view in Glue and Athena.

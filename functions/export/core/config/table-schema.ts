@@ -102,7 +102,15 @@ export const TableConfigSchema = z.strictObject({
     .enum(TABLE_FORMATS)
     .default('csv')
     .describe(
-      'Which export to read: `csv`, or `xlsx` (the workbook: typed cells, its first worksheet is the table); both land the same',
+      'Which export to read: `csv`, or `xlsx` (the workbook: typed cells, its first visible worksheet is the table); both land the same',
+    ),
+  sheet: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      'Worksheet an `xlsx` table reads, by its name in the workbook (hidden ones too); default the first visible worksheet',
     ),
   encoding: z
     .string()

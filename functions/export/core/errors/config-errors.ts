@@ -14,8 +14,8 @@ export class ConfigError extends ExportError {
   /** What was invalid: a file, the flags, the Lambda environment. */
   readonly origin: string
   constructor(origin: string, problems: readonly ConfigProblem[], hint = 'fix the fields named above and start again') {
-    const lines = problems.map((p) => `  - ${p.field}: ${p.message}`).join('\n')
-    super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, `invalid ${origin}:\n${lines}`, { hint })
+    const lines = problems.map((p) => `  - ${p.field}: ${p.message}`)
+    super(ErrorCode.CONFIG_INVALID, FailureClass.CONFIG, [`invalid ${origin}:`, ...lines], { hint })
     this.problems = problems
     this.origin = origin
   }
@@ -34,8 +34,9 @@ export class UsageError extends ExportError {
 /** SQL the local warehouse could not run (`npm run query`): the statement is at fault, not the flags. */
 export class QueryError extends ExportError {
   constructor(reason: string) {
-    // The DATA class makes the runner exit 1: the command was used right, the SQL did not run.
-    super(ErrorCode.QUERY_FAILED, FailureClass.DATA, `the query failed: ${reason}`, {
+    // The DATA class makes the runner exit 1: the command was used right, the SQL did not run. DuckDB's message
+    // spans lines (the statement, a caret under the fault): joined, as the terminal always showed it.
+    super(ErrorCode.QUERY_FAILED, FailureClass.DATA, `the query failed: ${reason.replace(/\s*\n\s*/g, ' ')}`, {
       hint: 'fix the SQL; tables and <name>_latest views go by their Athena names (SHOW TABLES lists them)',
     })
   }

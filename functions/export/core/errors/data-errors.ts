@@ -109,18 +109,21 @@ const WORKBOOK_HINTS: Readonly<Record<WorkbookErrorCode, string>> = {
   XLSX_ENCRYPTED: 'the workbook is password-protected; export it without a password, or set "format": "csv"',
   XLSX_MALFORMED: 'the workbook cannot be read; the previous data is kept; try "format": "csv" for this table',
   XLSX_NO_WORKSHEET: 'the workbook has no worksheet; the previous data is kept; check the saved table',
-  XLSX_NO_HEADER: 'the first worksheet has no header row; the previous data is kept; check the saved table',
+  XLSX_NO_HEADER: 'the worksheet read has no header row; the previous data is kept; check the saved table',
   XLSX_TOO_LARGE:
     'the workbook exceeds a limit named above (see docs/failure-behaviour.md, "Workbooks"); the previous data is kept; try "format": "csv"',
 }
 
 /** The body is not a workbook we can read faithfully (see functions/export/xlsx/). */
 export class WorkbookError extends ExportError {
-  constructor(code: WorkbookErrorCode, details: { tableId?: string | undefined; reason: string; cause?: unknown }) {
+  constructor(
+    code: WorkbookErrorCode,
+    details: { tableId?: string | undefined; reason: string; hint?: string; cause?: unknown },
+  ) {
     const failureClass = code === 'NOT_XLSX' ? FailureClass.PROTOCOL : FailureClass.DATA
     super(ErrorCode[code], failureClass, `${tableSubject(details.tableId)}${details.reason}`, {
       ...details,
-      hint: WORKBOOK_HINTS[code],
+      hint: details.hint ?? WORKBOOK_HINTS[code],
     })
   }
 }

@@ -1,9 +1,11 @@
 /**
  * The base of every coded error: a machine-readable `code`, the failure class used in metrics, the subject (table
  * id, HTTP status) and a hint saying what to do. Messages are built from configuration and response metadata only,
- * never from the token; quotePrefix bounds what they quote of an untrusted value.
+ * never from the token; quotePrefix bounds what they quote of an untrusted value, and every message is made
+ * printable here, so upstream text quoted anywhere in it is shown escaped wherever the error is printed.
  */
 import type { FailureClass } from '../constants.ts'
+import { printable, printableJson } from '../printable.ts'
 import type { ErrorCode } from './codes.ts'
 
 export interface ExportErrorDetails {
@@ -25,8 +27,15 @@ export class ExportError extends Error {
   /** What the operator should do next. */
   readonly hint: string | undefined
 
-  constructor(code: ErrorCode, failureClass: FailureClass, message: string, details: ExportErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause })
+  /** `message` is one line, or our own lines (a list of problems): each is escaped, then they are joined. */
+  constructor(
+    code: ErrorCode,
+    failureClass: FailureClass,
+    message: string | readonly string[],
+    details: ExportErrorDetails = {},
+  ) {
+    const lines = typeof message === 'string' ? [message] : message
+    super(lines.map(printable).join('\n'), details.cause === undefined ? undefined : { cause: details.cause })
     this.name = new.target.name
     this.code = code
     this.failureClass = failureClass
@@ -60,8 +69,8 @@ export const QUOTED_PREFIX_LENGTH = 40
  */
 export const quotePrefix = (value: string, max: number = QUOTED_PREFIX_LENGTH): string =>
   value.length <= max
-    ? JSON.stringify(value)
-    : `${JSON.stringify(value.slice(0, max))}... (${value.length.toLocaleString('en-US')} characters)`
+    ? printableJson(value)
+    : `${printableJson(value.slice(0, max))}... (${value.length.toLocaleString('en-US')} characters)`
 
 /** "table 1001: ", the subject that starts the message of a table's failure. */
 export const tableSubject = (tableId: string | undefined): string => (tableId === undefined ? '' : `table ${tableId}: `)

@@ -3,6 +3,7 @@
  * wrapping of anything thrown into a coded error.
  */
 import { FailureClass } from '../constants.ts'
+import { printable } from '../printable.ts'
 import type { GuardFinding } from '../run-record.ts'
 import { ErrorCode } from './codes.ts'
 import { ConfigError } from './config-errors.ts'
@@ -188,7 +189,7 @@ export const toExportError = (error: unknown, tableId?: string): ExportError => 
 export const oneLineMessage = (error: ExportError): string => {
   const message =
     error instanceof ConfigError
-      ? `invalid ${error.origin}: ${error.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`
+      ? `invalid ${error.origin}: ${error.problems.map((p) => printable(`${p.field}: ${p.message}`)).join('; ')}`
       : error.message.replace(/\s*\n\s*/g, ' ')
   return `error [${error.code}]: ${message}`
 }
