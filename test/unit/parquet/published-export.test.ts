@@ -22,7 +22,7 @@ const parquet = (rows: number, kvMetadata: { key: string; value: string }[] = []
     }),
   )
 const put = async (key: string, bytes: Uint8Array) => {
-  await store.putObject(key, bytes, 'application/vnd.apache.parquet')
+  await store.putObject(key, bytes)
   return key
 }
 
