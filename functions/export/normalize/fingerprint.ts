@@ -11,7 +11,7 @@
  * `from_big_endian_64(substr(sha256(<input>), 1, 8))`.
  */
 import { hash } from 'node:crypto'
-import { MAX_CANONICAL_BYTES, writeCanonicalCell } from './canonical-cell.ts'
+import { MAX_CANONICAL_BYTES, mayRespell, writeCanonicalCell } from './canonical-cell.ts'
 import type { RecordBatch } from './record-batch.ts'
 
 /** A BigInt64Array holds its values in the platform's byte order; the two 32-bit halves are written through it. */
@@ -118,7 +118,8 @@ export class RowFingerprinter {
         output.setInt32(o, nameWords[w]!, true)
       }
       at += this.#nameBytes[i]!
-      const canonical = writeCanonicalCell(bytes, start, end, input, at + 4)
+      // Only a cell that may have another spelling is looked at: the others (and those spelt as hashed) skip it.
+      const canonical = mayRespell(bytes, start, end) ? writeCanonicalCell(bytes, start, end, input, at + 4) : -1
       output.setUint32(at, canonical < 0 ? end - start : canonical, false)
       at += 4
       if (canonical >= 0) {

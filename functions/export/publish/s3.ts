@@ -193,7 +193,8 @@ export class S3WarehouseStore implements WarehouseStore {
       const response = await this.#client.send(
         new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), Range }),
       )
-      const tail = response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
+      const tail =
+        response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
       return { tail, size }
     } catch (error) {
       if (await this.#isAbsent(error, key)) return undefined
