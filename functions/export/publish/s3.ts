@@ -246,10 +246,14 @@ export class S3WarehouseStore implements WarehouseStore {
    * tells absence from a real denial: absent only when the key is not listed; a failed listing keeps the 403.
    */
   async #isAbsent(error: unknown, key: string): Promise<boolean> {
-    const name = (error as { name?: string }).name
-    // HeadObject has no body to name its error: it says NotFound and Forbidden where GetObject says the others.
-    if (name === 'NoSuchKey' || name === 'NotFound') return true
-    if (name !== 'AccessDenied' && name !== 'Forbidden') return false
+    const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } }
+    // A HEAD's answer has no body to name its error (the SDK names it by status, or Unknown): only its status says
+    // 404 or 403. A named error is taken by its name, so a NoSuchBucket (also 404) is never taken for absent.
+    const unnamed = name === 'NotFound' || name === 'Forbidden' || name === 'Unknown'
+    const status =
+      name === 'NoSuchKey' ? 404 : name === 'AccessDenied' ? 403 : unnamed ? $metadata?.httpStatusCode : undefined
+    if (status === 404) return true
+    if (status !== 403) return false
     const objectKey = this.#key(key)
     try {
       // The key itself sorts first among the keys it prefixes, so one entry answers.
