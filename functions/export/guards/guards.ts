@@ -11,7 +11,9 @@ import type { ExportBaseline } from '../schema/table-schema.ts'
  * What an export is compared with: the registry's `latestExport`, or a re-exported date's published object,
  * whose footer may predate the columns it records (then only its row count is compared).
  */
-export type GuardBaseline = Omit<ExportBaseline, 'columns'> & { readonly columns?: ExportBaseline['columns'] }
+export type GuardBaseline = Pick<ExportBaseline, 'exportDate' | 'rows'> & {
+  readonly columns?: ExportBaseline['columns']
+}
 
 /** What the guards of one table do; `false` switches one off. */
 type GuardSettings = GuardsConfig

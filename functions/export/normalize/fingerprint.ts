@@ -2,13 +2,13 @@
  * Row fingerprints: one BIGINT per row that stands for its data, so comparing two snapshots of a row compares one
  * column. The hash input is, for each non-empty cell in the order of the column names (byte order), the column's
  * name in UTF-8, a 0x00 byte, the cell's byte length as a 32-bit big-endian integer, then the cell's UTF-8 bytes
- * as the service sent them, but for an instant or a boolean, which is hashed in its one notation (canonical-cell.ts:
- * the same values read from the CSV and from the workbook give the same fingerprint). The fingerprint is the first 8 bytes of the input's SHA-256, read as a signed
- * big-endian 64-bit integer. Because empty cells are left out and columns are ordered by name, the same values
- * give the same fingerprint on every run, whatever the column order, and after columns are added (a row that has
- * no value in the new column keeps its fingerprint). The cell's text is hashed, not the typed value, so a type
- * that widens changes no fingerprint. In Athena the same number is
- * `from_big_endian_64(substr(sha256(<input>), 1, 8))`.
+ * as the service sent them, but for an instant or a boolean, which is hashed in its one notation (canonical-cell.ts),
+ * so the same values read from the CSV and from the workbook give the same fingerprint. The fingerprint is the
+ * first 8 bytes of the input's SHA-256, read as a signed big-endian 64-bit integer. Because empty cells are left
+ * out and columns are ordered by name, the same values give the same fingerprint on every run, whatever the column
+ * order, and after columns are added (a row that has no value in the new column keeps its fingerprint). The
+ * cell's text is hashed, not the typed value, so a type that widens changes no fingerprint. In Athena the same
+ * number is `from_big_endian_64(substr(sha256(<input>), 1, 8))`.
  */
 import { hash } from 'node:crypto'
 import { MAX_CANONICAL_BYTES, mayRespell, writeCanonicalCell } from './canonical-cell.ts'

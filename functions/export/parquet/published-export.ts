@@ -1,24 +1,23 @@
 /**
  * What a published data object says about the export that wrote it, read from its footer alone: its row count
- * (every file has it) and the service's columns with their header text (in objects written
- * since the footer records them, under EXPORT_COLUMNS_METADATA_KEY). A re-export of a date that is not the latest compares with this, as the latest
- * compares with the registry's `latestExport`. One ranged read of the object's end, whatever its size.
+ * (every file has it) and the service's columns with their header text (in objects written since the footer
+ * records them, under EXPORT_COLUMNS_METADATA_KEY). A re-export of a date that is not the latest compares with
+ * this, as the latest compares with the registry's `latestExport`. Only the object's end is read (on S3 a HEAD
+ * and one ranged GET), whatever its size.
  */
 import { parquetMetadata } from 'hyparquet'
 import type { WarehouseStore } from '../publish/store.ts'
 
 /** Footer key of the service's columns, JSON `[{ name, header }]`: the CSV's columns, not the registry's. */
 export const EXPORT_COLUMNS_METADATA_KEY = 'inventory.export_columns'
-const RUN_ID_METADATA_KEY = 'inventory.export_run_id'
 
-/** Read first: a footer of a table of a few hundred row groups fits; a larger one costs a second read. */
+/** Read first: a footer of about a hundred row groups of 20 columns (2 KB each) fits; a larger one costs a second read. */
 const FIRST_TAIL_BYTES = 256 * 1024
 /** The footer's length (4 bytes) and the magic number `PAR1` (4 bytes) end every Parquet file. */
 const TRAILER_BYTES = 8
 
 export interface PublishedExport {
   readonly rows: number
-  readonly runId?: string
   /** Absent from objects written before the footer recorded them. */
   readonly columns?: readonly { readonly name: string; readonly header: string }[]
 }
@@ -42,10 +41,8 @@ const footerExport = (tail: Buffer): PublishedExport | undefined => {
     const metadata = parquetMetadata(tail)
     const value = (key: string) => metadata.key_value_metadata?.find((entry) => entry.key === key)?.value
     const columns = value(EXPORT_COLUMNS_METADATA_KEY)
-    const runId = value(RUN_ID_METADATA_KEY)
     return {
       rows: Number(metadata.num_rows),
-      ...(runId === undefined ? {} : { runId }),
       ...(columns === undefined ? {} : { columns: JSON.parse(columns) as PublishedExport['columns'] }),
     }
   } catch {

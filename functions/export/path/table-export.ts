@@ -276,15 +276,15 @@ const guardBaseline = async (
 ): Promise<GuardBaseline | undefined> => {
   const latest = previous?.latestExport
   const { exportDate } = context.run
-  const guarded = context.guards !== undefined && table.guards !== false
+  const guarded = context.guards !== undefined && guardSettings(context.guards, table.guards) !== undefined
   if (!guarded || latest === undefined || exportDate >= latest.exportDate) return latest
   const published = await readPublishedExport(context.store, dataObjectKey(table.name, exportDate))
   if (published === undefined) return undefined
-  const { rows, runId, columns } = published
+  const { rows, columns } = published
+  // As for the registry's baseline: a column dropped now is not compared with.
   const dropped = new Set(table.columns.drop)
   return {
     exportDate,
-    runId: runId ?? '',
     rows,
     ...(columns === undefined ? {} : { columns: columns.filter((c) => !dropped.has(c.name)) }),
   }

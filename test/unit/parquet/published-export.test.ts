@@ -27,7 +27,7 @@ const put = async (key: string, bytes: Uint8Array) => {
 }
 
 describe("a published object's export, read from its footer", () => {
-  it('gives the row count, the run and the columns with their headers', async () => {
+  it('gives the row count and the columns with their headers', async () => {
     const columns = [{ name: 'asset_id', header: 'Asset ID' }]
     const key = await put(
       't/dt=2026-11-20/data.parquet',
@@ -36,7 +36,7 @@ describe("a published object's export, read from its footer", () => {
         { key: 'inventory.export_run_id', value: 'run-1' },
       ]),
     )
-    expect(await readPublishedExport(store, key)).toEqual({ rows: 3, runId: 'run-1', columns })
+    expect(await readPublishedExport(store, key)).toEqual({ rows: 3, columns })
   })
 
   it('gives the row count alone for an object written before the footer recorded the columns', async () => {
