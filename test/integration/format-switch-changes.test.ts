@@ -1,7 +1,8 @@
 /**
  * A table switched from the CSV to the workbook (or back) with the same values shows no change: the row
  * fingerprint hashes an instant and a boolean in one notation, whichever export they came from
- * (normalize/canonical-cell.ts), so `<table>_changes` pairs every row off as unchanged.
+ * (normalize/canonical-cell.ts), so `<table>_changes` pairs every row off as unchanged; and a row whose values
+ * are equal but spelt otherwise (as fingerprinted by an older version) is no `changed` row either.
  */
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -36,21 +37,24 @@ afterAll(async () => {
   await rm(path.dirname(token), { recursive: true, force: true })
 })
 
-const exportAs = async (format: 'csv' | 'xlsx', date: string) => {
-  const config = path.join(folder, `config-${date}.json`)
-  const tables = TABLES.map((table) => ({ ...table, format }))
+const exportAs = async (format: 'csv' | 'xlsx', date: string, tables: readonly object[] = TABLES) => {
+  const config = path.join(folder, `config-${date}-${Math.random()}.json`)
+  tables = tables.map((table) => ({ ...table, format }))
   await writeFile(config, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables }))
   const result = await runExportInProcess(['--config', config, '--token-file', token, '--out', out, '--date', date])
   expect(result.exitCode, result.stderr).toBe(0)
 }
 
-/** `npm run query` over a changes view, as CSV lines: each change with its count on `date`. */
-const changesOn = async (view: string, date: string): Promise<string[]> => {
-  const sql = `SELECT change, count(*) AS n FROM ${view} WHERE dt = '${date}' GROUP BY change ORDER BY change`
+/** `npm run query` as CSV lines. */
+const queryLines = async (sql: string): Promise<string[]> => {
   const result = await runCommandInProcess('query', ['--out', out, '--format', 'csv', sql])
   expect(result.exitCode, result.stderr).toBe(0)
   return result.stdout.split('\n').filter((line) => line !== '')
 }
+
+/** Each change with its count on `date`. */
+const changesOn = (view: string, date: string): Promise<string[]> =>
+  queryLines(`SELECT change, count(*) AS n FROM ${view} WHERE dt = '${date}' GROUP BY change ORDER BY change`)
 
 describe('a table that switches between the CSV and the workbook', () => {
   it('shows no changed rows in its changes view, with instants in UTC and with offsets', async () => {
@@ -61,5 +65,24 @@ describe('a table that switches between the CSV and the workbook', () => {
       expect(await changesOn(view, D2)).toEqual(['change,n'])
       expect(await changesOn(view, D3)).toEqual(['change,n'])
     }
+  })
+
+  it('lists only the row whose values changed, not those whose values are spelt otherwise', async () => {
+    const table = { id: 'spelt', name: 'spelt', key: ['id'] }
+    const header = 'id,price,seen,note\n'
+    emulator.setTable({
+      id: 'spelt',
+      title: 'Spelt',
+      rawCsv: `${header}1,1.5,2026-11-20T10:00:00+02:00,a\n2,2.0,2026-11-20T08:00:00Z,b\n3,3.25,2026-11-20 08:00:00,c\n`,
+    })
+    await exportAs('csv', D1, [table])
+    emulator.setTable({
+      id: 'spelt',
+      title: 'Spelt',
+      rawCsv: `${header}1,1.50,2026-11-20T08:00:00Z,a\n2,2.0,2026-11-20T08:00:00Z,B\n3,3.25,2026-11-20T08:00:00Z,c\n`,
+    })
+    await exportAs('csv', D2, [table])
+    const sql = `SELECT change, id, changed_columns FROM spelt_changes WHERE dt = '${D2}' ORDER BY id`
+    expect(await queryLines(sql)).toEqual(['change,id,changed_columns', 'changed,2,"[""note""]"'])
   })
 })
