@@ -77,11 +77,14 @@ describe('S3 in the harness', () => {
     expect(await statusOf(get('inventory/_schemas/devices.json'))).toEqual({ status: 403, name: 'AccessDenied' })
     expect(await store.getObject('_schemas/devices.json')).toBeUndefined()
     expect(await store.getObjectVersion('_runs/latest/devices.json')).toBeUndefined()
+    // A footer's read starts with a HEAD, whose 403 has no body to name it.
+    expect(await store.readTail('devices/dt=2026-11-20/data.parquet', 8)).toBeUndefined()
     await store.putObject('_schemas/devices.json', '{}', 'application/json')
     expect((await store.getObject('_schemas/devices.json'))?.toString()).toBe('{}')
     // Outside the prefix the role may not list either: the 403 stands, nothing is taken for absent.
     const outside = new S3WarehouseStore(client, NAMES.bucket, 'elsewhere')
     await expect(outside.getObject('report.csv')).rejects.toThrow(/AccessDenied/)
+    await expect(outside.readTail('report.csv', 8)).rejects.toMatchObject({ code: 'PUBLISH_FAILED' })
   })
 
   it('denies the shipped role objects outside its prefix', async () => {

@@ -132,6 +132,14 @@ describe('S3WarehouseStore small objects', () => {
     expect(await store().readObject('_raw/t/dt=2026-01-02/body.csv.gz')).toBeUndefined()
   })
 
+  it('reads the end of an object with its size, all of a smaller one, and undefined for a missing key', async () => {
+    const body = Buffer.from('0123456789abcdef')
+    await store().putObject('t/dt=2026-01-01/data.parquet', body, 'application/vnd.apache.parquet')
+    expect(await store().readTail('t/dt=2026-01-01/data.parquet', 4)).toEqual({ tail: Buffer.from('cdef'), size: 16 })
+    expect(await store().readTail('t/dt=2026-01-01/data.parquet', 100)).toEqual({ tail: body, size: 16 })
+    expect(await store().readTail('t/dt=2026-01-02/data.parquet', 4)).toBeUndefined()
+  })
+
   it('lists the keys under a folder across pages, relative to the prefix, without sibling folders', async () => {
     const listing = store({ listPageSize: 2 })
     const keys = ['list/a/1.json', 'list/a/2.json', 'list/a/sub/3.json', 'list/a/4.json', 'list/a/5.json']

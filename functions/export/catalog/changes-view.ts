@@ -10,7 +10,8 @@
  * Matching: rows of the two dates are compared by key and `_row_fingerprint`. Equal rows pair off as a multiset
  * (n copies of a row on each side are unchanged; a third copy is added). A key that is unique on both dates and
  * whose fingerprint differs is one `changed` row: the columns show the row on `dt`, `previous_<column>` the row on
- * `previous_dt`, and `changed_columns` names the columns whose values differ. Rows with an empty key cell, or a key
+ * `previous_dt`, and `changed_columns` names the columns whose values differ; such a pair with no column that
+ * differs is left out, as equal rows are. Rows with an empty key cell, or a key
  * that repeats on either date, are never `changed`: what does not pair off is `added` or `removed`.
  * The SQL is the same for Athena (Trino) and DuckDB.
  */
@@ -92,15 +93,19 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
   )
   // Not IS DISTINCT FROM: a FROM inside the select list would end it early for readers of the SQL (the validator).
   const differs = values.map((c, i) => {
-    const [after, earlier] = [`a.${quote(c.name)}`, `a._change_before_${i}`]
-    return `CASE WHEN a._change_pair AND NOT coalesce(${after} = ${earlier}, ${after} IS NULL AND ${earlier} IS NULL) THEN '${c.name}' END`
+    const [after, earlier] = [`p.${quote(c.name)}`, `p._change_before_${i}`]
+    return `CASE WHEN p._change_pair AND NOT coalesce(${after} = ${earlier}, ${after} IS NULL AND ${earlier} IS NULL) THEN '${c.name}' END AS _change_differs_${i}`
   })
+  const differing = values.map((_, i) => `a._change_differs_${i}`)
+  // A pair whose fingerprints differ but whose values are all equal has not changed (a value spelt otherwise than
+  // when it was fingerprinted, as by an older version): it is left out like a pair of equal rows.
+  const unchanged = differing.length > 0 ? differing.map((d) => `${d} IS NULL`).join(' AND ') : 'TRUE'
   const select = [
     `CASE WHEN a._change_pair THEN 'changed' WHEN a._change_side = 1 THEN 'added' ELSE 'removed' END AS change`,
     `a._change_dt AS ${quote(PARTITION_KEY)}`,
     'a._change_previous_dt AS previous_dt',
     ...keys.map((k) => `a.${k}`),
-    `filter(ARRAY[${differs.length > 0 ? differs.join(', ') : 'CAST(NULL AS varchar)'}], x -> x IS NOT NULL) AS changed_columns`,
+    `filter(ARRAY[${differing.length > 0 ? differing.join(', ') : 'CAST(NULL AS varchar)'}], x -> x IS NOT NULL) AS changed_columns`,
     ...values.map((c, i) => `a.${quote(c.name)} AS ${quote(currentNames[i]!)}`),
     ...values.map((_, i) => `a._change_before_${i} AS ${quote(previousNames[i]!)}`),
   ]
@@ -120,10 +125,13 @@ export const changesView = (input: ChangesViewInput): ChangesView | undefined =>
     '), paired AS (',
     `  SELECT u.*${before.map((b) => `,\n    ${b}`).join('')}`,
     '  FROM unmatched u',
+    '), compared AS (',
+    `  SELECT p.*${differs.map((d) => `,\n    ${d}`).join('')}`,
+    '  FROM paired p',
     ')',
     `SELECT\n  ${select.join(',\n  ')}`,
-    'FROM paired a',
-    'WHERE NOT (a._change_pair AND a._change_side = 0)',
+    'FROM compared a',
+    `WHERE NOT (a._change_pair AND a._change_side = 0) AND NOT (a._change_pair AND ${unchanged})`,
   ].join('\n')
 
   return {

@@ -9,6 +9,14 @@ import type { GuardFinding } from '../core/run-record.ts'
 import type { AmbiguousHeader } from '../normalize/column-identity.ts'
 import type { ExportBaseline, TableSchema } from '../schema/table-schema.ts'
 
+/**
+ * What an export is compared with: the registry's `latestExport`, or a re-exported date's published object,
+ * whose footer may predate the columns it records (then only its row count is compared).
+ */
+export type GuardBaseline = Pick<ExportBaseline, 'exportDate' | 'rows'> & {
+  readonly columns?: ExportBaseline['columns']
+}
+
 /** What the guards of one table do; `false` switches one off. */
 type GuardSettings = GuardsConfig
 
@@ -35,17 +43,17 @@ const percent = (ratio: number): string => `${(ratio * 100).toFixed(ratio < 0.01
 const RENAME_NOTE = "a column renamed in the service's UI shows as one removed and one added"
 
 /**
- * Every guard that fires for `current` against `baseline`. A first export (no baseline) and a backfill (a date
- * before the baseline's: the latest view does not move to it) have nothing to compare with.
- * `accept`: an operator checked the change, so what would hold is published as `accepted`.
+ * Every guard that fires for `current` against `baseline`: the export published before it for the latest date,
+ * or the one it replaces for an earlier date. A first export and a backfill of a date that has no object have no
+ * baseline. `accept`: an operator checked the change, so what would hold is published as `accepted`.
  */
 export const checkGuards = (
-  baseline: ExportBaseline | undefined,
+  baseline: GuardBaseline | undefined,
   current: ExportSnapshot,
   settings: GuardSettings | undefined,
   accept: boolean,
 ): GuardFinding[] => {
-  if (settings === undefined || baseline === undefined || current.exportDate < baseline.exportDate) return []
+  if (settings === undefined || baseline === undefined) return []
   const holdOrAccept = accept ? 'accepted' : 'held'
   const since = `dt=${baseline.exportDate}`
   const findings: GuardFinding[] = []
@@ -75,9 +83,9 @@ export const checkGuards = (
   }
 
   const now = new Set(current.columns.map((c) => c.name))
-  const before = new Set(baseline.columns.map((c) => c.name))
-  const removed = baseline.columns.filter((c) => !now.has(c.name))
-  const added = current.columns.filter((c) => !before.has(c.name))
+  const before = new Set(baseline.columns?.map((c) => c.name))
+  const removed = baseline.columns?.filter((c) => !now.has(c.name)) ?? []
+  const added = baseline.columns === undefined ? [] : current.columns.filter((c) => !before.has(c.name))
   const rename = removed.length > 0 && added.length > 0 ? `; ${RENAME_NOTE}` : ''
   const describe = (columns: readonly { name: string; header: string }[]) =>
     columns.map((c) => (c.header === c.name ? c.name : `${c.name} ("${c.header}")`)).join(', ')

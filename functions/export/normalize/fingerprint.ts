@@ -2,14 +2,16 @@
  * Row fingerprints: one BIGINT per row that stands for its data, so comparing two snapshots of a row compares one
  * column. The hash input is, for each non-empty cell in the order of the column names (byte order), the column's
  * name in UTF-8, a 0x00 byte, the cell's byte length as a 32-bit big-endian integer, then the cell's UTF-8 bytes
- * as the service sent them. The fingerprint is the first 8 bytes of the input's SHA-256, read as a signed
- * big-endian 64-bit integer. Because empty cells are left out and columns are ordered by name, the same values
- * give the same fingerprint on every run, whatever the column order, and after columns are added (a row that has
- * no value in the new column keeps its fingerprint). The raw cell text is hashed, not the typed value, so a type
- * that widens changes no fingerprint. In Athena the same number is
- * `from_big_endian_64(substr(sha256(<input>), 1, 8))`.
+ * as the service sent them, but for an instant or a boolean, which is hashed in its one notation (canonical-cell.ts),
+ * so the same values read from the CSV and from the workbook give the same fingerprint. The fingerprint is the
+ * first 8 bytes of the input's SHA-256, read as a signed big-endian 64-bit integer. Because empty cells are left
+ * out and columns are ordered by name, the same values give the same fingerprint on every run, whatever the column
+ * order, and after columns are added (a row that has no value in the new column keeps its fingerprint). The
+ * cell's text is hashed, not the typed value, so a type that widens changes no fingerprint. In Athena the same
+ * number is `from_big_endian_64(substr(sha256(<input>), 1, 8))`.
  */
 import { hash } from 'node:crypto'
+import { MAX_CANONICAL_BYTES, mayRespell, writeCanonicalCell } from './canonical-cell.ts'
 import type { RecordBatch } from './record-batch.ts'
 
 /** A BigInt64Array holds its values in the platform's byte order; the two 32-bit halves are written through it. */
@@ -32,7 +34,7 @@ export class RowFingerprinter {
   readonly #nameWordStarts: Int32Array
   /** Per entry of #order: the byte length of its name and 0x00 byte. */
   readonly #nameBytes: Int32Array
-  /** Bytes of a row's input besides its cells': every name, its 0x00 byte and a length. */
+  /** Bytes of a row's input besides its cells': every name, its 0x00 byte, a length, and room for a notation. */
   readonly #fixedBytes: number
   #input = Buffer.allocUnsafeSlow(4096)
   #output = new DataView(this.#input.buffer, this.#input.byteOffset, this.#input.byteLength)
@@ -58,7 +60,8 @@ export class RowFingerprinter {
     })
     this.#nameWordStarts[byName.length] = words.length
     this.#nameWords = Int32Array.from(words)
-    this.#fixedBytes = this.#nameBytes.reduce((sum, n) => sum + n + 4, 0)
+    // A cell's one notation (canonical-cell.ts) may be longer than the cell: room for the longest in every cell.
+    this.#fixedBytes = this.#nameBytes.reduce((sum, n) => sum + n + 4 + MAX_CANONICAL_BYTES, 0)
   }
 
   /** The fingerprints of every row of `batches`, in order. */
@@ -115,8 +118,14 @@ export class RowFingerprinter {
         output.setInt32(o, nameWords[w]!, true)
       }
       at += this.#nameBytes[i]!
-      output.setUint32(at, end - start, false)
+      // Only a cell that may have another spelling is looked at: the others (and those spelt as hashed) skip it.
+      const canonical = mayRespell(bytes, start, end) ? writeCanonicalCell(bytes, start, end, input, at + 4) : -1
+      output.setUint32(at, canonical < 0 ? end - start : canonical, false)
       at += 4
+      if (canonical >= 0) {
+        at += canonical
+        continue
+      }
       let b = start
       let o = at
       for (; b < end && b <= lastWord; b += 4, o += 4) output.setInt32(o, cells.getInt32(b, true), true)

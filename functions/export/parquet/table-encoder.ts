@@ -15,6 +15,7 @@ import { planWrite, sameFileLayout, type WritePlan } from '../schema/plan.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { BatchCopies } from './batch-copies.ts'
 import { ParquetFileEncoder } from './encode.ts'
+import { EXPORT_COLUMNS_METADATA_KEY } from './published-export.ts'
 import { type LineageSource, RowGroupEncoder } from './row-group.ts'
 
 export interface RowGroupLimits {
@@ -172,6 +173,8 @@ export class TableEncoder {
     const file = new ParquetFileEncoder(columns, {
       'inventory.source_table_id': this.#setup.tableId,
       'inventory.export_run_id': this.#setup.run.runId,
+      // What a guarded re-export of this date compares with (parquet/published-export.ts).
+      [EXPORT_COLUMNS_METADATA_KEY]: JSON.stringify(this.#setup.columns.map(({ name, header }) => ({ name, header }))),
     })
     this.#output.write(file.start())
     return file

@@ -1,10 +1,10 @@
 /**
  * One table's path, top to bottom, as steps that each return a value: open (the bytes at the table source, hashed
- * and archived as they pass) -> read (decode and parse, or the workbook) -> name and type -> encode Parquet ->
- * guard (compare with the latest published export; a hold publishes nothing) -> commit (the one object, then the
- * dates relation) -> archive -> register -> catalog -> expire (the dates past the table's retention). Each side
- * effect happens once, in its step. Any failure
- * aborts the uploads, so the previous data for the date stays as it was.
+ * and archived as they pass) -> read (decode and parse, or the workbook) -> name and type -> baseline (what this
+ * date's export compares with) -> encode Parquet -> guard (compare with the baseline; a hold publishes nothing)
+ * -> commit (the one object, then the dates relation) -> archive -> register -> catalog -> expire (the dates past
+ * the table's retention). Each side effect happens once, in its step. Any failure aborts the uploads, so the
+ * previous data for the date stays as it was.
  */
 import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
@@ -16,8 +16,16 @@ import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { GuardFinding, PublishedObject, TableOutcome } from '../core/run-record.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import { checkGuards, guardSettings, heldFirst, identityFindings, nextBaseline } from '../guards/guards.ts'
+import {
+  checkGuards,
+  type GuardBaseline,
+  guardSettings,
+  heldFirst,
+  identityFindings,
+  nextBaseline,
+} from '../guards/guards.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
+import { readPublishedExport } from '../parquet/published-export.ts'
 import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -119,8 +127,9 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     const previous = stored && withoutColumns(stored, table.columns.drop)
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
     const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
+    const baseline = await guardBaseline(table, previous, context)
     const encoded = await encode(table, named, previous, bytes, context, held)
-    const guarded = guard(table, named, previous, encoded, context)
+    const guarded = guard(table, named, baseline, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
     const archived = await archive(opened.raw)
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
@@ -276,10 +285,38 @@ interface GuardedTable {
   readonly schema: TableSchema
 }
 
-/** Guard: the export against the latest published one; a hold fails the table before anything is published. */
+/**
+ * Baseline: what the guards compare this export with. For the latest date (or a later one) the registry's latest
+ * export; for an earlier date the object it would replace, read from that object's footer (one ranged read, and
+ * exact: the rows and columns that date published, where the registry keeps only the latest and the dates
+ * relation only the order of dates); none for an earlier date without an object, which is a true backfill.
+ */
+const guardBaseline = async (
+  table: TableConfig,
+  previous: TableSchema | undefined,
+  context: TableExportContext,
+): Promise<GuardBaseline | undefined> => {
+  const latest = previous?.latestExport
+  const { exportDate } = context.run
+  const guarded = context.guards !== undefined && guardSettings(context.guards, table.guards) !== undefined
+  if (!guarded || latest === undefined || exportDate >= latest.exportDate) return latest
+  const published = await readPublishedExport(context.store, dataObjectKey(table.name, exportDate))
+  if (published === undefined) return undefined
+  const { rows, columns } = published
+  // As for the registry's baseline: a column dropped now is not compared with.
+  const dropped = new Set(table.columns.drop)
+  return {
+    exportDate,
+    rows,
+    ...(columns === undefined ? {} : { columns: columns.filter((c) => !dropped.has(c.name)) }),
+  }
+}
+
+/** Guard: the export against its baseline; a hold fails the table before anything is published. */
 const guard = (
   table: TableConfig,
   named: NamedTable,
+  baseline: GuardBaseline | undefined,
   previous: TableSchema | undefined,
   { plan, rows }: EncodedTable,
   context: TableExportContext,
@@ -295,7 +332,7 @@ const guard = (
   // The identity guard holds whatever the settings say: a wrong match would publish one column's values as another's.
   const findings = heldFirst([
     ...identityFindings(named.ambiguousHeaders, previous, accept),
-    ...checkGuards(previous?.latestExport, snapshot, settings, accept),
+    ...checkGuards(baseline, snapshot, settings, accept),
   ])
   if (findings.some((g) => g.action === 'held')) {
     throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings })

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
 import { makeFolder } from '../scratch/make-folder.ts'
-import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
+import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
 const TEMP_SUFFIX = '.partial'
@@ -153,6 +153,25 @@ export class FolderWarehouseStore implements WarehouseStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw error
+    }
+  }
+
+  async readTail(key: string, bytes: number): Promise<ObjectTail | undefined> {
+    let handle: Awaited<ReturnType<typeof open>>
+    try {
+      handle = await open(this.#path(key), 'r')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+    try {
+      const { size } = await handle.stat()
+      const length = Math.min(bytes, size)
+      const tail = Buffer.alloc(length)
+      await handle.read(tail, 0, length, size - length)
+      return { tail, size }
+    } finally {
+      await handle.close()
     }
   }
 

@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
   PutObjectCommand,
@@ -14,7 +15,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { ExportError, PublishError, WriteConflictError } from '../core/errors.ts'
-import type { ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
+import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
 /** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024
@@ -187,6 +188,26 @@ export class S3WarehouseStore implements WarehouseStore {
     }
   }
 
+  async readTail(key: string, bytes: number): Promise<ObjectTail | undefined> {
+    try {
+      // The size first, then a range from it: a suffix range (`bytes=-N`) would save the request on S3, but
+      // stand-ins of S3 read it as the first N bytes.
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+      const size = head.ContentLength ?? 0
+      if (size === 0) return { tail: Buffer.alloc(0), size }
+      const Range = `bytes=${Math.max(0, size - bytes)}-${size - 1}`
+      const response = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), Range }),
+      )
+      const tail =
+        response.Body === undefined ? Buffer.alloc(0) : Buffer.from(await response.Body.transformToByteArray())
+      return { tail, size }
+    } catch (error) {
+      if (await this.#isAbsent(error, key)) return undefined
+      throw this.#error(key, error)
+    }
+  }
+
   async readObject(key: string): Promise<AsyncIterable<Buffer> | undefined> {
     try {
       const response = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
@@ -240,9 +261,14 @@ export class S3WarehouseStore implements WarehouseStore {
    * tells absence from a real denial: absent only when the key is not listed; a failed listing keeps the 403.
    */
   async #isAbsent(error: unknown, key: string): Promise<boolean> {
-    const name = (error as { name?: string }).name
-    if (name === 'NoSuchKey') return true
-    if (name !== 'AccessDenied') return false
+    const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } }
+    // A HEAD's answer has no body to name its error (the SDK names it by status, or Unknown): only its status says
+    // 404 or 403. A named error is taken by its name, so a NoSuchBucket (also 404) is never taken for absent.
+    const unnamed = name === 'NotFound' || name === 'Forbidden' || name === 'Unknown'
+    const status =
+      name === 'NoSuchKey' ? 404 : name === 'AccessDenied' ? 403 : unnamed ? $metadata?.httpStatusCode : undefined
+    if (status === 404) return true
+    if (status !== 403) return false
     const objectKey = this.#key(key)
     try {
       // The key itself sorts first among the keys it prefixes, so one entry answers.

@@ -19,6 +19,12 @@ export interface VersionedObject {
   readonly version: string
 }
 
+export interface ObjectTail {
+  readonly tail: Buffer
+  /** The whole object's size in bytes. */
+  readonly size: number
+}
+
 export interface WarehouseStore {
   /** Where keys land, for messages: a folder path or an `s3://bucket/prefix` URI. */
   readonly root: string
@@ -40,6 +46,11 @@ export interface WarehouseStore {
     contentType: string,
     version: string | undefined,
   ): Promise<string>
+  /**
+   * The last `bytes` bytes of an object (all of it when it is smaller) and its whole size, or undefined when there
+   * is none: a Parquet footer without reading the data before it.
+   */
+  readTail(key: string, bytes: number): Promise<ObjectTail | undefined>
   /** Streams an object of any size, or undefined when there is none. */
   readObject(key: string): Promise<AsyncIterable<Buffer> | undefined>
   /** Keys under a prefix (relative to the root). */

@@ -69,10 +69,24 @@ describe('the guards', () => {
     expect(checkGuards(baseline, snapshot(0), { ...defaults, holdBelow: false }, false)[0]?.action).toBe('warned')
   })
 
-  it('compare nothing for a first export, a backfill, or an empty previous export', () => {
+  it('compare nothing without a baseline (a first export, a backfill of a new date) or after an empty export', () => {
     expect(checkGuards(undefined, snapshot(0), defaults, false)).toEqual([])
-    expect(checkGuards({ ...baseline, exportDate: '2026-11-03' }, snapshot(0), defaults, false)).toEqual([])
     expect(checkGuards({ ...baseline, rows: 0 }, snapshot(0), defaults, false)).toEqual([])
+  })
+
+  it('compare a later baseline too: the object a re-export of an earlier date would replace', () => {
+    const replaced = { ...baseline, exportDate: '2026-11-02' }
+    expect(checkGuards(replaced, snapshot(0), defaults, false)[0]).toMatchObject({
+      code: 'ROW_COUNT_DROP',
+      action: 'held',
+      previousExportDate: '2026-11-02',
+    })
+  })
+
+  it('compare only the row count with a baseline whose footer predates its columns', () => {
+    const { columns: _, ...rowsOnly } = baseline
+    const findings = checkGuards(rowsOnly, snapshot(1000, 'c'), defaults, false)
+    expect(findings).toEqual([])
   })
 
   it('mark what would hold as accepted when the change is accepted', () => {

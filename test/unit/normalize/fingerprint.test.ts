@@ -42,6 +42,36 @@ describe('RowFingerprinter', () => {
     expect(second).toBe(documented({ os: 'macOS 14 é 😀', device_id: '000002', notes: long }))
   })
 
+  it.each([
+    ['the CSV in UTC', '2026-11-14T06:26:39Z', 'true'],
+    ["the workbook's reading", '2026-11-14 06:26:39', 'true'],
+    ['an offset', '2026-11-14T08:26:39+02:00', 'TRUE'],
+    ['other spellings', '2026-11-14t06:26:39.000z', 'True'],
+    ['a compact offset', '2026-11-14 01:26:39-0500', 'true'],
+  ])('hashes an instant and a boolean in one spelling: %s', (_form, instant, flag) => {
+    const [fingerprint] = fingerprintsOf(['id', 'seen', 'on'], [['000001', instant, flag]])
+    // The CSV's spelling is the one spelling, so a CSV that writes it keeps the fingerprints it always had.
+    expect(fingerprint).toBe(documented({ id: '000001', seen: '2026-11-14T06:26:39Z', on: 'true' }))
+  })
+
+  it('keeps milliseconds, and hashes other text as it is', () => {
+    const [withMs, workbookMs, notInstant, text] = fingerprintsOf(
+      ['a'],
+      [['2026-11-14T06:26:39.250Z'], ['2026-11-14 06:26:39.25'], ['2026-11-31T06:26:39Z'], ['TRUE story']],
+    )
+    expect(withMs).toBe(documented({ a: '2026-11-14T06:26:39.250Z' }))
+    expect(workbookMs).toBe(withMs)
+    expect(notInstant).toBe(documented({ a: '2026-11-31T06:26:39Z' }))
+    expect(text).toBe(documented({ a: 'TRUE story' }))
+  })
+
+  it('makes room for a spelling longer than its cell', () => {
+    const cells = Array.from({ length: 50 }, () => '2026-11-14 06:26')
+    const names = cells.map((_, i) => `c${String(i).padStart(2, '0')}`)
+    const [fingerprint] = fingerprintsOf(names, [cells])
+    expect(fingerprint).toBe(documented(Object.fromEntries(names.map((n) => [n, '2026-11-14T06:26:00Z']))))
+  })
+
   it('gives the same fingerprint whatever the column order and after an added column that is empty', () => {
     const before = fingerprintsOf(['device_id', 'os'], [['000001', 'Windows 11']])
     const reordered = fingerprintsOf(['os', 'device_id'], [['Windows 11', '000001']])
