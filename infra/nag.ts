@@ -13,7 +13,16 @@ export const acknowledgeFinding = (scope: IConstruct, id: string, reason: string
       `cdk-nag acknowledgement ${id} on ${scope.node.path}: the reason must say why (at least ${MIN_ACKNOWLEDGEMENT_REASON_LENGTH} characters)`,
     )
   }
-  Validations.of(scope).acknowledge({ id, reason })
+  // aws-cdk-lib 2.257 (the newest whose cloud assembly integ-runner reads, see the README) refuses an id holding
+  // `::` more than once, as every cdk-nag finding on a resource does (`Resource::arn:<AWS::Partition>:...`). Such an
+  // id goes into the same metadata entry acknowledge() writes, which is where cdk-nag looks.
+  if (id.split('::').length <= 2) {
+    Validations.of(scope).acknowledge({ id, reason })
+    return
+  }
+  const key = Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+  const latest = scope.node.metadata.filter((entry) => entry.type === key).at(-1)?.data as object | undefined
+  scope.node.addMetadata(key, { ...latest, [`annotation::${id}`]: reason })
 }
 
 /**
