@@ -137,6 +137,16 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'emulator: a misspelt flag',
+    {
+      command: 'emulator',
+      exitCode: 2,
+      code: 'EMULATOR_USAGE_INVALID',
+      names: /unknown flag --prot; did you mean --port\?/,
+      run: () => run('emulator/main.ts', ['--prot', '8080']),
+    },
+  ],
+  [
     'emulator: a port in use',
     {
       command: 'emulator',
