@@ -21,14 +21,16 @@ export const runExportCommand = async (
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const store = new FolderWarehouseStore(command.outDir)
-    if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
+    const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
+    if (demo && command.logFormat === 'json')
+      telemetry.info('demo: exporting the built-in stand-in service', { baseUrl: demo.baseUrl })
+    else if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
     const [unknown] = unconfiguredTables(config.tables, command.only)
     if (unknown !== undefined)
       throw new UsageError(
         `--only "${unknown.wanted}" is not a configured table id or name`,
         `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
       )
-    const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,
