@@ -127,6 +127,8 @@ export interface ExportCommand {
   readonly demo: boolean
   readonly configInput: Partial<ExportConfigInput> & Record<string, unknown>
   readonly configOrigin: string
+  /** `--config`, when given. */
+  readonly configFile: string | undefined
   readonly outDir: string
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
@@ -176,6 +178,7 @@ export const parseExportArgs = async (
     demo,
     configInput,
     configOrigin: values.config ? `configuration (${values.config} and flags)` : 'command-line flags',
+    configFile: values.config,
     outDir: values.out ?? 'warehouse',
     exportDate: values.date,
     tokenFile: values['token-file'],

@@ -85,6 +85,17 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'reprocess: no --table and no --config',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /which tables to rebuild: give --config FILE or --table ID=NAME \(repeatable\)$/m,
+      nextStep: /npm run reprocess -- --date YYYY-MM-DD --config FILE, or --table ID=NAME for each table/,
+      run: () => cli(['reprocess', '--date', '2026-01-01']),
+    },
+  ],
+  [
     'reprocess: --out is a file',
     {
       command: 'reprocess',
