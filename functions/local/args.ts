@@ -68,7 +68,7 @@ const DEMO_FLAG = {
 } as const
 
 /** `npm start`. */
-const EXPORT_FLAGS = {
+export const EXPORT_FLAGS = {
   ...SERVICE_FLAGS,
   out: OUT_FLAG,
   date: DATE_FLAG,
@@ -84,12 +84,15 @@ const EXPORT_FLAGS = {
   help: HELP_FLAG,
 } as const satisfies FlagSpecs
 
-/** `npm run check`: reads the service only, writes nothing. */
+/**
+ * `npm run check`: the flags of `npm start`, so that a start command line checks as it is. It reads the service
+ * only and writes nothing: the flags about writing are taken and said to be ignored (check-command.ts).
+ */
 export const CHECK_FLAGS = {
-  ...SERVICE_FLAGS,
+  ...EXPORT_FLAGS,
   date: { ...DATE_FLAG, help: 'the day the demo stand-in acts out (default: today, UTC)' },
+  only: { ...EXPORT_FLAGS.only, help: 'check only this configured table (repeatable)' },
   demo: { ...DEMO_FLAG, help: 'check the built-in stand-in service and its demo tables' },
-  help: HELP_FLAG,
 } as const satisfies FlagSpecs
 
 /** `npm run reprocess`: reads the archive, never the service. */
