@@ -140,8 +140,11 @@ const checkService = async (
 
 const keyLine = (table: TableConfig, preview: TablePreview): string => {
   if (table.key) return `key: ${table.key.join(', ')} (the ${table.name}_changes view matches rows by it)`
-  if (preview.suggestedKey === undefined) return 'key: none, and no column is unique and never empty in these rows'
-  return `key: none; ${preview.suggestedKey} is unique and never empty in these rows: set "key": ["${preview.suggestedKey}"] for a ${table.name}_changes view`
+  const key = preview.suggestedKey
+  if (key === undefined) return 'key: none, and no identifier column is unique and never empty in these rows'
+  const which = key.length === 1 ? `${key[0]} is unique` : `${key.join(' and ')} are unique together`
+  const setting = key.map((name) => `"${name}"`).join(', ')
+  return `key: none; ${which} and never empty in these rows: set "key": [${setting}] for the ${table.name}_changes view`
 }
 
 const reportProblem = (output: TerminalOutput, subject: string, error: unknown, colour: boolean) => {

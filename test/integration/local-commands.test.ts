@@ -46,6 +46,16 @@ describe('npm run check', () => {
     expect(result.stdout).toContain('ready: every table can be exported')
   })
 
+  it('suggests a key for a table without one as an identifier, a pair when one column is not unique, in English', async () => {
+    const result = await check(DEMO_TOKEN, '1001=devices', '1002=installed_software')
+    expect(result.stdout).toContain(
+      'key: none; device_id is unique and never empty in these rows: set "key": ["device_id"] for the devices_changes view',
+    )
+    expect(result.stdout).toContain(
+      'key: none; device_id and software_name are unique together and never empty in these rows: set "key": ["device_id", "software_name"] for the installed_software_changes view',
+    )
+  })
+
   it('reads only the start of each table, not the whole export', async () => {
     const big = await startInventoryEmulator({
       tables: (await import('../../emulator/index.ts')).demoTables({ rows: { devices: 200_000 } }),
