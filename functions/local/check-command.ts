@@ -60,6 +60,8 @@ const previewDownload = async (source: TableSource, table: TableConfig, limits: 
 /** The flags of `npm start` that mean nothing to a check, each with the reason it gives for ignoring it. */
 const IGNORED_FLAGS = {
   out: 'check writes nothing',
+  'glue-database': 'check writes nothing, so no catalog is updated',
+  stack: 'check writes nothing; it reads the service only',
   'accept-changes': 'check publishes nothing, so no upstream change guard holds anything',
   concurrency: 'check reads one table at a time, and only its first rows',
 } as const

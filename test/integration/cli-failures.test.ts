@@ -144,14 +144,14 @@ const cases: [string, Case][] = [
     },
   ],
   [
-    'start: a flag of another command (check takes no --stack, which verify takes)',
+    'start: a flag of another command (check takes no --location-root, which ddl takes)',
     {
       command: 'check',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /unknown flag --stack/,
+      names: /unknown flag --location-root/,
       nextStep: /run with --help/,
-      run: () => cli(['check', '--stack', 'InventoryExport']),
+      run: () => cli(['check', '--location-root', 's3://bucket/inventory']),
     },
   ],
   [
