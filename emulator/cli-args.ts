@@ -1,5 +1,6 @@
 /** Command-line flags of `npm run emulator`, parsed once into a typed object. */
 import { parseArgs } from 'node:util'
+import { closestKey } from '../functions/export/core/closest-key.ts'
 import type { DemoRowCounts } from './demo-tables.ts'
 import { EmulatorError, EmulatorErrorCode } from './errors.ts'
 import type { UpstreamChange } from './upstream-changes.ts'
@@ -91,7 +92,7 @@ export const parseCliArgs = (argv: readonly string[]): CliOptions => {
   try {
     values = parseFlags(argv).values
   } catch (error) {
-    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, (error as Error).message)
+    throw new EmulatorError(EmulatorErrorCode.USAGE_INVALID, flagMessage((error as Error).message))
   }
   const problems: string[] = []
   const port = integerFlag('port', values.port, DEFAULT_CLI_PORT, problems)
@@ -110,18 +111,26 @@ export const parseCliArgs = (argv: readonly string[]): CliOptions => {
   return options
 }
 
+const FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
+  rows: { type: 'string', multiple: true },
+  'keep-rows': { type: 'string', multiple: true },
+  'drop-column': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
 const parseFlags = (argv: readonly string[]) =>
-  parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      seed: { type: 'string' },
-      rows: { type: 'string', multiple: true },
-      'keep-rows': { type: 'string', multiple: true },
-      'drop-column': { type: 'string', multiple: true },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
+  parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: FLAGS })
+
+/**
+ * parseArgs' message for an unknown flag, with the flag's likely spelling as the export's commands give it, and
+ * without its advice to "place it after '--'", which is wrong here.
+ */
+const flagMessage = (message: string): string => {
+  const unknown = /^Unknown option '(--?)([^']+)'/.exec(message)
+  if (!unknown) return message
+  const guess = unknown[1] === '--' ? closestKey(unknown[2]!, Object.keys(FLAGS)) : undefined
+  return `unknown flag ${unknown[1]}${unknown[2]}${guess ? `; did you mean --${guess}?` : ''}`
+}

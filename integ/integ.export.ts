@@ -7,6 +7,14 @@
 import { App } from 'aws-cdk-lib'
 import { addIntegTest, integContext } from './integ-app.ts'
 
-const app = new App({ context: integContext() })
+// Without stack traces in the construct metadata: they hold this checkout's absolute paths, and the snapshot,
+// metadata included, is committed.
+const app = new App({
+  context: {
+    ...integContext(),
+    'aws:cdk:disable-stack-trace': true,
+    'aws:cdk:disable-creation-stack-traces': true,
+  },
+})
 addIntegTest(app)
 app.synth()

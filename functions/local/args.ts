@@ -86,7 +86,7 @@ const DEMO_FLAG = {
 } as const
 
 /** `npm start`. */
-const EXPORT_FLAGS = {
+export const EXPORT_FLAGS = {
   ...SERVICE_FLAGS,
   out: OUT_FLAG,
   ...AWS_FLAGS,
@@ -103,12 +103,15 @@ const EXPORT_FLAGS = {
   help: HELP_FLAG,
 } as const satisfies FlagSpecs
 
-/** `npm run check`: reads the service only, writes nothing. */
+/**
+ * `npm run check`: the flags of `npm start`, so that a start command line checks as it is. It reads the service
+ * only and writes nothing: the flags about writing are taken and said to be ignored (check-command.ts).
+ */
 export const CHECK_FLAGS = {
-  ...SERVICE_FLAGS,
+  ...EXPORT_FLAGS,
   date: { ...DATE_FLAG, help: 'the day the demo stand-in acts out (default: today, UTC)' },
+  only: { ...EXPORT_FLAGS.only, help: 'check only this configured table (repeatable)' },
   demo: { ...DEMO_FLAG, help: 'check the built-in stand-in service and its demo tables' },
-  help: HELP_FLAG,
 } as const satisfies FlagSpecs
 
 /** `npm run reprocess`: reads the archive, never the service. */
@@ -152,6 +155,8 @@ export interface ExportCommand {
   readonly configOrigin: string
   /** `--out`, `--glue-database` or `--stack`: a folder, or S3 (and Glue). */
   readonly warehouse: WarehouseTarget
+  /** `--config`, when given. */
+  readonly configFile: string | undefined
   readonly exportDate: string | undefined
   readonly tokenFile: string | undefined
   /** `--pseudonymization-key-file`: the key of `columns.pseudonymize` (else the environment's). */
@@ -201,6 +206,7 @@ export const parseExportArgs = async (
     configInput,
     configOrigin: values.config ? `configuration (${values.config} and flags)` : 'command-line flags',
     warehouse: parseWarehouseTarget(values),
+    configFile: values.config,
     exportDate: values.date,
     tokenFile: values['token-file'],
     pseudonymizationKeyFile: values['pseudonymization-key-file'],

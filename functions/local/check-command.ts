@@ -19,8 +19,9 @@ import { paint, Tone } from './colour.ts'
 import { ExitCode } from './exit-code.ts'
 import { flagHelp } from './flags.ts'
 import { localHint } from './next-step.ts'
-import { type ServiceSession, withServiceSession } from './session.ts'
-import type { TerminalOutput } from './terminal.ts'
+import { readPseudonymizationKey } from './pseudonymization-key.ts'
+import { checkOnly, type ServiceSession, withServiceSession } from './session.ts'
+import { type TerminalOutput, terminalTelemetry } from './terminal.ts'
 
 const CHECK_USAGE = `Usage: npm run check -- --base-url URL --table ID[=NAME] [--table ...] [--token-file FILE | --config FILE]
 
@@ -56,17 +57,43 @@ const previewDownload = async (source: TableSource, table: TableConfig, limits: 
   }
 }
 
+/** The flags of `npm start` that mean nothing to a check, each with the reason it gives for ignoring it. */
+const IGNORED_FLAGS = {
+  out: 'check writes nothing',
+  'glue-database': 'check writes nothing, so no catalog is updated',
+  stack: 'check writes nothing; it reads the service only',
+  'accept-changes': 'check publishes nothing, so no upstream change guard holds anything',
+  concurrency: 'check reads one table at a time, and only its first rows',
+} as const
+
 export const runCheckCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
   const command = await parseExportArgs(argv, CHECK_FLAGS)
   if (command.help) {
     output.out(CHECK_USAGE)
     return ExitCode.OK
   }
-  return withServiceSession(command, (session) => checkService(session, output))
+  const log = terminalTelemetry(output, { logFormat: command.logFormat })
+  for (const [flag, why] of Object.entries(IGNORED_FLAGS)) {
+    if (argv.some((arg) => arg === `--${flag}` || arg.startsWith(`--${flag}=`)))
+      log.info(`--${flag} is ignored: ${why}`)
+  }
+  // Read as npm start reads it: a key file that cannot be read or is too short fails here too.
+  await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  return withServiceSession(command, (session) => {
+    checkOnly(session.config, command.only)
+    return checkService(session, command.only, output)
+  })
 }
 
-const checkService = async (session: ServiceSession, output: TerminalOutput): Promise<ExitCode> => {
+const checkService = async (
+  session: ServiceSession,
+  only: readonly string[],
+  output: TerminalOutput,
+): Promise<ExitCode> => {
   const { config, token, extraCaCertificates } = session
+  const tables = config.tables.filter(
+    (table) => only.length === 0 || only.includes(table.id) || only.includes(table.name),
+  )
   // The export's own source, asked once each: a check reports what is wrong now rather than waiting it out.
   const source = serviceSource({
     source: config.source,
@@ -88,7 +115,7 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
     return ExitCode.TABLE_FAILED
   }
   let ready = true
-  for (const table of config.tables) {
+  for (const table of tables) {
     const subject = `table ${table.id} -> ${table.name}`
     try {
       const preview = await previewDownload(source, table, config.limits, config.warehouse.glueDatabase)
@@ -119,8 +146,11 @@ const checkService = async (session: ServiceSession, output: TerminalOutput): Pr
 
 const keyLine = (table: TableConfig, preview: TablePreview): string => {
   if (table.key) return `key: ${table.key.join(', ')} (the ${table.name}_changes view matches rows by it)`
-  if (preview.suggestedKey === undefined) return 'key: none, and no column is unique and never empty in these rows'
-  return `key: none; ${preview.suggestedKey} is unique and never empty in these rows: set "key": ["${preview.suggestedKey}"] for a ${table.name}_changes view`
+  const key = preview.suggestedKey
+  if (key === undefined) return 'key: none, and no identifier column is unique and never empty in these rows'
+  const which = key.length === 1 ? `${key[0]} is unique` : `${key.join(' and ')} are unique together`
+  const setting = key.map((name) => `"${name}"`).join(', ')
+  return `key: none; ${which} and never empty in these rows: set "key": [${setting}] for the ${table.name}_changes view`
 }
 
 const reportProblem = (output: TerminalOutput, subject: string, error: unknown, colour: boolean) => {

@@ -12,6 +12,19 @@ import module from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 
+// Run with an older `node` than package.json's engines (the system's, not the npm scripts' Node 24), the first .ts
+// import would fail with a stack trace: say so in the one coded line every command fails with, and what to run.
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(
+    `error [USAGE_INVALID]: this command needs Node.js 22.12 or later; this is Node.js ${process.versions.node}`,
+  )
+  console.error(
+    "next step: run it through npm (npm start, npm run check, npm run help): the scripts use the project's Node 24",
+  )
+  process.exit(2)
+}
+
 // An empty value counts as unset: module.enableCompileCache('') would write the cache into the current folder. Set
 // in the environment, not only for this thread: that is how the cache reaches the threads the export starts.
 process.env.NODE_COMPILE_CACHE ||= path.join(os.tmpdir(), 'node-compile-cache')

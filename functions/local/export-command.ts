@@ -1,10 +1,10 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder, or to S3. */
-import { runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
+import { runExport, serviceSource } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { renderResult } from './query-formats.ts'
-import { withServiceSession } from './session.ts'
+import { checkOnly, withServiceSession } from './session.ts'
 import { consoleOutput, renderSummary, type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { openWarehouse } from './warehouse-target.ts'
 
@@ -20,14 +20,11 @@ export const runExportCommand = async (
   const { store, catalog, local } = await openWarehouse(command.warehouse)
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
-    if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
-    const [unknown] = unconfiguredTables(config.tables, command.only)
-    if (unknown !== undefined)
-      throw new UsageError(
-        `--only "${unknown.wanted}" is not a configured table id or name`,
-        `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
-      )
     const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
+    if (demo && command.logFormat === 'json')
+      telemetry.info('demo: exporting the built-in stand-in service', { baseUrl: demo.baseUrl })
+    else if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)
+    checkOnly(config, command.only)
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,

@@ -23,6 +23,11 @@ export const runReprocessCommand = async (argv: readonly string[], output: Termi
     return ExitCode.OK
   }
   if (command.exportDate === undefined) throw new UsageError('--date is required: which export date to rebuild')
+  if (command.configFile === undefined && command.configInput.tables === undefined)
+    throw new UsageError(
+      'which tables to rebuild: give --config FILE or --table ID=NAME (repeatable)',
+      'npm run reprocess -- --date YYYY-MM-DD --config FILE, or --table ID=NAME for each table',
+    )
   // The flags always give a `source` object; without --base-url (or a --config with a source) it is empty.
   const { source, ...withoutSource } = command.configInput
   const input = source !== undefined && Object.keys(source).length > 0 ? command.configInput : withoutSource

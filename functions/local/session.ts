@@ -2,7 +2,13 @@
  * What every command that talks to the service needs: the validated configuration, the token and the extra CA
  * certificates, or, when no service was named, the built-in stand-in with its demo tables and token.
  */
-import { type ExportConfig, parseExportConfig, readCaCertificates } from '../export/index.ts'
+import {
+  type ExportConfig,
+  parseExportConfig,
+  readCaCertificates,
+  UsageError,
+  unconfiguredTables,
+} from '../export/index.ts'
 import { type ExportCommand, readToken } from './args.ts'
 import type { DemoService } from './demo.ts'
 
@@ -37,4 +43,14 @@ export const withServiceSession = async <T>(
   } finally {
     await demo?.close()
   }
+}
+
+/** Refuses an `--only` that names no configured table, before anything is read. */
+export const checkOnly = (config: ExportConfig, only: readonly string[]): void => {
+  const [unknown] = unconfiguredTables(config.tables, only)
+  if (unknown !== undefined)
+    throw new UsageError(
+      `--only "${unknown.wanted}" is not a configured table id or name`,
+      `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
+    )
 }

@@ -80,7 +80,12 @@ export const queryWarehouse = async (root: string, sql: string, options: QueryOp
   try {
     await registerCatalog(connection, LOCAL_DATABASE, inputs, options.now ?? new Date())
     const reader = await connection.runAndReadAll(sql)
-    return { columns: reader.columnNames(), rows: reader.getRowsJson(), ...(skipped.length > 0 ? { skipped } : {}) }
+    return {
+      columns: reader.columnNames(),
+      columnTypes: reader.columnTypes().map(String),
+      rows: reader.getRowsJson(),
+      ...(skipped.length > 0 ? { skipped } : {}),
+    }
   } finally {
     connection.closeSync()
     instance.closeSync()

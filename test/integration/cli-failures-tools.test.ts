@@ -85,6 +85,17 @@ const cases: [string, Case][] = [
     },
   ],
   [
+    'reprocess: no --table and no --config',
+    {
+      command: 'reprocess',
+      exitCode: 2,
+      code: 'USAGE_INVALID',
+      names: /which tables to rebuild: give --config FILE or --table ID=NAME \(repeatable\)$/m,
+      nextStep: /npm run reprocess -- --date YYYY-MM-DD --config FILE, or --table ID=NAME for each table/,
+      run: () => cli(['reprocess', '--date', '2026-01-01']),
+    },
+  ],
+  [
     'reprocess: --out is a file',
     {
       command: 'reprocess',
@@ -134,6 +145,16 @@ const cases: [string, Case][] = [
       code: 'EMULATOR_USAGE_INVALID',
       names: /--port must be an integer, got "eighty"/,
       run: () => run('emulator/main.ts', ['--port', 'eighty']),
+    },
+  ],
+  [
+    'emulator: a misspelt flag',
+    {
+      command: 'emulator',
+      exitCode: 2,
+      code: 'EMULATOR_USAGE_INVALID',
+      names: /unknown flag --prot; did you mean --port\?/,
+      run: () => run('emulator/main.ts', ['--prot', '8080']),
     },
   ],
   [

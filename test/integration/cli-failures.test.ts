@@ -144,14 +144,14 @@ const cases: [string, Case][] = [
     },
   ],
   [
-    'start: a flag of another command (check takes no --only)',
+    'start: a flag of another command (check takes no --location-root, which ddl takes)',
     {
       command: 'check',
       exitCode: 2,
       code: 'USAGE_INVALID',
-      names: /unknown flag --only/,
+      names: /unknown flag --location-root/,
       nextStep: /run with --help/,
-      run: () => cli(['check', '--only', 'devices']),
+      run: () => cli(['check', '--location-root', 's3://bucket/inventory']),
     },
   ],
   [

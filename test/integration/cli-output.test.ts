@@ -78,6 +78,21 @@ describe('a failing local run', () => {
   })
 })
 
+describe('the demo with --log-format json', () => {
+  it('writes every stderr line as a JSON object, the demo line included', async () => {
+    const result = await runCliProcess(['export', '--demo', '--log-format', 'json', '--out', await tempDir()])
+    expect(result.exitCode).toBe(0)
+    const lines = result.stderr.trim().split('\n')
+    expect(lines.filter((line) => !line.startsWith('{'))).toEqual([])
+    const events = lines.map((line) => JSON.parse(line) as { level: string; message: string; baseUrl?: string })
+    expect(events[0]).toMatchObject({
+      level: 'info',
+      message: 'demo: exporting the built-in stand-in service',
+      baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    })
+  })
+})
+
 describe('colour', () => {
   it('paints the status words on a terminal', async () => {
     const result = await onTerminal(await exportArgs(DEMO_TOKENS.revoked))

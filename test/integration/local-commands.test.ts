@@ -46,6 +46,16 @@ describe('npm run check', () => {
     expect(result.stdout).toContain('ready: every table can be exported')
   })
 
+  it('suggests a key for a table without one as an identifier, a pair when one column is not unique, in English', async () => {
+    const result = await check(DEMO_TOKEN, '1001=devices', '1002=installed_software')
+    expect(result.stdout).toContain(
+      'key: none; device_id is unique and never empty in these rows: set "key": ["device_id"] for the devices_changes view',
+    )
+    expect(result.stdout).toContain(
+      'key: none; device_id and software_name are unique together and never empty in these rows: set "key": ["device_id", "software_name"] for the installed_software_changes view',
+    )
+  })
+
   it('reads only the start of each table, not the whole export', async () => {
     const big = await startInventoryEmulator({
       tables: (await import('../../emulator/index.ts')).demoTables({ rows: { devices: 200_000 } }),
@@ -138,6 +148,21 @@ describe('npm run query', () => {
     expect(rows).toHaveLength(2)
     expect(Object.keys(rows[0]!)).toEqual(['device_id', 'ram_gb'])
     expect(rows[0]!.device_id).toBe('000001')
+    expect(typeof rows[0]!.ram_gb).toBe('number')
+  })
+
+  it('writes numbers as JSON numbers where a reader gets the exact value back, else as exact strings', async () => {
+    const sql = [
+      'SELECT count(*) AS n, 9007199254740991::BIGINT AS max_safe, 9007199254740992::BIGINT AS past_safe,',
+      "12.34::DECIMAL(10,2) AS price, 1234567890123456.78::DECIMAL(18,2) AS wide, 'nan'::DOUBLE AS nan,",
+      "'inf'::DOUBLE AS inf, 0.25::DOUBLE AS quarter, [1, 2]::BIGINT[] AS list, '7' AS text FROM devices_latest",
+    ].join(' ')
+    const result = await runCommandInProcess('query', ['--out', demoWarehouse, '--format', 'json', sql])
+
+    expect(result.exitCode).toBe(0)
+    expect(result.stdout).toBe(
+      '[\n{"n":2500,"max_safe":9007199254740991,"past_safe":"9007199254740992","price":12.34,"wide":"1234567890123456.78","nan":"NaN","inf":"Infinity","quarter":0.25,"list":[1,2],"text":"7"}\n]',
+    )
   })
 
   it("gives the same answers whatever the machine's time zone, reading timestamps in UTC as Athena does", async () => {

@@ -30,6 +30,11 @@ const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonl
     to: 'functions/export/csv/parse-worker.ts',
     why: 'the entry starts the parse thread while the runner loads; through index.ts it would wait for every module',
   },
+  {
+    from: 'emulator/cli-args.ts',
+    to: 'functions/export/core/closest-key.ts',
+    why: 'the stand-in suggests a misspelt flag as every command does; the file imports nothing',
+  },
 ]
 
 const LAYER_RANK = { core: 0, stage: 1, path: 2, edge: 3, 'front door': 4, above: 5 } as const

@@ -224,23 +224,3 @@ class KeySpill {
     this.#buffered = 0
   }
 }
-
-/**
- * The first column whose cells in `sample` are all non-empty and all different: what `npm run check` suggests as
- * `tables[].key`. Undefined when there is none, or when the sample has fewer than two rows to judge from.
- */
-export const suggestKey = (
-  columnNames: readonly string[],
-  sample: readonly (readonly string[])[],
-): string | undefined => {
-  if (sample.length < 2) return undefined
-  return columnNames.find((_, index) => {
-    const seen = new Set<string>()
-    for (const record of sample) {
-      const cell = record[index]
-      if (!cell || seen.has(cell)) return false
-      seen.add(cell)
-    }
-    return true
-  })
-}

@@ -9,17 +9,18 @@ import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableConfig } from '../core/config.ts'
 import { type ColumnType, LOCAL_GLUE_DATABASE } from '../core/constants.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
+import { suggestKey } from '../normalize/key-suggestion.ts'
 import { type PersonalDataHint, personalDataHints } from '../normalize/personal-hints.ts'
 import { firstRows, rowsAsText } from '../normalize/record-batch.ts'
-import { keyColumnIndices, suggestKey } from '../normalize/row-key.ts'
+import { keyColumnIndices } from '../normalize/row-key.ts'
 import { nameAndType } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 
 export interface TablePreview {
   readonly columns: readonly { readonly name: string; readonly header: string; readonly type: ColumnType }[]
   readonly rowsRead: number
-  /** A column unique and never empty in the rows read, offered as `tables[].key` when none is set. */
-  readonly suggestedKey?: string
+  /** Columns unique together and never empty in the rows read, offered as `tables[].key` when none is set. */
+  readonly suggestedKey?: readonly string[]
   /** Views the catalog would leave out once the table has two export dates, each naming the limit it breaks. */
   readonly warnings: readonly string[]
   /** Columns not dropped or pseudonymized that look personal (`possible personal data:` in check). */
@@ -62,8 +63,8 @@ export const previewTable = async (
     }
     const types = named.types.types()
     if (table.key) keyColumnIndices(table.id, table.key, names, [])
-    const suggestedKey = table.key ? undefined : suggestKey(names, sample)
     const columns = named.columns.map((c, i) => ({ ...c, type: types[i]! }))
+    const suggestedKey = table.key ? undefined : suggestKey(columns, sample)
     return {
       columns,
       rowsRead,

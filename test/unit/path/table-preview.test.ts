@@ -37,7 +37,7 @@ describe('previewTable', () => {
         { name: 'ram_gb', header: 'RAM (GB)', type: 'bigint' },
       ],
       rowsRead: 1000,
-      suggestedKey: 'serial',
+      suggestedKey: ['serial'],
       warnings: [],
       personalData: [],
     })
@@ -58,7 +58,7 @@ describe('previewTable', () => {
     }
     const workbook = await previewTable(tableOf({ format: 'xlsx' }), chunks('devices-xlsxwriter.xlsx'), OPTIONS)
     const csv = await previewTable(tableOf({}), chunks('devices-xlsxwriter.csv'), OPTIONS)
-    expect(workbook.suggestedKey).toBe('asset_id')
+    expect(workbook.suggestedKey).toEqual(['asset_id'])
     expect(workbook).toEqual(csv)
   })
 })
