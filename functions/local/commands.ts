@@ -12,8 +12,8 @@ import {
   UsageError,
 } from '../export/index.ts'
 import { runCheckCommand } from './check-command.ts'
-import { ExitCode } from './exit-code.ts'
 import { runEraseCommand } from './erase-command.ts'
+import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
 import { localHint } from './next-step.ts'
 import { runDdlCommand, runQueryCommand } from './query-command.ts'

@@ -66,7 +66,10 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   const selector = values.config === undefined ? (values.table.split('=')[1] ?? values.table) : values.table
   const table = config.tables.find((t) => t.name === selector || t.id === selector)
   if (table === undefined) {
-    const guess = closestKey(selector, config.tables.map((t) => t.name))
+    const guess = closestKey(
+      selector,
+      config.tables.map((t) => t.name),
+    )
     throw new UsageError(
       `--table "${selector}" is not a configured table id or name${guess ? `; did you mean "${guess}"?` : ''}`,
       `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
@@ -81,7 +84,7 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
     conditions,
     {
       store,
-      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'archive' }),
+      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'warehouse' }),
       spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
       pseudonymizationKey,
       catalog,

@@ -144,7 +144,12 @@ export const eraseRows = async (
     throw new UsageError(`${table.name} has no schema registry in ${store.root}: nothing of it was published there`)
   }
   const filters = rowFilters(table, schema, conditions, deps.pseudonymizationKey)
-  const columns: HistoryColumn[] = schema.columns.map(({ name, header, type, textOf }) => ({ name, header, type, textOf }))
+  const columns: HistoryColumn[] = schema.columns.map(({ name, header, type, textOf }) => ({
+    name,
+    header,
+    type,
+    textOf,
+  }))
   const source = warehouseSource(store, { columns, filters, spoolDirectory: deps.spoolDirectory })
   const stored = asStored(table)
   const dates: ErasedDate[] = []
@@ -165,7 +170,8 @@ export const eraseRows = async (
     const date = { exportDate, rows, ...(record ? { record } : {}) }
     dates.push(date)
     onDate?.(date)
-    if (record?.status === 'failed') return { table: table.name, columns: conditions.map((c) => c.column), dates, failed: date }
+    if (record?.status === 'failed')
+      return { table: table.name, columns: conditions.map((c) => c.column), dates, failed: date }
   }
   return { table: table.name, columns: conditions.map((c) => c.column), dates }
 }

@@ -144,7 +144,8 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
       return rows
     }
     // The rows keep the run and the time they were exported at: an erasure exports nothing anew.
-    const [first] = Number(metadata.num_rows) > 0 ? await readRows(0, 1, [LineageColumn.RUN_ID, LineageColumn.EXPORTED_AT]) : []
+    const [first] =
+      Number(metadata.num_rows) > 0 ? await readRows(0, 1, [LineageColumn.RUN_ID, LineageColumn.EXPORTED_AT]) : []
     const lineage = first && { runId: String(first[0]), exportedAt: first[1] as Date }
     let removed = 0
     let received = 0
@@ -205,7 +206,9 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
       },
       archive: false,
       ...(lineage ? { lineage } : {}),
-      ...(filters.length > 0 ? { erasure: () => ({ columns: filters.map((f) => f.column), rowsRemoved: removed }) } : {}),
+      ...(filters.length > 0
+        ? { erasure: () => ({ columns: filters.map((f) => f.column), rowsRemoved: removed }) }
+        : {}),
     }
   },
 })
