@@ -66,7 +66,9 @@ if (parsed.help) {
 }
 const positive = (flag: string, value: string): number => {
   const number = Number(value)
-  return Number.isFinite(number) && number > 0 ? number : usageError(`--${flag} must be a positive number, got "${value}"`)
+  return Number.isFinite(number) && number > 0
+    ? number
+    : usageError(`--${flag} must be a positive number, got "${value}"`)
 }
 const rows = Math.round(positive('rows', parsed.rows))
 const seed = Math.round(positive('seed', parsed.seed))
