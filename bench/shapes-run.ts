@@ -136,6 +136,7 @@ export interface TableVerdict {
   readonly description: string
   readonly comparison: DataColumnsComparison
   readonly overLimit: readonly string[]
+  readonly peakRssMiB: number
 }
 
 const main = async () => {
@@ -149,7 +150,7 @@ const main = async () => {
   })
   const out = path.join(workDir, 'warehouse')
   await rm(out, { recursive: true, force: true })
-  let peakMiB = 0
+  const peaks = new Map<string, number>()
   try {
     for (const table of all) {
       log(`exporting ${table.name} (${table.description})`)
@@ -161,7 +162,7 @@ const main = async () => {
         ...['--token-file', tokenFile, '--out', out, '--date', '2026-01-01'],
       ])
       if (exported.exitCode !== 0) throw new Error(`export of ${table.name} failed: ${exported.stderr.slice(-2000)}`)
-      peakMiB = Math.max(peakMiB, exported.peakRssBytes / 2 ** 20)
+      peaks.set(table.name, exported.peakRssBytes / 2 ** 20)
     }
   } finally {
     await emulator.close()
@@ -172,14 +173,16 @@ const main = async () => {
     await duckdbCopy(table.file, duckdbFile)
     const comparison = await compareDataColumns(path.join(out, table.name), duckdbFile, table.columns)
     const overLimit = comparison.columns.filter((c) => c.ratio > COLUMN_LIMIT).map((c) => c.column)
-    verdicts.push({ table: table.name, description: table.description, comparison, overLimit })
+    const peakRssMiB = peaks.get(table.name) ?? 0
+    verdicts.push({ table: table.name, description: table.description, comparison, overLimit, peakRssMiB })
     log('')
-    log(`${table.name}: ${table.description}`)
+    log(`${table.name}: ${table.description}; the export's peak RSS ${peakRssMiB.toFixed(0)} MiB`)
     for (const line of formatComparison(comparison, COLUMN_LIMIT)) log(line)
   }
   const failing = verdicts.filter((v) => v.overLimit.length > 0 || v.comparison.dataColumnsVsDuckdb > TABLE_LIMIT)
   log('')
-  log(`peak RSS of the exports: ${peakMiB.toFixed(0)} MiB`)
+  const peakMiB = Math.max(...peaks.values())
+  log(`peak RSS of the exports: max ${peakMiB.toFixed(0)} MiB`)
   log(
     failing.length === 0
       ? `every table's data columns within ${TABLE_LIMIT} x DuckDB's bytes, no column over ${COLUMN_LIMIT} x`
@@ -195,6 +198,7 @@ const main = async () => {
         description: v.description,
         dataColumnsVsDuckdb: v.comparison.dataColumnsVsDuckdb,
         overLimit: v.overLimit,
+        peakRssMiB: v.peakRssMiB,
         columns: v.comparison.columns,
       })),
     })}\n`,

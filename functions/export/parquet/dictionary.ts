@@ -37,7 +37,13 @@ export interface Dictionary {
 
 /** parquet-mr's default `parquet.dictionary.page.size`: beyond it a dictionary falls back to plain. */
 export const MAX_DICTIONARY_BYTES = 1024 * 1024
-/** Values between checks on whether the dictionary can still pay. */
+/**
+ * Values between checks on the dictionary's size. Only its size is checked before the chunk's end: the share of
+ * distinct values seen so far was the test once, and it gave up on values that repeat only over the whole chunk
+ * (drawn at random from tens of thousands, or cycling through thousands in order: every value of the first
+ * blocks new), where the dictionary wins (bench/shapes.ts). A column of distinct values is then hashed until its
+ * dictionary passes MAX_DICTIONARY_BYTES, at most a MiB of values a chunk.
+ */
 const CHECK_EVERY = 4096
 /**
  * Distinct values per value beyond which a finished dictionary is given up. Higher than plain-size accounting would
@@ -45,13 +51,6 @@ const CHECK_EVERY = 4096
  * third the size of its compressed plain values (measured on the bench's inventory table).
  */
 const MAX_DISTINCT_SHARE = 0.9
-/**
- * Share of new values among the last CHECK_EVERY beyond which the dictionary is given up before the chunk's end:
- * only a column of distinct values (host names, hashes, free text) keeps finding new ones at that rate. The share
- * seen so far was the test once, and it gave up on values drawn at random from tens of thousands, which start out
- * nearly all distinct and repeat only over the whole chunk, where the dictionary wins (bench/shapes.ts).
- */
-const MAX_NEW_SHARE = 0.99
 /** Entries up to this many bytes are copied into the page by a JS loop rather than a subarray and a native copy. */
 const SHORT_VALUE = 64
 
@@ -105,8 +104,6 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
   const indexes = int32s(scratch.indexes, count)
   let size = 0
   let dictionaryBytes = 0
-  /** Entries at the last check. */
-  let checked = 0
 
   const grow = () => {
     capacity *= 2
@@ -160,10 +157,7 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
       if (size * 2 > capacity) grow()
     }
     indexes[i] = entry
-    if ((i + 1) % CHECK_EVERY === 0) {
-      if (dictionaryBytes > MAX_DICTIONARY_BYTES || size - checked > MAX_NEW_SHARE * CHECK_EVERY) return undefined
-      checked = size
-    }
+    if ((i + 1) % CHECK_EVERY === 0 && dictionaryBytes > MAX_DICTIONARY_BYTES) return undefined
   }
   if (dictionaryBytes > MAX_DICTIONARY_BYTES || size > MAX_DISTINCT_SHARE * count) return undefined
   const page = new Uint8Array(scratch.page.take(dictionaryBytes, false), 0, dictionaryBytes)
