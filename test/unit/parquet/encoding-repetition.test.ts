@@ -2,7 +2,8 @@
  * Columns whose values repeat only at distances a 1,024-value sample cannot see: names cycling through 1,500 in
  * order, and timestamps and two-decimal doubles drawn at random from tens of thousands. Each comes out no larger
  * than DuckDB's file of the same CSV makes it (DuckDB is the reference the bench compares with), in one row group
- * of 120,000 rows as DuckDB writes, and reads back the same.
+ * of 120,000 rows as DuckDB writes, and reads back the same, whether the group's copies wait in memory or in
+ * the spill file.
  */
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -58,5 +59,12 @@ describe('columns whose values repeat beyond a sample', () => {
       `SELECT model, strftime(seen, '%Y-%m-%dT%H:%M:%SZ') AS seen, amount, site FROM '${ours.file}' ORDER BY _source_row_number`,
     )
     expect(back.map((row) => [row.model, row.seen, Number(row.amount).toFixed(2), row.site])).toEqual(records)
+    // The same group with all but 64 KiB of its copies in the spill file: the same file, byte for byte.
+    const spilled = await encode(HEADER, records, {
+      rowsPerBatch: 4000,
+      rowGroupLimits: { maxRows: 122_880, maxBytes: 32 * 1024 * 1024, inMemoryBytes: 64 * 1024 },
+    })
+    folders.push(path.dirname(spilled.file))
+    expect(spilled.bytes.equals(ours.bytes)).toBe(true)
   }, 60_000)
 })
