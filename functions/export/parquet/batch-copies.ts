@@ -20,9 +20,10 @@ const INITIAL_BYTES = 1024 * 1024
  * Bytes of copies (cells and offsets) a group keeps in memory before the rest of its batches go to the spill file.
  * Row groups of DuckDB's 122,880 rows held in memory raised the export's peak RSS to 254 MiB on 64 MB tables of
  * 12 columns (bench/shapes.ts), against the 256 MiB bound; from the spill file a column is read back only when its
- * chunk is written, so memory holds one column of the group, not all of them.
+ * chunk is written, so memory holds one column of the group, not all of them. 2 MiB rather than 8: with 8 the
+ * 300,000-row workbook export peaked at 250 MiB, with 2 at 225 and 241 (one and two runs, beside other load).
  */
-export const IN_MEMORY_BYTES = 8 * 1024 * 1024
+export const IN_MEMORY_BYTES = 2 * 1024 * 1024
 
 /** One batch's column in the spill file: where its cells and its offsets are. */
 interface SpilledColumn {

@@ -30,7 +30,7 @@ export interface RowGroupLimits {
 /**
  * DuckDB's 122,880 rows or 32 MiB of cell text: each group pays its own dictionaries, page headers and statistics,
  * and at 32,768 rows they made columns of a few thousand distinct values 1.3-1.4 x DuckDB's bytes. The group's
- * copies past 8 MiB wait in a spill file (batch-copies.ts), so memory holds one column of the group at a time;
+ * copies past 2 MiB wait in a spill file (batch-copies.ts), so memory holds one column of the group at a time;
  * the cell text bounds that column whatever the table's width. See docs/architecture.md ("Row groups").
  */
 const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 122_880, maxBytes: 32 * 1024 * 1024 }
