@@ -13,6 +13,7 @@ import { mulberry32 } from '../../../emulator/prng.ts'
 import { tempDir } from '../../support/cli.ts'
 import { query } from '../../support/duckdb.ts'
 import { encode, metadataOf } from '../../support/encoder.ts'
+import { readWithHyparquet } from '../../support/hyparquet-read.ts'
 
 const ROWS = 120_000
 const random = mulberry32(43)
@@ -59,6 +60,15 @@ describe('columns whose values repeat beyond a sample', () => {
       `SELECT model, strftime(seen, '%Y-%m-%dT%H:%M:%SZ') AS seen, amount, site FROM '${ours.file}' ORDER BY _source_row_number`,
     )
     expect(back.map((row) => [row.model, row.seen, Number(row.amount).toFixed(2), row.site])).toEqual(records)
+    const hyparquet = await readWithHyparquet(ours.bytes)
+    expect(
+      hyparquet.map((row) => [
+        row.model,
+        `${(row.seen as Date).toISOString().slice(0, 19)}Z`,
+        (row.amount as number).toFixed(2),
+        row.site,
+      ]),
+    ).toEqual(records)
     // The same group with all but 64 KiB of its copies in the spill file: the same file, byte for byte.
     const spilled = await encode(HEADER, records, {
       rowsPerBatch: 4000,
