@@ -5,7 +5,7 @@
  * of 120,000 rows as DuckDB writes, and reads back the same, whether the group's copies wait in memory or in
  * the spill file.
  */
-import { rm, writeFile } from 'node:fs/promises'
+import { readdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { encodeCsvRecord } from '../../../emulator/csv.ts'
@@ -76,5 +76,7 @@ describe('columns whose values repeat beyond a sample', () => {
     })
     folders.push(path.dirname(spilled.file))
     expect(spilled.bytes.equals(ours.bytes)).toBe(true)
+    // The spill file went with the encoder's close(); the batch spool is its owner's to delete.
+    expect(await readdir(path.dirname(spilled.file))).toEqual(expect.not.arrayContaining(['spool.bin.group']))
   }, 60_000)
 })
