@@ -14,6 +14,9 @@ import { chooseEncoding, type PageCodec, type ValueEncoding, writeEncodedValues 
 
 export type { PageCodec } from './encoding-choice.ts'
 
+/** Pages as they are: for chunks the codec would make larger. */
+const UNCOMPRESSED: PageCodec = { name: 'UNCOMPRESSED', compress: (bytes) => bytes.slice() }
+
 /** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
 const PAGE_BYTES = 1024 * 1024
 
@@ -161,10 +164,10 @@ export const writeColumnChunk = (
   const choice = chooseEncoding(values, type === 'INT32' || type === 'INT64', built, codec, scratch)
   // Strings without a dictionary: each page in PLAIN and in delta lengths, the smaller kept, unless already known.
   const strings = values.starts !== undefined && values.count > 0
-  const written = (encoding: ValueEncoding) => {
+  const written = (encoding: ValueEncoding, pageCodec = codec) => {
     const plainStrings = strings && encoding === 'PLAIN'
     const chosen: ValueEncoding = plainStrings && byteArrays ? byteArrays : encoding
-    return encodePages(values, chosen, built, codec, plainStrings && byteArrays === undefined)
+    return encodePages(values, chosen, built, pageCodec, plainStrings && byteArrays === undefined)
   }
   let encoding = choice.encoding
   let dictionaryPage = choice.dictionaryPage
@@ -184,6 +187,17 @@ export const writeColumnChunk = (
   }
   encoded ??= written(encoding)
   const dictionary = encoding === 'RLE_DICTIONARY' ? built : undefined
+  // A chunk the codec makes larger (a constant column's few bytes a group, which zstd's frame headers outweigh)
+  // is written uncompressed: the codec is the chunk's to name, and every reader reads UNCOMPRESSED.
+  let chunkCodec = codec
+  if (dictionary) dictionaryPage ??= codec.compress(dictionary.page)
+  const rawBytes = encoded.pages.reduce((sum, page) => sum + page.bodyBytes, 0) + (dictionary?.page.length ?? 0)
+  const packedBytes = encoded.bytes + (dictionary ? dictionaryPage!.length : 0)
+  if (rawBytes < packedBytes && codec.name !== 'UNCOMPRESSED') {
+    chunkCodec = UNCOMPRESSED
+    encoded = written(encoding, UNCOMPRESSED)
+    if (dictionary) dictionaryPage = dictionary.page
+  }
   let uncompressed = 0
   let dictionaryPageOffset: bigint | undefined
   if (dictionary) {
@@ -196,7 +210,7 @@ export const writeColumnChunk = (
         dictionary_page_header: { num_values: dictionary.size, encoding: 'PLAIN' },
       },
       dictionary.page.length,
-      dictionaryPage ?? codec.compress(dictionary.page),
+      dictionaryPage ?? chunkCodec.compress(dictionary.page),
     )
   }
   const dataPageOffset = BigInt(writer.offset)
@@ -226,7 +240,7 @@ export const writeColumnChunk = (
       type,
       encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', ...pagesBy.keys()],
       path_in_schema: [name],
-      codec: codec.name,
+      codec: chunkCodec.name,
       num_values: BigInt(values.rows),
       total_uncompressed_size: BigInt(uncompressed),
       total_compressed_size: BigInt(writer.offset - chunkStart),

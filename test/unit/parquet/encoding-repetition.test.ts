@@ -79,4 +79,17 @@ describe('columns whose values repeat beyond a sample', () => {
     // The spill file went with the encoder's close(); the batch spool is its owner's to delete.
     expect(await readdir(path.dirname(spilled.file))).toEqual(expect.not.arrayContaining(['spool.bin.group']))
   }, 60_000)
+
+  it('writes a chunk that zstd would make larger uncompressed, and it reads back', async () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => ['managed', `${String(i).repeat(3)}-${i % 13}`])
+    const ours = await encode(['state', 'tag'], rows, { rowsPerBatch: 1000 })
+    folders.push(path.dirname(ours.file))
+    const codecs = Object.fromEntries(
+      metadataOf(ours.bytes).row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema[0], c.meta_data!.codec]),
+    )
+    expect(codecs).toMatchObject({ state: 'UNCOMPRESSED', tag: 'ZSTD', _export_run_id: 'UNCOMPRESSED' })
+    const back = await query(`SELECT state, tag FROM '${ours.file}' ORDER BY _source_row_number`)
+    expect(back.map((row) => [row.state, row.tag])).toEqual(rows)
+    expect((await readWithHyparquet(ours.bytes)).map((row) => [row.state, row.tag])).toEqual(rows)
+  })
 })
