@@ -116,14 +116,14 @@ export const compareDataColumns = async (
   return { dataColumnsVsDuckdb: sum((c) => c.ours) / sum((c) => c.duckdb), columns }
 }
 
-/** The comparison as lines of a table, widest ratio first. */
-export const formatComparison = ({ columns, dataColumnsVsDuckdb }: DataColumnsComparison): string[] => [
+/** The comparison as lines of a table, widest ratio first; a column over `limit` x DuckDB's is marked OVER. */
+export const formatComparison = ({ columns, dataColumnsVsDuckdb }: DataColumnsComparison, limit?: number): string[] => [
   `${'column'.padEnd(24)} ${'ours'.padStart(11)} ${'duckdb'.padStart(11)} ${'ratio'.padStart(6)}  our encodings / duckdb's`,
   ...[...columns]
     .sort((a, b) => b.ratio - a.ratio)
     .map(
       (c) =>
-        `${c.column.padEnd(24)} ${String(c.ours).padStart(11)} ${String(c.duckdb).padStart(11)} ${c.ratio.toFixed(2).padStart(6)}  ${c.ourEncodings} / ${c.duckdbEncodings}`,
+        `${c.column.padEnd(24)} ${String(c.ours).padStart(11)} ${String(c.duckdb).padStart(11)} ${c.ratio.toFixed(2).padStart(6)}  ${c.ourEncodings} / ${c.duckdbEncodings}${limit !== undefined && c.ratio > limit ? `  OVER ${limit} x` : ''}`,
     ),
   `data columns (lineage aside): ${dataColumnsVsDuckdb.toFixed(3)} x DuckDB's bytes`,
 ]

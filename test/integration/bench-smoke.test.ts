@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -99,5 +100,51 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
     expect(figures.bundle).toEqual({ bytes: expect.any(Number), coldImportMs: expect.any(Number) })
     expect(stderr).toMatch(/b\. export path/)
     expect(stderr).toMatch(/data columns \(lineage aside\): [\d.]+ x DuckDB's bytes/)
+  }, 180_000)
+
+  it('bench:shapes exports generated tables of untuned shapes and prints every column beside DuckDB, marking those over 1.25 x', async () => {
+    const dir = await tempDir('inventory-shapes-')
+    try {
+      const args = [path.join(ROOT, 'bench/shapes-run.ts'), '--rows', '3000', '--skip-datasets', '--dir', dir]
+      // Exit 1 when a column is over the limit, which a table this small may have: the report says so either way.
+      const { stdout, stderr, code } = await run(process.execPath, args, { cwd: ROOT }).then(
+        (result) => ({ ...result, code: 0 }),
+        (error: { stdout: string; stderr: string; code: number }) => error,
+      )
+      const report = JSON.parse(stdout.trim())
+      expect(report).toMatchObject({ seed: 20_261_201, rows: 3000, peakRssMiB: expect.any(Number) })
+      // One table per decade of distinct values, each count within its decade.
+      expect(
+        report.tables.map((t: { description: string }) => Number(/^(\d+) distinct/.exec(t.description)?.[1])),
+      ).toEqual([
+        expect.toSatisfy((n: number) => n >= 10 && n < 100),
+        expect.toSatisfy((n: number) => n >= 100 && n < 1000),
+        expect.toSatisfy((n: number) => n >= 1000 && n < 10_000),
+        expect.toSatisfy((n: number) => n >= 10_000 && n < 100_000),
+      ])
+      for (const table of report.tables) {
+        expect(table.columns).toHaveLength(12)
+        for (const column of table.columns) {
+          expect(column).toMatchObject({
+            ours: expect.any(Number),
+            duckdb: expect.any(Number),
+            ourEncodings: expect.stringMatching(/\w/),
+          })
+        }
+        const over = table.columns
+          .filter((c: { ratio: number }) => c.ratio > 1.25)
+          .map((c: { column: string }) => c.column)
+        expect(table.overLimit).toEqual(over)
+        for (const column of over) expect(stderr).toMatch(new RegExp(`^${column} .+ OVER 1.25 x$`, 'm'))
+      }
+      const failing = report.tables.some(
+        (t: { overLimit: string[]; dataColumnsVsDuckdb: number }) =>
+          t.overLimit.length > 0 || t.dataColumnsVsDuckdb > 1,
+      )
+      expect(code).toBe(failing ? 1 : 0)
+      expect(stderr).toMatch(failing ? /^OVER: shapes_/m : /^every table's data columns within 1 x DuckDB's bytes/m)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   }, 180_000)
 })

@@ -14,6 +14,9 @@ import { chooseEncoding, type PageCodec, type ValueEncoding, writeEncodedValues 
 
 export type { PageCodec } from './encoding-choice.ts'
 
+/** Pages as they are: for chunks the codec would make larger. */
+const UNCOMPRESSED: PageCodec = { name: 'UNCOMPRESSED', compress: (bytes) => bytes.slice() }
+
 /** Bytes of encoded values per data page, as parquet-mr's default `parquet.page.size`. */
 const PAGE_BYTES = 1024 * 1024
 
@@ -84,19 +87,60 @@ const valueCost = (
   return width === 0 ? 1 / 8 : width
 }
 
-/** Writes a page: its header, then its body compressed. Returns its uncompressed size, header included. */
+/** Writes a page: its header, then its compressed body. Returns its uncompressed size, header included. */
 const writePage = (
   writer: ByteWriter,
   header: Omit<PageHeader, 'compressed_page_size'>,
-  body: Uint8Array,
-  codec: PageCodec,
-  compressed = codec.compress(body),
+  bodyBytes: number,
+  compressed: Uint8Array,
 ): number => {
   const headerStart = writer.offset
   writePageHeader(writer, { ...header, compressed_page_size: compressed.length })
   const headerBytes = writer.offset - headerStart
   writer.appendBytes(compressed)
-  return headerBytes + body.length
+  return headerBytes + bodyBytes
+}
+
+/** A data page encoded and compressed, not yet written. */
+interface EncodedPage {
+  readonly rows: number
+  readonly encoding: Encoding
+  readonly bodyBytes: number
+  readonly compressed: Uint8Array
+}
+
+/**
+ * The chunk's data pages in `encoding`, compressed. Strings without a dictionary are tried page by page in PLAIN and
+ * in delta lengths when `tryDeltaLengths`, the smaller kept.
+ */
+const encodePages = (
+  values: ChunkValues,
+  encoding: ValueEncoding,
+  dictionary: Dictionary | undefined,
+  codec: PageCodec,
+  tryDeltaLengths: boolean,
+): { pages: EncodedPage[]; bytes: number } => {
+  const pages: EncodedPage[] = []
+  let bytes = 0
+  for (const page of splitPages(values, valueCost(values, encoding, dictionary))) {
+    let body = startBody(scratch, values, page)
+    writeEncodedValues(body, values, encoding, dictionary, page.firstValue, page.values)
+    let pageEncoding: Encoding = encoding
+    let compressed = codec.compress(body.getBytes())
+    if (tryDeltaLengths) {
+      const other = startBody(alternative, values, page)
+      writeEncodedValues(other, values, 'DELTA_LENGTH_BYTE_ARRAY', undefined, page.firstValue, page.values)
+      const otherCompressed = codec.compress(other.getBytes())
+      if (otherCompressed.length < compressed.length) {
+        body = other
+        compressed = otherCompressed
+        pageEncoding = 'DELTA_LENGTH_BYTE_ARRAY'
+      }
+    }
+    pages.push({ rows: page.rows, encoding: pageEncoding, bodyBytes: body.index, compressed })
+    bytes += compressed.length
+  }
+  return { pages, bytes }
 }
 
 /**
@@ -118,8 +162,42 @@ export const writeColumnChunk = (
   const chunkStart = writer.offset
   const built = buildDictionary(values)
   const choice = chooseEncoding(values, type === 'INT32' || type === 'INT64', built, codec, scratch)
-  const encoding: Encoding = choice.encoding
+  // Strings without a dictionary: each page in PLAIN and in delta lengths, the smaller kept, unless already known.
+  const strings = values.starts !== undefined && values.count > 0
+  const written = (encoding: ValueEncoding, pageCodec = codec) => {
+    const plainStrings = strings && encoding === 'PLAIN'
+    const chosen: ValueEncoding = plainStrings && byteArrays ? byteArrays : encoding
+    return encodePages(values, chosen, built, pageCodec, plainStrings && byteArrays === undefined)
+  }
+  let encoding = choice.encoding
+  let dictionaryPage = choice.dictionaryPage
+  let encoded: { pages: EncodedPage[]; bytes: number } | undefined
+  if (choice.measureWhole && built) {
+    // Each candidate in full, its pages as they would be written; a dictionary's page counts with its indexes.
+    dictionaryPage = codec.compress(built.page)
+    for (const candidate of choice.measureWhole) {
+      const attempt = written(candidate)
+      const bytes = attempt.bytes + (candidate === 'RLE_DICTIONARY' ? dictionaryPage.length : 0)
+      const best = encoded && encoded.bytes + (encoding === 'RLE_DICTIONARY' ? dictionaryPage.length : 0)
+      if (best === undefined || bytes < best) {
+        encoded = attempt
+        encoding = candidate
+      }
+    }
+  }
+  encoded ??= written(encoding)
   const dictionary = encoding === 'RLE_DICTIONARY' ? built : undefined
+  // A chunk the codec makes larger (a constant column's few bytes a group, which zstd's frame headers outweigh)
+  // is written uncompressed: the codec is the chunk's to name, and every reader reads UNCOMPRESSED.
+  let chunkCodec = codec
+  if (dictionary) dictionaryPage ??= codec.compress(dictionary.page)
+  const rawBytes = encoded.pages.reduce((sum, page) => sum + page.bodyBytes, 0) + (dictionary?.page.length ?? 0)
+  const packedBytes = encoded.bytes + (dictionary ? dictionaryPage!.length : 0)
+  if (rawBytes < packedBytes && codec.name !== 'UNCOMPRESSED') {
+    chunkCodec = UNCOMPRESSED
+    encoded = written(encoding, UNCOMPRESSED)
+    if (dictionary) dictionaryPage = dictionary.page
+  }
   let uncompressed = 0
   let dictionaryPageOffset: bigint | undefined
   if (dictionary) {
@@ -131,49 +209,28 @@ export const writeColumnChunk = (
         uncompressed_page_size: dictionary.page.length,
         dictionary_page_header: { num_values: dictionary.size, encoding: 'PLAIN' },
       },
-      dictionary.page,
-      codec,
-      choice.dictionaryPage,
+      dictionary.page.length,
+      dictionaryPage ?? chunkCodec.compress(dictionary.page),
     )
   }
   const dataPageOffset = BigInt(writer.offset)
-  const pages = splitPages(values, valueCost(values, choice.encoding, dictionary))
-  // Strings without a dictionary: each page in PLAIN and in delta lengths, the smaller kept, unless already known.
-  const strings = encoding === 'PLAIN' && values.starts !== undefined && values.count > 0
-  const tryDeltaLengths = strings && byteArrays === undefined
-  const chosen: ValueEncoding = strings && byteArrays ? byteArrays : choice.encoding
   const pagesBy = new Map<Encoding, number>()
-  for (const page of pages) {
-    let body = startBody(scratch, values, page)
-    writeEncodedValues(body, values, chosen, dictionary, page.firstValue, page.values)
-    let pageEncoding: Encoding = chosen
-    let compressed = codec.compress(body.getBytes())
-    if (tryDeltaLengths) {
-      const other = startBody(alternative, values, page)
-      writeEncodedValues(other, values, 'DELTA_LENGTH_BYTE_ARRAY', undefined, page.firstValue, page.values)
-      const otherCompressed = codec.compress(other.getBytes())
-      if (otherCompressed.length < compressed.length) {
-        body = other
-        compressed = otherCompressed
-        pageEncoding = 'DELTA_LENGTH_BYTE_ARRAY'
-      }
-    }
-    pagesBy.set(pageEncoding, (pagesBy.get(pageEncoding) ?? 0) + 1)
+  for (const page of encoded.pages) {
+    pagesBy.set(page.encoding, (pagesBy.get(page.encoding) ?? 0) + 1)
     uncompressed += writePage(
       writer,
       {
         type: 'DATA_PAGE',
-        uncompressed_page_size: body.index,
+        uncompressed_page_size: page.bodyBytes,
         data_page_header: {
           num_values: page.rows,
-          encoding: pageEncoding,
+          encoding: page.encoding,
           definition_level_encoding: 'RLE',
           repetition_level_encoding: 'RLE',
         },
       },
-      body.getBytes(),
-      codec,
-      compressed,
+      page.bodyBytes,
+      page.compressed,
     )
   }
   const { min, max } = values
@@ -183,7 +240,7 @@ export const writeColumnChunk = (
       type,
       encodings: dictionary ? ['PLAIN', 'RLE', 'RLE_DICTIONARY'] : ['RLE', ...pagesBy.keys()],
       path_in_schema: [name],
-      codec: codec.name,
+      codec: chunkCodec.name,
       num_values: BigInt(values.rows),
       total_uncompressed_size: BigInt(uncompressed),
       total_compressed_size: BigInt(writer.offset - chunkStart),

@@ -37,12 +37,18 @@ export interface Dictionary {
 
 /** parquet-mr's default `parquet.dictionary.page.size`: beyond it a dictionary falls back to plain. */
 export const MAX_DICTIONARY_BYTES = 1024 * 1024
-/** Values between checks on whether the dictionary can still pay. */
+/**
+ * Values between checks on the dictionary's size. Only its size is checked before the chunk's end: the share of
+ * distinct values seen so far was the test once, and it gave up on values that repeat only over the whole chunk
+ * (drawn at random from tens of thousands, or cycling through thousands in order: every value of the first
+ * blocks new), where the dictionary wins (bench/shapes.ts). A column of distinct values is then hashed until its
+ * dictionary passes MAX_DICTIONARY_BYTES, at most a MiB of values a chunk.
+ */
 const CHECK_EVERY = 4096
 /**
- * Distinct values per value beyond which a dictionary is given up. Higher than plain-size accounting would give:
- * a column of some ten thousand e-mail addresses starts out nearly all distinct and ends up a dictionary a third
- * the size of its compressed plain values (measured on the bench's inventory table).
+ * Distinct values per value beyond which a finished dictionary is given up. Higher than plain-size accounting would
+ * give: a column of some ten thousand e-mail addresses starts out nearly all distinct and ends up a dictionary a
+ * third the size of its compressed plain values (measured on the bench's inventory table).
  */
 const MAX_DISTINCT_SHARE = 0.9
 /** Entries up to this many bytes are copied into the page by a JS loop rather than a subarray and a native copy. */
@@ -151,9 +157,9 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
       if (size * 2 > capacity) grow()
     }
     indexes[i] = entry
-    if ((i + 1) % CHECK_EVERY === 0 && !canPay(dictionaryBytes, size, i + 1)) return undefined
+    if ((i + 1) % CHECK_EVERY === 0 && dictionaryBytes > MAX_DICTIONARY_BYTES) return undefined
   }
-  if (!canPay(dictionaryBytes, size, count)) return undefined
+  if (dictionaryBytes > MAX_DICTIONARY_BYTES || size > MAX_DISTINCT_SHARE * count) return undefined
   const page = new Uint8Array(scratch.page.take(dictionaryBytes, false), 0, dictionaryBytes)
   for (let e = 0, at = 0; e < size; e++) {
     const first = entries[e]!
@@ -166,10 +172,6 @@ export const buildDictionary = (values: ChunkValues): Dictionary | undefined => 
   }
   return { size, page, indexes, bitWidth: bitWidthOf(size - 1) }
 }
-
-/** Whether a dictionary of `entries` entries and `bytes` bytes, indexing `values` values, may still be smaller. */
-const canPay = (bytes: number, entries: number, values: number): boolean =>
-  bytes <= MAX_DICTIONARY_BYTES && entries <= MAX_DISTINCT_SHARE * values
 
 /** `array` at twice its length in `buffer`; its values are copied only when the buffer had to grow. */
 const grown = (buffer: ScratchBuffer, array: Int32Array): Int32Array<ArrayBuffer> => {

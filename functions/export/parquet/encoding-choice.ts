@@ -1,6 +1,7 @@
 /**
  * Which encoding a column chunk's values are written in, chosen by measurement: a sample of the chunk is encoded
- * under each candidate the chunk's type allows and compressed with the page codec, and the smallest wins. A rule
+ * under each candidate the chunk's type allows and compressed with the page codec, and the smallest wins; where
+ * the dictionary is too large for a sample to see the chunk's repetition, the candidates' whole pages are. A rule
  * cannot tell ahead of the codec which is smaller: zstd shrinks PLAIN two-decimal doubles and unsorted timestamps
  * below their dictionary indexes or deltas on some columns and not on others (docs/performance.md#encodings).
  * Candidates are those Athena's engine can be shown to read: PLAIN, a dictionary (RLE_DICTIONARY) and, for INT32
@@ -26,6 +27,14 @@ export interface PageCodec {
 const WINDOW = 1024
 /** Windows per sample: spread over the chunk, so a table sorted in stretches is sampled in several of them. */
 const WINDOWS = 4
+/**
+ * Dictionary entries beyond which a window is too short to see the chunk's repetition: with more distinct values
+ * than a quarter of a window, most of a window's values occur in it once, while the chunk repeats each of them
+ * many times, which zstd finds in PLAIN pages and deltas as well. Such a chunk's candidates are measured on its
+ * whole pages (column-chunk.ts). Sampled, values drawn at random from 4,000 came out 1.2 x DuckDB's bytes, and
+ * names cycling through 1,098 in order 2.4 x, as a dictionary where PLAIN was a tenth of the size (bench/shapes.ts).
+ */
+const SAMPLED_ENTRIES = WINDOW / 4
 
 /** The INT32 or INT64 values of a fixed-width integer chunk, as delta packing takes them. */
 export const integersOf = (values: ChunkValues): Int32Array | BigInt64Array => {
@@ -104,7 +113,8 @@ const windowsOf = (count: number): number[] => {
 /**
  * The encoding `values` take least room in once compressed by `codec`. `integer` is true for INT32 and INT64
  * columns (not DOUBLE, whose deltas are not defined). `scratch` is reused for the samples' bodies. A dictionary's
- * page is counted whole (compressed once, here), its indexes like the other candidates' values.
+ * page is counted whole (compressed once, here), its indexes like the other candidates' values. Where a sample
+ * cannot see the chunk's repetition, `measureWhole` lists the candidates, for the caller to encode each in full.
  */
 export const chooseEncoding = (
   values: ChunkValues,
@@ -112,7 +122,7 @@ export const chooseEncoding = (
   dictionary: Dictionary | undefined,
   codec: PageCodec,
   scratch: ByteWriter,
-): { encoding: ValueEncoding; dictionaryPage?: Uint8Array } => {
+): { encoding: ValueEncoding; dictionaryPage?: Uint8Array; measureWhole?: readonly ValueEncoding[] } => {
   if (values.hint === 'sequence') return { encoding: 'DELTA_BINARY_PACKED' }
   if (values.hint === 'constant' && dictionary) return { encoding: 'RLE_DICTIONARY' }
   // A hash's deltas need its full 64 bits and the codec finds nothing in either, so deltas cannot win; measuring
@@ -121,6 +131,9 @@ export const chooseEncoding = (
   const options = candidates(values, integer, dictionary)
   if (options.length === 1) return { encoding: options[0]! }
   const starts = windowsOf(values.count)
+  if (dictionary && dictionary.size > SAMPLED_ENTRIES && starts.length > 1) {
+    return { encoding: 'RLE_DICTIONARY', measureWhole: options }
+  }
   const length = Math.min(values.count, starts.length === 1 ? values.count : WINDOW)
   const scale = values.count / (length * starts.length)
   let best: ValueEncoding = 'PLAIN'

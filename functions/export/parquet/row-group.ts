@@ -31,9 +31,8 @@ export interface LineageSource {
 export class RowGroupEncoder {
   readonly #plan: WritePlan
   readonly #lineage: LineageSource
+  /** The group's copies, column by column: `column(c)` gives column c of each batch as a one-column batch. */
   readonly #copies: BatchCopies
-  /** The group's copies, column by column: `#columns[c]` holds column c of each batch as a one-column batch. */
-  readonly #columns: RecordBatch[][] = []
   #firstRow = 1
   #rows = 0
 
@@ -50,12 +49,8 @@ export class RowGroupEncoder {
 
   /** Keeps a copy of the batch (its buffers go back to the parser for reuse) and fingerprints its rows. */
   add(batch: RecordBatch): void {
-    const columns = this.#copies.copy(batch)
+    this.#copies.add(batch)
     if (this.#rows === 0) this.#firstRow = batch.firstRow
-    for (let c = 0; c < columns.length; c++) {
-      this.#columns[c] ??= []
-      this.#columns[c]!.push(columns[c]!)
-    }
     const rows = this.#rows + batch.rowCount
     // Made now, while the batch's bytes are still in the cache, rather than in a pass over the whole group.
     this.#lineage.fingerprinter.fingerprintInto(batch, this.#copies.fingerprints(rows), this.#rows)
@@ -66,8 +61,9 @@ export class RowGroupEncoder {
   write(file: ParquetFileEncoder): Uint8Array {
     const rows = this.#rows
     const { sourceTableId, run } = this.#lineage
-    // Every batch has every column of the header, so only a group without batches lacks one.
-    const column = (index: number): readonly RecordBatch[] => this.#columns[index] ?? []
+    // Every batch has every column of the header, so only a group without batches lacks one. Read when the
+    // column's chunk is made: copies read back from the spill file are valid until the next column is read.
+    const column = (index: number): readonly RecordBatch[] => this.#copies.column(index)
     const builders: (() => ChunkValues)[] = this.#plan.sources.map((source) => {
       if (source.kind === 'absent') return () => nullValues(rows)
       if (source.kind === 'companion') {
@@ -84,7 +80,6 @@ export class RowGroupEncoder {
     const fingerprints = this.#copies.fingerprints(rows).subarray(0, rows)
     builders.push(...lineageValues(this.#firstRow, rows, sourceTableId, run, () => fingerprints))
     const bytes = file.writeRowGroup(builders, rows)
-    this.#columns.length = 0
     this.#copies.release()
     return bytes
   }

@@ -13,6 +13,7 @@ import type { RecordBatch } from '../normalize/record-batch.ts'
 import type { ColumnTypeInferrer } from '../normalize/types.ts'
 import { planWrite, sameFileLayout, type WritePlan } from '../schema/plan.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
+import { GROUP_SPILL_SUFFIX } from '../scratch/spool-files.ts'
 import { BatchCopies } from './batch-copies.ts'
 import { ParquetFileEncoder } from './encode.ts'
 import { EXPORT_COLUMNS_METADATA_KEY } from './published-export.ts'
@@ -23,14 +24,17 @@ export interface RowGroupLimits {
   readonly maxRows: number
   /** Bytes of cell text per row group: bounds a group's compressed size whatever the width of the table. */
   readonly maxBytes: number
+  /** Bytes of a group's copies kept in memory; the rest go to the spill file. @default IN_MEMORY_BYTES */
+  readonly inMemoryBytes?: number
 }
 
 /**
- * 32 Ki rows or 16 MiB of cell text: the encoder holds a group's values until it is complete, so this bounds the
- * memory a table needs whatever its width; each group carries min/max statistics Athena prunes by.
- * See docs/architecture.md ("Row groups").
+ * DuckDB's 122,880 rows or 32 MiB of cell text: each group pays its own dictionaries, page headers and statistics,
+ * and at 32,768 rows they made columns of a few thousand distinct values 1.3-1.4 x DuckDB's bytes. The group's
+ * copies past 2 MiB wait in a spill file (batch-copies.ts), so memory holds one column of the group at a time;
+ * the cell text bounds that column whatever the table's width. See docs/architecture.md ("Row groups").
  */
-const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 32_768, maxBytes: 16 * 1024 * 1024 }
+const DEFAULT_ROW_GROUP_LIMITS: RowGroupLimits = { maxRows: 122_880, maxBytes: 32 * 1024 * 1024 }
 
 interface TableEncoderSetup {
   readonly tableId: string
@@ -71,7 +75,7 @@ export class TableEncoder {
   readonly #inferrer: ColumnTypeInferrer
   readonly #spool: BatchSpool
   readonly #lineage: LineageSource
-  readonly #copies = new BatchCopies()
+  readonly #copies: BatchCopies
   /** The plan the file is being written with, and the inferrer's revision it was made at. */
   #plan: WritePlan | undefined
   #planRevision = -1
@@ -87,6 +91,7 @@ export class TableEncoder {
     this.#limits = setup.rowGroupLimits ?? DEFAULT_ROW_GROUP_LIMITS
     this.#inferrer = setup.types
     this.#spool = new BatchSpool(setup.spoolPath)
+    this.#copies = new BatchCopies(`${setup.spoolPath}${GROUP_SPILL_SUFFIX}`, this.#limits.inMemoryBytes)
     this.#lineage = {
       sourceTableId: setup.tableId,
       run: setup.run,
@@ -137,9 +142,10 @@ export class TableEncoder {
     return { plan, rows: this.#file.rowsWritten }
   }
 
-  /** Closes the spool file (its owner deletes it). */
+  /** Closes the spool file (its owner deletes it) and deletes the row groups' spill file. */
   close(): void {
     this.#spool.close()
+    this.#copies.close()
   }
 
   #encode(batch: RecordBatch, plan: WritePlan): void {

@@ -3,10 +3,14 @@
  * the parser reuses the batch's buffers, and the memory they take stays that of the largest group, however many
  * groups a table has.
  */
+import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { RecordBatch } from '../../../functions/export/normalize/record-batch.ts'
 import { rowsAsText } from '../../../functions/export/normalize/record-batch.ts'
 import { BatchCopies } from '../../../functions/export/parquet/batch-copies.ts'
+import { tempDir } from '../../support/cli.ts'
 import { batchesOf } from '../../support/encoder.ts'
 
 /** The rows of a batch copied column by column, put back together. */
@@ -56,4 +60,35 @@ describe('batch copies', () => {
     }
     expect(new Set(capacities)).toEqual(new Set([capacities[0]]))
   })
+
+  it('reads a group spilled past its in-memory bytes back as it was, reuses the file for the next group and deletes it on close', async () => {
+    const folder = await tempDir('inventory-copies-')
+    try {
+      const spill = path.join(folder, 'spool.bin.group')
+      // 2 KiB in memory: the first batches stay there, the later ones go to the file.
+      const copies = new BatchCopies(spill, 2048)
+      const capacities: number[] = []
+      for (let group = 0; group < 3; group++) {
+        const batches = batchesOf(records(group, 400), 2, 25)
+        for (const batch of batches) copies.add(batch)
+        expect(existsSync(spill)).toBe(true)
+        const columns = [copies.column(0), copies.column(1)]
+        expect(columns[0]).toHaveLength(batches.length)
+        // Read column by column, as a row group's chunks are made: each read is whole when it is made.
+        const [first, second] = [rowsOfGroup(copies.column(0)), rowsOfGroup(copies.column(1))]
+        expect(first.map((cell, row) => [cell, second[row]!])).toEqual(batches.flatMap(rowsAsText))
+        copies.release()
+        capacities.push(copies.capacityBytes)
+      }
+      expect(new Set(capacities)).toEqual(new Set([capacities[0]]))
+      copies.close()
+      expect(existsSync(spill)).toBe(false)
+    } finally {
+      await rm(folder, { recursive: true, force: true })
+    }
+  })
 })
+
+/** One column's cells over a group's single-column batches. */
+const rowsOfGroup = (pieces: readonly RecordBatch[]): string[] =>
+  pieces.flatMap((piece) => rowsAsText(piece).map(([cell]) => cell!))
