@@ -1,6 +1,6 @@
 /**
  * The local runner's commands: `npm start` (export), `npm run check`, `npm run query`, `npm run ddl`,
- * `npm run reprocess`, `npm run reset`, `npm run help`. Started through cli.mjs.
+ * `npm run reprocess`, `npm run erase`, `npm run reset`, `npm run help`. Started through cli.mjs.
  * Exit status 0 = success, 1 = some table failed or is not ready (or the SQL failed), 2 = bad usage or configuration.
  */
 import {
@@ -12,6 +12,7 @@ import {
   UsageError,
 } from '../export/index.ts'
 import { runCheckCommand } from './check-command.ts'
+import { runEraseCommand } from './erase-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
 import { localHint } from './next-step.ts'
@@ -30,6 +31,11 @@ const COMMANDS = {
   query: { run: runQueryCommand, npm: 'npm run query', does: 'run SQL over the local warehouse (table, csv or json)' },
   ddl: { run: runDdlCommand, npm: 'npm run ddl', does: 'print the Athena DDL of the exported tables' },
   reprocess: { run: runReprocessCommand, npm: 'npm run reprocess', does: "rebuild a date's Parquet from the archive" },
+  erase: {
+    run: runEraseCommand,
+    npm: 'npm run erase',
+    does: 'remove the rows holding a value from every date of a table (erasure requests)',
+  },
   reset: { run: runResetCommand, npm: 'npm run reset', does: 'delete the local warehouse folder, to start afresh' },
   verify: {
     // Loaded only here: the AWS SDK clients verify uses are of no use to a local export.

@@ -108,7 +108,7 @@ interface TerminalTelemetryOptions {
   /** `text` (default): plain lines; `json`: one JSON object a line, as the Lambda logs. */
   readonly logFormat?: LogFormat
   /** Where the table's bytes come from: the service (an export) or the raw archive (a reprocess). */
-  readonly reading?: 'service' | 'archive'
+  readonly reading?: 'service' | 'archive' | 'warehouse'
 }
 
 /**
@@ -155,9 +155,11 @@ export const terminalTelemetry = (
     tableStarted: (table: TableConfig) => {
       active.set(table.name, { startedAt: Date.now(), progress: { bytes: 0, rows: 0 } })
       output.err(
-        reading === 'archive'
-          ? `${table.name}: reading the archived export of table ${table.id}`
-          : `${table.name}: downloading table ${table.id}`,
+        reading === 'service'
+          ? `${table.name}: downloading table ${table.id}`
+          : reading === 'archive'
+            ? `${table.name}: reading the archived export of table ${table.id}`
+            : `${table.name}: reading the published rows of table ${table.id}`,
       )
       redraw(true)
     },
@@ -169,7 +171,7 @@ export const terminalTelemetry = (
       if (now - (lastProgress.get(table.name) ?? 0) < PROGRESS_INTERVAL_MS) return
       lastProgress.set(table.name, now)
       output.err(
-        `${table.name}: ${formatBytes(progress.bytes)} ${reading === 'archive' ? 'read' : 'received'}, ${progress.rows.toLocaleString('en-US')} rows, ${entry ? rate(progress.bytes, entry.startedAt) : '-'}`,
+        `${table.name}: ${formatBytes(progress.bytes)} ${reading === 'service' ? 'received' : 'read'}, ${progress.rows.toLocaleString('en-US')} rows, ${entry ? rate(progress.bytes, entry.startedAt) : '-'}`,
       )
     },
     tableFinished: (outcome: TableOutcome) => {

@@ -130,6 +130,28 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     expect(strip(after)).toEqual(strip(before))
     expect((await s3Keys(`archived/_runs/dt=${DATE}/`)).length).toBe(2)
   }, 120_000)
+
+  it('erases the rows holding a value from the dates in S3 with npm run erase, and deletes their raw bodies', async () => {
+    const config = path.join(work, 'erase.json')
+    await writeFile(
+      config,
+      JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '1003', name: 'users', archiveRaw: true }] }),
+    )
+    const out = 's3://warehouse/erased'
+    const token = await tokenFile(DEMO_TOKEN)
+    const exported = await cli(['export', '--config', config, '--token-file', token, '--out', out, '--date', DATE])
+    expect(exported.exitCode, exported.stderr).toBe(0)
+    const before = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
+    const userId = String(before[0]!.user_id)
+
+    const erased = await cli(['erase', '--config', config, '--out', out, '--table', 'users', '--where', `user_id=${userId}`])
+
+    expect(erased.exitCode, erased.stderr).toBe(0)
+    expect(erased.stdout).toContain(`users: 1 row matching user_id removed from 1 date (dt=${DATE})`)
+    const after = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
+    expect(after.map((row) => row.user_id)).toEqual(before.slice(1).map((row) => row.user_id))
+    expect(await s3Keys(`erased/_raw/users/`)).toEqual([])
+  }, 120_000)
 })
 
 describe('npm start --out that S3 or the flags refuse', () => {

@@ -80,9 +80,16 @@ export interface TableOutcome {
   readonly keys?: KeyReport
   /** Every upstream change guard that fired, held or warned. */
   readonly guards?: readonly GuardFinding[]
+  /** What an erasure request (`npm run erase`) left out of the date: the columns matched on, never the values. */
+  readonly erasure?: ErasureRecord
   /** Export dates this run removed because they were past the table's `retention`. */
   readonly expiredDates?: readonly string[]
   readonly error?: TableErrorRecord
+}
+
+export interface ErasureRecord {
+  readonly columns: readonly string[]
+  readonly rowsRemoved: number
 }
 
 export interface RunRecord {

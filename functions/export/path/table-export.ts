@@ -165,6 +165,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       ...(warnings.length > 0 ? { warnings } : {}),
       ...(encoded.keys ? { keys: encoded.keys } : {}),
       ...(expired.dates.length > 0 ? { expiredDates: expired.dates } : {}),
+      ...(bytes.erasure ? { erasure: bytes.erasure() } : {}),
       ...(guarded.findings.length > 0 ? { guards: guarded.findings } : {}),
     }
   } finally {
@@ -250,7 +251,8 @@ const encode = async (
         columns: named.columns,
         types: named.types,
         previous,
-        run: context.run,
+        // A date's own rows, rewritten (history), keep the run and time they were exported at.
+        run: bytes.lineage ? { ...context.run, ...bytes.lineage } : context.run,
         spoolPath,
       },
       upload,

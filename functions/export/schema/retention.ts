@@ -40,7 +40,7 @@ export const retainedDates = (dates: readonly string[], retention: RetentionConf
 }
 
 /** The table's export dates as the store holds them: its data objects and its dates relation together. */
-const storedDates = async (store: WarehouseStore, table: string): Promise<string[]> => {
+export const storedDates = async (store: WarehouseStore, table: string): Promise<string[]> => {
   const pattern = new RegExp(`^${table}/${PARTITION_KEY}=([^/]+)/${DATA_OBJECT_NAME}$`)
   const dates = new Set(await listExportDates(store, table))
   for (const key of await store.listKeys(`${table}/`)) {

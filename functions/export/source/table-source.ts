@@ -5,6 +5,7 @@
  */
 import type { TableConfig } from '../core/config.ts'
 import type { RunMode } from '../core/constants.ts'
+import type { ErasureRecord } from '../core/run-record.ts'
 import type { RetryNotice } from './retry.ts'
 
 /** The bytes of one table's export, as they arrive. */
@@ -21,6 +22,10 @@ export interface TableBytes {
   readonly cancel: () => void
   /** Whether to keep these bytes in the raw archive (never when they come from it). */
   readonly archive: boolean
+  /** The run and time the rows were first exported at, when the bytes are a published date's own (history). */
+  readonly lineage?: { readonly runId: string; readonly exportedAt: Date } | undefined
+  /** What the source left out (an erasure request), once the body has been read. */
+  readonly erasure?: (() => ErasureRecord) | undefined
   /** Lines reported with the table's outcome (an archive no run record vouches for). */
   readonly warnings?: readonly string[]
 }

@@ -15,7 +15,8 @@ export class DataError extends ExportError {
       | 'LIMIT_EXCEEDED'
       | 'VALUE_OUT_OF_RANGE'
       | 'RAW_ARCHIVE_MISSING'
-      | 'RAW_ARCHIVE_CORRUPT',
+      | 'RAW_ARCHIVE_CORRUPT'
+      | 'DATA_OBJECT_MISSING',
     details: { tableId?: string | undefined; reason: string; line?: number; hint?: string; cause?: unknown },
   ) {
     super(ErrorCode[code], FailureClass.DATA, `${tableSubject(details.tableId)}${details.reason}`, {

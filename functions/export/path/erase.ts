@@ -1,0 +1,192 @@
+/**
+ * An erasure request: every date of one table rewritten without the rows whose columns hold the given values,
+ * through the table's own path (`runExport`) fed by the date's own Parquet (source/warehouse-source.ts), so each
+ * object is replaced exactly as an export replaces it, or left as it was. A date is rewritten only when it holds a
+ * matching row, so a rerun after a crash or a failure finishes what is left and a finished request changes nothing.
+ * A date's raw bodies (`_raw/`) hold the rows as received: they are deleted before the date is rewritten.
+ * The values are never logged, recorded or put in an error: only the column names and the counts are.
+ */
+import type { TableCatalog } from '../catalog/table-catalog.ts'
+import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { ColumnType, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
+import { ConfigError, UsageError } from '../core/errors.ts'
+import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import type { RunRecord } from '../core/run-record.ts'
+import { pseudonym } from '../normalize/personal-data.ts'
+import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import { readTableSchema } from '../schema/registry.ts'
+import { storedDates } from '../schema/retention.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
+import { cellText, type HistoryColumn, type RowFilter, warehouseSource } from '../source/warehouse-source.ts'
+import { runExport } from './run.ts'
+import type { RunTelemetry } from './telemetry.ts'
+
+export interface ErasureCondition {
+  /** An exported data column of the table. */
+  readonly column: string
+  /** The value as the service sent it (for a pseudonymized column: in clear; its pseudonym is matched). */
+  readonly value: string
+}
+
+export interface ErasureDeps {
+  readonly store: WarehouseStore
+  readonly telemetry: RunTelemetry
+  readonly spoolDirectory: string
+  readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /** Told each rewritten date's schema, as an export tells it (Glue on AWS). */
+  readonly catalog?: TableCatalog | undefined
+}
+
+export interface ErasedDate {
+  readonly exportDate: string
+  /** Rows that matched (and, unless a dry run, were removed). */
+  readonly rows: number
+  /** The date's rewrite, when one ran. */
+  readonly record?: RunRecord
+}
+
+export interface ErasureResult {
+  readonly table: string
+  readonly columns: readonly string[]
+  readonly dates: readonly ErasedDate[]
+  /** The first date whose rewrite failed: the request stopped there, and a rerun goes on from it. */
+  readonly failed?: ErasedDate
+}
+
+type ErasureConfig = Pick<ExportConfig, 'export' | 'limits'>
+
+const TEXT_OF: Record<string, (bytes: Uint8Array, start: number, end: number) => boolean> = {
+  [ColumnType.BIGINT]: bigintAt,
+  [ColumnType.DOUBLE]: doubleAt,
+  [ColumnType.BOOLEAN]: booleanAt,
+  [ColumnType.DATE]: dateAt,
+  [ColumnType.TIMESTAMP]: timestampAt,
+}
+
+/** The texts a stored cell of `type` may show for `value`: the value as given, and its typed value's spelling. */
+const spellings = (value: string, type: ColumnType): string[] => {
+  const parse = TEXT_OF[type]
+  const bytes = Buffer.from(value)
+  if (parse === undefined || !parse(bytes, 0, bytes.length)) return [value]
+  const typed =
+    type === ColumnType.BIGINT
+      ? parsed.isBig
+        ? parsed.big
+        : BigInt(parsed.value)
+      : type === ColumnType.BOOLEAN
+        ? parsed.value === 1
+        : type === ColumnType.DATE
+          ? new Date(parsed.value * 86_400_000)
+          : type === ColumnType.TIMESTAMP
+            ? new Date(parsed.value)
+            : parsed.value
+  return [...new Set([value, cellText(typed, type)!])]
+}
+
+/** Each condition as the texts to match, naming the column (never the value) when it cannot be matched. */
+const rowFilters = (
+  table: TableConfig,
+  schema: TableSchema,
+  conditions: readonly ErasureCondition[],
+  key: PseudonymizationKey | undefined,
+): RowFilter[] => {
+  const data = schema.columns.filter((c) => c.textOf === undefined && !LINEAGE_COLUMN_NAMES.includes(c.name))
+  return conditions.map(({ column, value }) => {
+    const registered = data.find((c) => c.name === column)
+    if (registered === undefined) {
+      throw new UsageError(
+        `--where names "${column}", which is not a data column of ${table.name} (columns: ${data.map((c) => c.name).join(', ')})`,
+      )
+    }
+    if (!table.columns.pseudonymize.includes(column)) return { column, texts: spellings(value, registered.type) }
+    if (key === undefined) {
+      throw new ConfigError('pseudonymization key', [
+        {
+          field: '--pseudonymization-key-file',
+          message: `is needed: ${column} is pseudonymized, so the value is matched by its pseudonym`,
+        },
+      ])
+    }
+    return { column, texts: [pseudonym(key, Buffer.from(value))] }
+  })
+}
+
+/**
+ * The table as the path reads its own Parquet back: a plain UTF-8 CSV, every column already controlled (a
+ * pseudonym is not pseudonymized again; a dropped column is no longer registered), kept whatever its retention.
+ */
+const asStored = (table: TableConfig): TableConfig => ({
+  ...table,
+  format: 'csv',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  delimiter: ',',
+  shortRows: 'fail',
+  archiveRaw: false,
+  retention: false,
+  sheet: undefined,
+  columns: { ...table.columns, drop: [], pseudonymize: [] },
+})
+
+/** Removes the matching rows from every date of `table` (or, with `dryRun`, counts them). */
+export const eraseRows = async (
+  config: ErasureConfig,
+  table: TableConfig,
+  conditions: readonly ErasureCondition[],
+  deps: ErasureDeps,
+  { dryRun = false, onDate }: { dryRun?: boolean; onDate?: (date: ErasedDate) => void } = {},
+): Promise<ErasureResult> => {
+  const { store } = deps
+  const schema = await readTableSchema(store, table.name)
+  if (schema === undefined) {
+    throw new UsageError(`${table.name} has no schema registry in ${store.root}: nothing of it was published there`)
+  }
+  const filters = rowFilters(table, schema, conditions, deps.pseudonymizationKey)
+  const columns: HistoryColumn[] = schema.columns.map(({ name, header, type, textOf }) => ({
+    name,
+    header,
+    type,
+    textOf,
+  }))
+  const source = warehouseSource(store, { columns, filters, spoolDirectory: deps.spoolDirectory })
+  const stored = asStored(table)
+  const dates: ErasedDate[] = []
+  for (const exportDate of await storedDates(store, table.name)) {
+    const rows = await countMatches(source, stored, exportDate)
+    if (rows === 0) continue
+    let record: RunRecord | undefined
+    if (!dryRun) {
+      for (const key of await store.listKeys(`${RAW_FOLDER}/${table.name}/${PARTITION_KEY}=${exportDate}/`)) {
+        await store.deleteObject(key)
+      }
+      record = await runExport(
+        { ...config, tables: [stored] },
+        { source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog },
+        { exportDate, acceptChanges: true },
+      )
+    }
+    const date = { exportDate, rows, ...(record ? { record } : {}) }
+    dates.push(date)
+    onDate?.(date)
+    if (record?.status === 'failed')
+      return { table: table.name, columns: conditions.map((c) => c.column), dates, failed: date }
+  }
+  return { table: table.name, columns: conditions.map((c) => c.column), dates }
+}
+
+/** The rows of `exportDate` that match, by reading the date through the source without writing anything. */
+const countMatches = async (
+  source: ReturnType<typeof warehouseSource>,
+  table: TableConfig,
+  exportDate: string,
+): Promise<number> => {
+  const bytes = await source.open(table, { exportDate, attempt: 1 })
+  try {
+    for await (const _ of bytes.body);
+    return bytes.erasure?.().rowsRemoved ?? 0
+  } finally {
+    bytes.cancel()
+  }
+}

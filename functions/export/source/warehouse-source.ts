@@ -1,0 +1,214 @@
+/**
+ * A date's own Parquet as a table source, for changing history (erasure requests): the object an export published
+ * is read back row group by row group and handed to the table's path as the CSV it stands for, under the header
+ * texts the registry keeps, so naming, typing, encoding and publishing are the export's own. Each typed value is
+ * written in a spelling the path reads back as the same value (`cellText`); a value kept in its `<column>__text`
+ * companion is handed over as that text. Rows a filter matches are left out, and counted. Memory is one row group.
+ */
+import { createWriteStream } from 'node:fs'
+import { open, rm } from 'node:fs/promises'
+import { pipeline } from 'node:stream/promises'
+import { zstdDecompressSync } from 'node:zlib'
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetRead } from 'hyparquet'
+import { type ColumnType, DATA_OBJECT_NAME, LineageColumn, PARTITION_KEY, RunMode } from '../core/constants.ts'
+import { DataError, StateCorruptError } from '../core/errors.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
+import type { TableSource } from './table-source.ts'
+
+/** A registry column as this source needs it: its name, the header it came from, its type, its companion. */
+export interface HistoryColumn {
+  readonly name: string
+  /** The header text; a companion (`textOf`) has none. */
+  readonly header?: string | undefined
+  readonly type: ColumnType
+  readonly textOf?: string | undefined
+}
+
+/** Rows to leave out: each entry's column must hold one of its texts (as `cellText` spells the value). */
+export interface RowFilter {
+  readonly column: string
+  readonly texts: readonly string[]
+}
+
+export interface WarehouseSourceOptions {
+  /** The table's registered columns (schema/registry.ts), in registry order. */
+  readonly columns: readonly HistoryColumn[]
+  /** Rows matching every entry are left out. @default none: every row is kept */
+  readonly filters?: readonly RowFilter[]
+  /** Where the object is spooled for random access (the Lambda's /tmp, or the OS temp folder). */
+  readonly spoolDirectory: string
+}
+
+const BATCH_BYTES = 1024 * 1024
+
+/** A value as the path reads it back: decimal integers, doubles with a point, ISO dates and instants. */
+export const cellText = (value: unknown, type: ColumnType): string | undefined => {
+  if (value === null || value === undefined) return undefined
+  if (typeof value === 'bigint') return String(value)
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (value instanceof Date) return type === 'date' ? value.toISOString().slice(0, 10) : value.toISOString()
+  if (typeof value === 'number') {
+    if (Object.is(value, -0)) return '-0.0'
+    const text = String(value)
+    // `1e+21` and `5e-7` are not doubles to the path (values.ts): the mantissa needs its point.
+    const [mantissa, exponent] = text.split('e')
+    if (exponent === undefined) return text
+    return `${mantissa!.includes('.') ? mantissa : `${mantissa}.0`}e${exponent}`
+  }
+  return String(value)
+}
+
+const csvField = (text: string | undefined): string =>
+  text === undefined || text === '' ? '' : `"${text.replace(/"/g, '""')}"`
+
+/** The store's object spooled to a file, read by ranges. */
+const spooledParquet = async (
+  store: WarehouseStore,
+  key: string,
+  spoolDirectory: string,
+): Promise<{ file: AsyncBuffer; close: () => Promise<void> } | undefined> => {
+  const body = await store.readObject(key)
+  if (body === undefined) return undefined
+  const path = await newSpoolFile(spoolDirectory, SpoolKind.batches)
+  try {
+    await pipeline(body, createWriteStream(path, { flags: 'wx' }))
+    const handle = await open(path, 'r')
+    const { size } = await handle.stat()
+    const file: AsyncBuffer = {
+      byteLength: size,
+      slice: async (start, end = size) => {
+        const bytes = Buffer.allocUnsafe(end - start)
+        await handle.read(bytes, 0, bytes.length, start)
+        return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
+      },
+    }
+    return { file, close: () => handle.close().finally(() => rm(path, { force: true })) }
+  } catch (error) {
+    await rm(path, { force: true })
+    throw error
+  }
+}
+
+const COMPRESSORS = { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)) }
+
+export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceOptions): TableSource => ({
+  mode: RunMode.ERASE,
+  warnings: [],
+  check: async () => ({}),
+  open: async (table, { exportDate }) => {
+    const key = `${table.name}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
+    const spooled = await spooledParquet(store, key, options.spoolDirectory)
+    if (spooled === undefined) {
+      throw new DataError('DATA_OBJECT_MISSING', {
+        tableId: table.id,
+        reason: `dt=${exportDate} has no data object ${key}`,
+        hint: 'nothing to change for this date; list the dates with npm run query -- "SELECT DISTINCT dt FROM <table>"',
+      })
+    }
+    let metadata: FileMetaData
+    try {
+      metadata = await parquetMetadataAsync(spooled.file)
+    } catch (error) {
+      await spooled.close()
+      throw new StateCorruptError({
+        tableId: table.id,
+        where: store.root,
+        key,
+        reason: `it is not a Parquet file this exporter can read (${(error as Error).message})`,
+        hint: 'nothing was changed; on AWS restore the object from an earlier S3 version, locally re-export the date',
+      })
+    }
+    const inFile = new Set(metadata.schema.slice(1).map((element) => element.name))
+    const data = options.columns.filter((c) => c.textOf === undefined && c.header !== undefined && inFile.has(c.name))
+    const companionOf = new Map(
+      options.columns.filter((c) => c.textOf !== undefined && inFile.has(c.name)).map((c) => [c.textOf!, c.name]),
+    )
+    const read = [...data.map((c) => c.name), ...companionOf.values()]
+    const at = new Map(read.map((name, i) => [name, i]))
+    const filters = (options.filters ?? []).map((f) => ({ index: data.findIndex((c) => c.name === f.column), ...f }))
+    const readRows = async (rowStart: number, rowEnd: number, columns: readonly string[]): Promise<unknown[][]> => {
+      let rows: unknown[][] = []
+      await parquetRead({
+        file: spooled.file,
+        metadata,
+        columns: [...columns],
+        rowStart,
+        rowEnd,
+        rowFormat: 'array',
+        compressors: COMPRESSORS,
+        onComplete: (done: unknown[][]) => {
+          rows = done
+        },
+      })
+      return rows
+    }
+    // The rows keep the run and the time they were exported at: an erasure exports nothing anew.
+    const [first] =
+      Number(metadata.num_rows) > 0 ? await readRows(0, 1, [LineageColumn.RUN_ID, LineageColumn.EXPORTED_AT]) : []
+    const lineage = first && { runId: String(first[0]), exportedAt: first[1] as Date }
+    let removed = 0
+    let received = 0
+    let cancelled = false
+    let closed: Promise<void> | undefined
+    const close = () => {
+      closed ??= spooled.close().catch(() => undefined)
+      return closed
+    }
+
+    const rowText = (row: readonly unknown[]): (string | undefined)[] =>
+      data.map((column) => {
+        const companion = companionOf.get(column.name)
+        const kept = companion === undefined ? undefined : row[at.get(companion)!]
+        return kept === null || kept === undefined ? cellText(row[at.get(column.name)!], column.type) : String(kept)
+      })
+
+    async function* body(): AsyncGenerator<Buffer> {
+      try {
+        let text = `${data.map((c) => csvField(c.header)).join(',')}\n`
+        let rowStart = 0
+        for (const group of metadata.row_groups) {
+          const rowEnd = rowStart + Number(group.num_rows)
+          const rows = await readRows(rowStart, rowEnd, read)
+          rowStart = rowEnd
+          for (const row of rows) {
+            if (cancelled) return
+            const cells = rowText(row)
+            if (filters.length > 0 && filters.every((f) => f.index >= 0 && f.texts.includes(cells[f.index] ?? ''))) {
+              removed++
+              continue
+            }
+            text += `${cells.map(csvField).join(',')}\n`
+            if (text.length >= BATCH_BYTES) {
+              const chunk = Buffer.from(text)
+              received += chunk.length
+              yield chunk
+              text = ''
+            }
+          }
+        }
+        const chunk = Buffer.from(text)
+        received += chunk.length
+        yield chunk
+      } finally {
+        await close()
+      }
+    }
+
+    return {
+      body: body(),
+      charset: 'utf-8',
+      received: () => received,
+      // The path cancels whether or not it read the body: the spool goes either way.
+      cancel: () => {
+        cancelled = true
+        void close()
+      },
+      archive: false,
+      ...(lineage ? { lineage } : {}),
+      ...(filters.length > 0
+        ? { erasure: () => ({ columns: filters.map((f) => f.column), rowsRemoved: removed }) }
+        : {}),
+    }
+  },
+})

@@ -1,0 +1,112 @@
+/**
+ * `npm run erase`: an erasure request (GDPR Art. 17). Every date of one table is rewritten without the rows whose
+ * columns hold the given values, through the export's own path; `--dry-run` counts them and writes nothing.
+ * The values are never printed: only the columns, the dates and the counts.
+ */
+import os from 'node:os'
+import path from 'node:path'
+import { closestKey, type ErasureCondition, eraseRows, parseConfigWithoutSource, UsageError } from '../export/index.ts'
+import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
+import { ExitCode } from './exit-code.ts'
+import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
+import { readPseudonymizationKey } from './pseudonymization-key.ts'
+import { type TerminalOutput, terminalTelemetry } from './terminal.ts'
+import { openWarehouse } from './warehouse-target.ts'
+
+const { date: _date, table: _table, ...SHARED } = REPROCESS_FLAGS
+
+export const ERASE_FLAGS = {
+  table: {
+    type: 'string',
+    value: 'NAME|ID',
+    help: 'the configured table to erase from (with --config); without one, ID=NAME',
+  },
+  where: {
+    type: 'string',
+    multiple: true,
+    value: 'COLUMN=VALUE',
+    help: 'remove the rows whose column holds this value (repeatable: every one must match);\nfor a pseudonymized column give the value in clear: its pseudonym is matched',
+  },
+  'dry-run': { type: 'boolean', help: 'print the dates and rows that would change, and change nothing' },
+  ...SHARED,
+} as const satisfies FlagSpecs
+
+const ERASE_USAGE = `Usage: npm run erase -- --table NAME --where COLUMN=VALUE [--where ...] [--dry-run] --config FILE [--out DIR|s3://BUCKET[/PREFIX]]
+
+Removes the rows that match from every export date of the table: each date's object is rewritten through the
+same naming, typing and publishing as an export and replaced atomically, or left as it was. The raw archive of a
+date that held a matching row is deleted. A rerun goes on where a stopped one left off; a finished one changes
+nothing. The values are never printed or recorded, only the columns, the dates and the row counts.
+
+${flagHelp(ERASE_FLAGS)}`
+
+const condition = (flag: string): ErasureCondition => {
+  const at = flag.indexOf('=')
+  // The value is never quoted back: it is the personal data being erased.
+  if (at <= 0 || at === flag.length - 1) throw new UsageError('--where must be COLUMN=VALUE with a column and a value')
+  return { column: flag.slice(0, at), value: flag.slice(at + 1) }
+}
+
+export const runEraseCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {
+  const values = parseFlags(ERASE_FLAGS, argv).values
+  if (values.help) {
+    output.out(ERASE_USAGE)
+    return ExitCode.OK
+  }
+  if (values.table === undefined) throw new UsageError('--table is required: the table to erase from')
+  if (values.where === undefined) throw new UsageError('--where is required: COLUMN=VALUE of the rows to remove')
+  const conditions = values.where.map(condition)
+  // With a configuration file --table picks one of its tables; without, it names the table as ID=NAME.
+  const own = (arg: string) => ['--where', '--dry-run', '--table'].includes(arg) || /^--(where|table)=/.test(arg)
+  const rest = argv.filter((arg, i) => !own(arg) && !isValueOf(argv, i))
+  const tableFlags = values.config === undefined ? ['--table', values.table] : []
+  const command = await parseExportArgs([...rest, ...tableFlags], REPROCESS_FLAGS)
+  const { source: _source, ...withoutSource } = command.configInput
+  const config = parseConfigWithoutSource(withoutSource, command.configOrigin)
+  const selector = values.config === undefined ? (values.table.split('=')[1] ?? values.table) : values.table
+  const table = config.tables.find((t) => t.name === selector || t.id === selector)
+  if (table === undefined) {
+    const guess = closestKey(
+      selector,
+      config.tables.map((t) => t.name),
+    )
+    throw new UsageError(
+      `--table "${selector}" is not a configured table id or name${guess ? `; did you mean "${guess}"?` : ''}`,
+      `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
+    )
+  }
+  const { store, catalog } = await openWarehouse(command.warehouse)
+  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  const dryRun = values['dry-run'] === true
+  const result = await eraseRows(
+    config,
+    table,
+    conditions,
+    {
+      store,
+      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'warehouse' }),
+      spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
+      pseudonymizationKey,
+      catalog,
+    },
+    {
+      dryRun,
+      onDate: (date) =>
+        output.err(
+          `${table.name}: dt=${date.exportDate}: ${date.rows.toLocaleString('en-US')} ${date.rows === 1 ? 'row' : 'rows'} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
+        ),
+    },
+  )
+  const rows = result.dates.reduce((sum, d) => sum + d.rows, 0)
+  const by = result.columns.join(', ')
+  output.out(
+    result.failed
+      ? `${result.table}: stopped at dt=${result.failed.exportDate}; run the same command again once its error is fixed`
+      : `${result.table}: ${rows.toLocaleString('en-US')} ${rows === 1 ? 'row' : 'rows'} matching ${by} ${dryRun ? 'would be removed from' : 'removed from'} ${result.dates.length} ${result.dates.length === 1 ? 'date' : 'dates'}${result.dates.length > 0 ? ` (${result.dates.map((d) => `dt=${d.exportDate}`).join(', ')})` : ''}`,
+  )
+  return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
+}
+
+/** Whether argv[i] is the value of the flag before it (`--where a=b`, `--table x`). */
+const isValueOf = (argv: readonly string[], i: number): boolean =>
+  i > 0 && ['--where', '--table'].includes(argv[i - 1]!) && !argv[i]!.startsWith('--')
