@@ -15,12 +15,13 @@ import {
   tableViews,
   UsageError,
   WarehouseEmptyError,
+  type WarehouseStore,
 } from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 import { type QueryResult, renderCsv, renderJson, renderResult } from './query-formats.ts'
 import type { TerminalOutput } from './terminal.ts'
-import { localWarehouseFolder } from './warehouse-target.ts'
+import { localWarehouseFolder, openWarehouse, parseWarehouseTarget } from './warehouse-target.ts'
 
 const QUERY_FORMATS = ['table', 'csv', 'json'] as const
 type QueryFormat = (typeof QUERY_FORMATS)[number]
@@ -38,12 +39,16 @@ const QUERY_FLAGS = {
 } as const satisfies FlagSpecs
 
 const DDL_FLAGS = {
-  out: { ...OUT_FLAG, help: 'the warehouse folder whose registry to read (default ./warehouse)' },
+  out: {
+    ...OUT_FLAG,
+    value: 'DIR|s3://BUCKET[/PREFIX]',
+    help: 'the warehouse whose registry to read: a folder (default ./warehouse), or S3 with your\nAWS credentials (then also the default --location-root)',
+  },
   database: { type: 'string', value: 'NAME', help: 'Glue database (default inventory)' },
   'location-root': {
     type: 'string',
     value: 'S3_URI',
-    help: 'where the tables live in S3 (default s3://YOUR-BUCKET/inventory)',
+    help: 'where the tables live in S3, an s3:// URL (default: the s3:// --out, else\ns3://YOUR-BUCKET/inventory)',
   },
   help: HELP_FLAG,
 } as const satisfies FlagSpecs
@@ -60,7 +65,30 @@ ${flagHelp(QUERY_FLAGS)}
 
 Exit status: 0 the query ran; 1 the SQL failed or nothing has been exported yet; 2 bad usage.`
 
-const DDL_USAGE = `Usage: npm run ddl -- [--out DIR] [--database NAME] [--location-root S3_URI]
+/** Where the DDL says the tables live: an s3:// URL, by default the bucket and prefix read (or a placeholder). */
+const ddlLocationRoot = (flag: string | undefined, s3Root: string | undefined): string => {
+  if (flag === undefined) return s3Root ?? 's3://YOUR-BUCKET/inventory'
+  if (!/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(flag)) {
+    throw new UsageError(
+      `--location-root must be an s3:// URL (s3://BUCKET/PREFIX), got "${flag}"`,
+      'write it as Athena reads a LOCATION, e.g. --location-root s3://acme-lake/inventory',
+    )
+  }
+  return flag.replace(/\/+$/, '')
+}
+
+/** The tables with a readable schema registry under `_schemas/`. */
+const registeredTables = async (store: WarehouseStore): Promise<string[]> => {
+  const names = (await store.listKeys('_schemas')).filter((key) => key.endsWith('.json'))
+  const tables: string[] = []
+  for (const key of names) {
+    const name = key.slice(key.lastIndexOf('/') + 1, -'.json'.length)
+    if (await readTableSchema(store, name)) tables.push(name)
+  }
+  return tables.sort()
+}
+
+const DDL_USAGE = `Usage: npm run ddl -- [--out DIR|s3://BUCKET[/PREFIX]] [--database NAME] [--location-root S3_URI]
 
 Prints the Athena CREATE EXTERNAL TABLE (with partition projection) and CREATE VIEW statements for every table
 in the warehouse's schema registry, for accounts that do not let the exporter write to Glue.
@@ -110,16 +138,12 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
     output.out(DDL_USAGE)
     return ExitCode.OK
   }
-  const store = new FolderWarehouseStore(
-    localWarehouseFolder(values.out, {
-      command: 'npm run ddl',
-      hint: 'point --out at a local warehouse folder; --location-root s3://BUCKET/PREFIX sets where the DDL says the tables live',
-    }),
-  )
+  // The registry is read where the exporter wrote it: a folder, or the deployed bucket with your credentials.
+  const target = parseWarehouseTarget({ out: values.out })
+  const store = target.kind === 'folder' ? new FolderWarehouseStore(target.folder) : (await openWarehouse(target)).store
   const database = values.database ?? 'inventory'
-  const locationRoot = (values['location-root'] ?? 's3://YOUR-BUCKET/inventory').replace(/\/+$/, '')
-  const { warehouseTables } = await import('./warehouse-sql.ts')
-  const tables = await warehouseTables(store.root)
+  const locationRoot = ddlLocationRoot(values['location-root'], target.kind === 'folder' ? undefined : store.root)
+  const tables = await registeredTables(store)
   if (tables.length === 0) throw new WarehouseEmptyError(store.root)
   const statements: string[] = []
   for (const table of tables) {
@@ -128,7 +152,15 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
     statements.push(
       `-- ${table}: saved table ${schema.sourceTableId}`,
       ...[definition, ...companionTables(definition)].flatMap((each) => [createTableDdl(each), '']),
-      ...tableViews(definition).flatMap((view) => [createViewDdl(definition, view), '']),
+      ...tableViews(definition).flatMap((view) => [
+        ...(view.name.endsWith('_latest')
+          ? [
+              `-- ${view.name} reads dt='${definition.latestDate}', the newest date exported when this was printed: after each export, run npm run ddl again and apply this view (the Lambda's Glue catalog does it by itself)`,
+            ]
+          : []),
+        createViewDdl(definition, view),
+        '',
+      ]),
     )
   }
   output.out(statements.join('\n').trimEnd())

@@ -135,7 +135,10 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     const config = path.join(work, 'erase.json')
     await writeFile(
       config,
-      JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '1003', name: 'users', archiveRaw: true }] }),
+      JSON.stringify({
+        source: { baseUrl: emulator.baseUrl },
+        tables: [{ id: '1003', name: 'users', archiveRaw: true }],
+      }),
     )
     const out = 's3://warehouse/erased'
     const token = await tokenFile(DEMO_TOKEN)
@@ -144,13 +147,43 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     const before = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     const userId = String(before[0]!.user_id)
 
-    const erased = await cli(['erase', '--config', config, '--out', out, '--table', 'users', '--where', `user_id=${userId}`])
+    const erased = await cli([
+      'erase',
+      '--config',
+      config,
+      '--out',
+      out,
+      '--table',
+      'users',
+      '--where',
+      `user_id=${userId}`,
+    ])
 
     expect(erased.exitCode, erased.stderr).toBe(0)
     expect(erased.stdout).toContain(`users: 1 row matching user_id removed from 1 date (dt=${DATE})`)
     const after = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     expect(after.map((row) => row.user_id)).toEqual(before.slice(1).map((row) => row.user_id))
     expect(await s3Keys(`erased/_raw/users/`)).toEqual([])
+  }, 120_000)
+})
+
+describe('npm run ddl --out s3://BUCKET/PREFIX', () => {
+  it('prints the DDL from the registry in S3, located there unless --location-root says otherwise', async () => {
+    const token = await tokenFile(DEMO_TOKEN)
+    const out = 's3://warehouse/ddl'
+    const args = ['--base-url', emulator.baseUrl, '--table', '1003=users', '--token-file', token]
+    expect((await cli(['export', ...args, '--out', out, '--date', DATE])).exitCode).toBe(0)
+    const ddl = await cli(['ddl', '--out', out])
+    expect(ddl.exitCode, ddl.stderr).toBe(0)
+    expect(ddl.stdout).toContain("LOCATION 's3://warehouse/ddl/users/'")
+    expect(ddl.stdout).toContain(
+      `-- users_latest reads dt='${DATE}', the newest date exported when this was printed: after each export, run npm run ddl again and apply this view`,
+    )
+    const bad = await cli(['ddl', '--out', out, '--location-root', 'acme-lake/inv'])
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toMatch(
+      /^error \[USAGE_INVALID\]: --location-root must be an s3:\/\/ URL \(s3:\/\/BUCKET\/PREFIX\), got "acme-lake\/inv"/m,
+    )
   }, 120_000)
 })
 
@@ -200,7 +233,6 @@ describe('npm start --out that S3 or the flags refuse', () => {
 
   it.each([
     ['query', ['SELECT 1']],
-    ['ddl', []],
     ['reset', []],
   ])('refuses npm run %s with an S3 --out: it works on a local folder', async (command, rest) => {
     const result = await cli([command, '--out', 's3://warehouse/inventory', ...rest])
