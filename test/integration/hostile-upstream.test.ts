@@ -8,7 +8,6 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { gzipSync } from 'node:zlib'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
@@ -64,7 +63,10 @@ interface Workspace {
   readonly run: (date?: string, extra?: readonly string[]) => Promise<CliResult>
 }
 
-const workspace = async (table: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<Workspace> => {
+const workspace = async (
+  table: Record<string, unknown> = {},
+  config: Record<string, unknown> = {},
+): Promise<Workspace> => {
   const out = await tempDir('hostile-out-')
   const etc = await tempDir('hostile-etc-')
   folders.push(out, etc)
@@ -111,6 +113,61 @@ const leaks = (ws: Workspace, results: readonly CliResult[], needles: readonly s
     needles,
   )
 
+const GOOD = 'Device ID,Owner\r\n1,Ada\r\n2,Grace\r\n'
+const GOOD_ROWS = [
+  ['1', 'Ada'],
+  ['2', 'Grace'],
+]
+const latestRows = (ws: Workspace) => rows(ws, 'SELECT device_id, owner FROM devices_latest ORDER BY device_id')
+
+/** A good export of DATE, then `handler` for NEXT: the table fails with `code`, and the good data stays. */
+const expectRefusedAfterGood = async (handler: Handler, code: string, table: Record<string, unknown> = {}) => {
+  const ws = await workspace(table)
+  routes = { '/rest/tables/3001/csv': csv(GOOD) }
+  const good = await ws.run()
+  expect(good.exitCode, good.stderr).toBe(0)
+  routes = { '/rest/tables/3001/csv': handler }
+  const bad = await ws.run(NEXT)
+  const outcome = await outcomeOf(ws, NEXT)
+  expect(bad.exitCode, bad.stderr).toBe(1)
+  expect(outcome.error?.code, bad.stderr).toBe(code)
+  expect(await latestRows(ws)).toEqual(GOOD_ROWS)
+  expect(await leaks(ws, [good, bad], [TOKEN, KEY])).toEqual([])
+  return { ws, bad, outcome }
+}
+
+describe('a page after what a table may start with', () => {
+  it.each([
+    ['a sep= line', `sep=;\r\n${LOGIN}`],
+    ['5 KB of blank lines', `${'\r\n'.repeat(2600)}${LOGIN}`],
+    ['a second byte-order mark', `\ufeff\ufeff${LOGIN}`],
+    ['a no-break space', `\u00a0${LOGIN}`],
+    ['a zero-width space', `\u200b${LOGIN}`],
+  ])('is refused after %s (NOT_CSV), and the previous data stays', async (_what, body) => {
+    const { outcome } = await expectRefusedAfterGood(csv(body), 'NOT_CSV')
+    expect(outcome.error?.message).toContain('markup (an HTML or XML page)')
+  })
+
+  it('is refused after more than a megabyte of blank lines', async () => {
+    const { outcome } = await expectRefusedAfterGood(csv(`${'\n'.repeat(1024 * 1024 + 1)}${GOOD}`), 'NOT_CSV')
+    expect(outcome.error?.message).toContain('nothing but blank lines in its first 1 MiB')
+  })
+
+  it('a table after 8 KB of blank lines sent a byte at a time still lands', async () => {
+    const ws = await workspace()
+    routes = {
+      '/rest/tables/3001/csv': async (_q, response) => {
+        response.writeHead(200, { 'content-type': 'text/csv' })
+        for (const byte of '\n'.repeat(8192)) response.write(byte)
+        response.end(GOOD)
+      },
+    }
+    const result = await ws.run()
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(await latestRows(ws)).toEqual(GOOD_ROWS)
+  })
+})
+
 describe('headers that normalize to one name', () => {
   const PRIVATE = 'zelda.quixotewright@private.example'
   const MAILBOX = 'it-desk@corp.example'
@@ -128,7 +185,9 @@ describe('headers that normalize to one name', () => {
       routes = { '/rest/tables/3001/csv': csv(`${header}\r\nD-1,${values.join(',')}\r\n`) }
       const day2 = await ws.run(NEXT)
       expect(day2.exitCode).toBe(1)
-      expect(day2.stderr).toMatch(/HELD \[COLUMN_IDENTITY_AMBIGUOUS\] .*the column email\S* had the header "(Email|EMAIL)"/)
+      expect(day2.stderr).toMatch(
+        /HELD \[COLUMN_IDENTITY_AMBIGUOUS\] .*the column email\S* had the header "(Email|EMAIL)"/,
+      )
       expect(await rows(ws, 'SELECT dt, email, email_2 FROM devices ORDER BY dt')).toEqual([
         [DATE, hmac(PRIVATE), MAILBOX],
       ])

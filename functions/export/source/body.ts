@@ -62,6 +62,8 @@ export async function* checkedCsvBody(
   progress: BodyProgress = { bytes: 0 },
 ): AsyncGenerator<Buffer> {
   let held: Buffer[] | undefined = context.sniffPage === false ? undefined : []
+  let heldBytes = 0
+  let lookAt = 0
   const release = function* (chunks: readonly Buffer[]) {
     for (const chunk of chunks) {
       progress.bytes += chunk.length
@@ -75,7 +77,13 @@ export async function* checkedCsvBody(
         continue
       }
       held.push(chunk)
-      if (!decided(held, false, context)) continue
+      heldBytes += chunk.length
+      // Looked at again only once the held bytes have doubled: a start trickled byte by byte costs O(n), not O(n²).
+      if (heldBytes < lookAt) continue
+      if (!decided(held, false, context)) {
+        lookAt = Math.min(heldBytes * 2, SNIFF_LIMIT_BYTES)
+        continue
+      }
       const chunks = held
       held = undefined
       yield* release(chunks)
@@ -99,7 +107,13 @@ export async function* checkedCsvBody(
 
 /** Whether the held start of the body shows a table; throws NOT_CSV when it shows a page. */
 const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext): boolean => {
-  const head = Buffer.concat(held).subarray(0, SNIFF_LIMIT_BYTES)
+  const head = Buffer.concat(
+    held,
+    Math.min(
+      SNIFF_LIMIT_BYTES,
+      held.reduce((n, chunk) => n + chunk.length, 0),
+    ),
+  )
   const kind = sniffPage(head, ended)
   if (kind === 'undecided') return false
   if (kind === undefined) return true

@@ -72,7 +72,9 @@ describe('ambiguousHeaders', () => {
   })
 
   it('names identical headers that lose or gain a column, with the names before and now', () => {
-    expect(check(['x', 'a', 'a'], ['x', 'a'])).toEqual([{ kind: 'count', header: 'a', names: ['a'], previous: ['a', 'a_2'] }])
+    expect(check(['x', 'a', 'a'], ['x', 'a'])).toEqual([
+      { kind: 'count', header: 'a', names: ['a'], previous: ['a', 'a_2'] },
+    ])
     expect(check(['a'], ['a', 'a'])).toEqual([{ kind: 'count', header: 'a', names: ['a', 'a_2'], previous: ['a'] }])
   })
 
