@@ -8,6 +8,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
@@ -165,6 +166,52 @@ describe('a page after what a table may start with', () => {
     const result = await ws.run()
     expect(result.exitCode, result.stderr).toBe(0)
     expect(await latestRows(ws)).toEqual(GOOD_ROWS)
+  })
+})
+
+describe('the token echoed by the service', () => {
+  const split =
+    (body: Buffer, at: number): Handler =>
+    async (_q, response) => {
+      response.writeHead(200, { 'content-type': 'text/csv' })
+      response.write(body.subarray(0, at))
+      await new Promise((resolve) => setTimeout(resolve, 15))
+      response.end(body.subarray(at))
+    }
+  const inCell = `Device ID,Owner\r\n1,${TOKEN}\r\n`
+
+  it.each([
+    ['a text/plain error page', csv(`Invalid token ${TOKEN}\n`, { 'content-type': 'text/plain' })],
+    ['a JSON error within its first 40 characters', csv(`{"error":"bad token ${TOKEN}"}`)],
+    ['a cell', csv(inCell)],
+    ['a cell split across two chunks', split(Buffer.from(inCell), inCell.indexOf(TOKEN) + 5)],
+    ['a UTF-16 body', csv(Buffer.from(inCell, 'utf16le'), { 'content-type': 'text/csv; charset=utf-16le' })],
+    ['a gzip body', csv(gzipSync(inCell), { 'content-encoding': 'gzip' })],
+  ])('in %s: the table fails NOT_CSV and the token is nowhere', async (_where, handler) => {
+    const { outcome } = await expectRefusedAfterGood(handler, 'NOT_CSV', { archiveRaw: true })
+    expect(outcome.error?.message).toContain('a body that holds the token this request sent')
+  })
+
+  it.each([
+    ['its charset', csv(GOOD, { 'content-type': `text/csv; charset=${TOKEN}` }), 'INVALID_ENCODING'],
+    ['its Content-Encoding', csv(GOOD, { 'content-encoding': TOKEN }), 'UNEXPECTED_RESPONSE'],
+  ])('in %s: the failure quotes [token] instead', async (_where, handler, code) => {
+    const { outcome } = await expectRefusedAfterGood(handler, code)
+    expect(outcome.error?.message).toContain('"[token]"')
+  })
+
+  it('in the user record: the run goes on, and the token is nowhere', async () => {
+    const ws = await workspace()
+    routes = {
+      '/rest/usermanager/me': (_q, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' })
+        response.end(JSON.stringify({ username: 'api-export', lastToken: TOKEN }))
+      },
+      '/rest/tables/3001/csv': csv(GOOD),
+    }
+    const result = await ws.run()
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(await leaks(ws, [result], [TOKEN])).toEqual([])
   })
 })
 

@@ -49,6 +49,8 @@ interface BodyContext {
   readonly wire: WireCount
   /** Whether to refuse a page by its first bytes; a workbook's reader tells those from a zip itself. @default true */
   readonly sniffPage?: boolean
+  /** Whether a chunk holds the token the request sent (one scanner per body): such a body is never read. */
+  readonly holdsToken: (chunk: Buffer) => boolean
 }
 
 /**
@@ -72,6 +74,7 @@ export async function* checkedCsvBody(
   }
   try {
     for await (const chunk of body) {
+      if (context.holdsToken(chunk)) throw tokenEchoed(context)
       if (held === undefined) {
         yield* release([chunk])
         continue
@@ -125,6 +128,14 @@ const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext):
     reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with ${kind} instead of a CSV file${text ? `; it starts ${bodyExcerpt(head)}` : ''}`,
   })
 }
+
+/** A body that holds the token is an echo of the request (an error or debug page), never the table. */
+const tokenEchoed = (context: BodyContext): ProtocolError =>
+  new ProtocolError('NOT_CSV', {
+    tableId: context.tableId,
+    status: context.status,
+    reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with a body that holds the token this request sent (an error or debug page echoing the request) instead of a CSV file; none of it is kept`,
+  })
 
 /** A failure while reading the body, as a coded error that says how far the download got. */
 const bodyFailure = (error: unknown, context: BodyContext): unknown => {
