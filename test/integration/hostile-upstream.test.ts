@@ -215,6 +215,46 @@ describe('the token echoed by the service', () => {
   })
 })
 
+describe('a body that is not in the UTF-16 it is read as', () => {
+  const le = (text: string) => Buffer.from(text, 'utf16le')
+  it.each([
+    [
+      'UTF-16BE declared as utf-16le',
+      csv(le(GOOD).swap16(), { 'content-type': 'text/csv; charset=utf-16le' }),
+      {},
+      'it looks like UTF-16BE',
+    ],
+    [
+      'UTF-8 declared as utf-16',
+      csv(`${GOOD}3,Ida\r\n`, { 'content-type': 'text/csv; charset=utf-16' }),
+      {},
+      'it is not UTF-16',
+    ],
+  ])('%s fails INVALID_ENCODING, and the previous data stays', async (_what, handler, table, looks) => {
+    const { outcome } = await expectRefusedAfterGood(handler, 'INVALID_ENCODING', table)
+    expect(outcome.error?.message).toContain(looks)
+  })
+
+  it("fails a first export too when the table's encoding is utf-16le and the bytes are UTF-8: nothing lands", async () => {
+    const ws = await workspace({ encoding: 'utf-16le' })
+    routes = { '/rest/tables/3001/csv': csv(`${GOOD}3,Ida\r\n`) }
+    const result = await ws.run()
+    expect(result.exitCode).toBe(1)
+    expect((await outcomeOf(ws)).error).toMatchObject({ code: 'INVALID_ENCODING' })
+    expect(result.stderr).toContain(`the body is read as utf-16le (the table's "encoding")`)
+    await expect(readdir(path.join(ws.out, 'devices'))).rejects.toThrow()
+  })
+
+  it('UTF-16LE of a header in Chinese still lands', async () => {
+    const ws = await workspace()
+    routes = {
+      '/rest/tables/3001/csv': csv(le('设备,所有者\r\n1,张伟\r\n'), { 'content-type': 'text/csv; charset=utf-16le' }),
+    }
+    const result = await ws.run()
+    expect(result.exitCode, result.stderr).toBe(0)
+  })
+})
+
 describe('headers that normalize to one name', () => {
   const PRIVATE = 'zelda.quixotewright@private.example'
   const MAILBOX = 'it-desk@corp.example'
