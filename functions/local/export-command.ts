@@ -1,5 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder, or to S3. */
-import { runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
+import { refuseKeyAsToken, runExport, serviceSource, UsageError, unconfiguredTables } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
@@ -28,6 +28,11 @@ export const runExportCommand = async (
         `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
       )
     const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
+    refuseKeyAsToken(
+      pseudonymizationKey,
+      token,
+      command.tokenFile ? `--token-file ${command.tokenFile}` : 'INVENTORY_TOKEN',
+    )
     const source = serviceSource({ source: config.source, token, tuning: config.export, extraCaCertificates })
     const record = await runExport(
       config,

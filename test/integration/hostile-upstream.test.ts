@@ -255,6 +255,29 @@ describe('a body that is not in the UTF-16 it is read as', () => {
   })
 })
 
+describe('a careless operator', () => {
+  it('giving the key file as the token file is refused before any request: the key is never sent', async () => {
+    const ws = await workspace({ columns: { pseudonymize: ['owner'] } })
+    const requests: string[] = []
+    routes = {
+      '/rest/usermanager/me': (request, response) => {
+        requests.push(String(request.headers.token))
+        me(request, response)
+      },
+      '/rest/tables/3001/csv': csv(GOOD),
+    }
+    const etc = folders.at(-1)!
+    const result = await runExportInProcess([
+      ...['--config', path.join(etc, 'config.json'), '--out', ws.out, '--date', DATE],
+      ...['--token-file', path.join(etc, 'key'), '--pseudonymization-key-file', path.join(etc, 'key')],
+    ])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toContain('holds the pseudonymization key, not the API token')
+    expect(requests).toEqual([])
+    expect(await leaks(ws, [result], [KEY])).toEqual([])
+  })
+})
+
 describe('headers that normalize to one name', () => {
   const PRIVATE = 'zelda.quixotewright@private.example'
   const MAILBOX = 'it-desk@corp.example'
