@@ -278,6 +278,34 @@ describe('a careless operator', () => {
   })
 })
 
+describe('textually identical headers', () => {
+  const PRIVATE = 'zelda.quixotewright@private.example'
+
+  it.each([
+    ['one renamed and a new one added', { pseudonymize: ['owner'] }, 'ID,Holder,Owner,Owner', `${PRIVATE},desk,new`],
+    ['one moved past a new column', { pseudonymize: ['owner'] }, 'ID,Owner,X,Owner', `desk,x,${PRIVATE}`],
+    [
+      'the dropped one renamed and a new one added',
+      { drop: ['owner'] },
+      'ID,Holder,Owner,Owner',
+      `${PRIVATE},desk,new`,
+    ],
+  ])('are held when as many come back while another column came (%s)', async (_case, columns, header, values) => {
+    const ws = await workspace({ columns })
+    routes = { '/rest/tables/3001/csv': csv(`ID,Owner,Owner\r\n1,${PRIVATE},desk\r\n`) }
+    const day1 = await ws.run()
+    expect(day1.exitCode, day1.stderr).toBe(0)
+    routes = { '/rest/tables/3001/csv': csv(`${header}\r\n1,${values}\r\n`) }
+    const day2 = await ws.run(NEXT)
+    expect(day2.exitCode).toBe(1)
+    expect(day2.stderr).toMatch(
+      /HELD \[COLUMN_IDENTITY_AMBIGUOUS\] .*2 columns have the header "Owner" \(owner, owner_2\) and are told apart only by their order, while columns were added or removed/,
+    )
+    expect(await rows(ws, 'SELECT dt FROM devices')).toEqual([[DATE]])
+    expect(await leaks(ws, [day1, day2], [PRIVATE, KEY, TOKEN])).toEqual([])
+  })
+})
+
 describe('headers that normalize to one name', () => {
   const PRIVATE = 'zelda.quixotewright@private.example'
   const MAILBOX = 'it-desk@corp.example'

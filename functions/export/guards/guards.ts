@@ -134,6 +134,16 @@ export const identityFindings = (
         columns: [name, ...twins],
       }
     }
+    if (found.kind === 'order') {
+      const { header, names, added, removed } = found
+      return {
+        code: 'COLUMN_IDENTITY_AMBIGUOUS',
+        action,
+        message: `${plural(names.length)} have the header ${quotePrefix(header)} (${list(names)}) and are told apart only by their order, while columns were added or removed since the previous export (dt=${previousExportDate}): added ${added.length === 0 ? 'none' : added.join(', ')}; removed ${removed.length === 0 ? 'none' : removed.join(', ')}; one of them renamed and a new one with that header would look the same`,
+        previousExportDate,
+        columns: [...names],
+      }
+    }
     const { header, names, previous: before } = found
     return {
       code: 'COLUMN_IDENTITY_AMBIGUOUS',

@@ -76,6 +76,16 @@ export type AmbiguousHeader =
       readonly previous: readonly string[]
     }
   | {
+      readonly kind: 'order'
+      /** The header text shared by several columns, as many now as in the latest export. */
+      readonly header: string
+      /** The names its columns get in this export, dropped ones included. */
+      readonly names: readonly string[]
+      /** Columns (of any header) added and removed since the latest export, dropped ones left out. */
+      readonly added: readonly string[]
+      readonly removed: readonly string[]
+    }
+  | {
       readonly kind: 'text'
       /** The column whose header text changed. */
       readonly name: string
@@ -90,6 +100,7 @@ export type AmbiguousHeader =
  * What this export cannot match to the published columns (empty on a first export):
  * - header texts shared by several columns (now or in the latest export) whose names, less the dropped ones,
  *   differ from the names the latest export had for that header;
+ * - header texts shared by several columns, as many as before, while other columns were added or removed;
  * - a column whose header text changed while other headers normalize to the same name (now or in the latest
  *   export): `Email`/`EMAIL` that come back as `EMAIL `/`Email ` are matched by text, and with no text left to
  *   match, only their order would say which is which.
@@ -103,6 +114,9 @@ export const ambiguousHeaders = (
   const latest = known.latest ?? known.registered
   const before = byHeader(latest)
   const ambiguous: AmbiguousHeader[] = []
+  const kept = named.map((c) => c.name).filter((name) => !dropped.includes(name))
+  const added = kept.filter((name) => !latest.some((c) => c.name === name))
+  const removed = latest.map((c) => c.name).filter((name) => !kept.includes(name))
   for (const [header, columns] of byHeader(named)) {
     const previous = (before.get(header) ?? []).map((c) => c.name)
     if (previous.length === 0 || (columns.length < 2 && previous.length < 2)) continue
@@ -110,6 +124,10 @@ export const ambiguousHeaders = (
     const names = columns.map((c) => c.name).filter((name) => !dropped.includes(name))
     if (names.length !== was.size || names.some((name) => !was.has(name))) {
       ambiguous.push({ kind: 'count', header, names, previous })
+    } else if (added.length > 0 || removed.length > 0) {
+      // As many as before, but others came or went: one of them renamed and a new one with this header added
+      // looks just the same, and its order would give the renamed one's name to the new one.
+      ambiguous.push({ kind: 'order', header, names: columns.map((c) => c.name), added, removed })
     }
   }
   return [...ambiguous, ...retextedTwins(named, latest)]

@@ -90,6 +90,16 @@ describe('ambiguousHeaders', () => {
     expect(check(['Email'], ['EMAIL '])).toEqual([])
   })
 
+  it('names identical headers that stay as many while other columns come or go', () => {
+    expect(check(['id', 'Owner', 'Owner'], ['id', 'Holder', 'Owner', 'Owner'])).toEqual([
+      { kind: 'order', header: 'Owner', names: ['owner', 'owner_2'], added: ['holder'], removed: [] },
+    ])
+    expect(check(['id', 'x', 'Owner', 'Owner'], ['id', 'Owner', 'Owner'])).toEqual([
+      { kind: 'order', header: 'Owner', names: ['owner', 'owner_2'], added: [], removed: ['x'] },
+    ])
+    expect(check(['id', 'Owner', 'Owner'], ['Owner', 'id', 'Owner'])).toEqual([])
+  })
+
   it('counts a dropped twin: identical headers that stay as many are not held', () => {
     expect(check(['Owner', 'Owner'], ['Owner', 'Owner'], ['owner'])).toEqual([])
   })
