@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RunRecord, TableOutcome } from '../../functions/export/core/run-record.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
 import { scanForNeedles } from '../support/canary.ts'
-import { type CliResult, runExportInProcess, tempDir } from '../support/cli.ts'
+import { type CliResult, runCommandInProcess, runExportInProcess, tempDir } from '../support/cli.ts'
 
 const DATE = '2026-03-14'
 const NEXT = '2026-03-15'
@@ -205,13 +205,19 @@ describe('the token echoed by the service', () => {
     routes = {
       '/rest/usermanager/me': (_q, response) => {
         response.writeHead(200, { 'content-type': 'application/json' })
-        response.end(JSON.stringify({ username: 'api-export', lastToken: TOKEN }))
+        response.end(JSON.stringify({ username: 'api-export', email: TOKEN }))
       },
       '/rest/tables/3001/csv': csv(GOOD),
     }
     const result = await ws.run()
     expect(result.exitCode, result.stderr).toBe(0)
-    expect(await leaks(ws, [result], [TOKEN])).toEqual([])
+    const etc = folders.at(-1)!
+    const check = await runCommandInProcess('check', [
+      ...['--config', path.join(etc, 'config.json'), '--token-file', path.join(etc, 'token')],
+    ])
+    expect(check.exitCode, check.stderr).toBe(0)
+    expect(check.stdout).toContain('it belongs to api-export ([token])')
+    expect(await leaks(ws, [result, check], [TOKEN])).toEqual([])
   })
 })
 
