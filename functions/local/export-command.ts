@@ -1,5 +1,5 @@
 /** `npm start`: exports the configured tables (or the demo) into a local warehouse folder, or to S3. */
-import { runExport, serviceSource } from '../export/index.ts'
+import { refuseKeyAsToken, runExport, serviceSource } from '../export/index.ts'
 import { EXPORT_USAGE, parseExportArgs } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
@@ -21,6 +21,11 @@ export const runExportCommand = async (
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   return withServiceSession(command, async ({ config, token, extraCaCertificates, demo }) => {
     const telemetry = terminalTelemetry(output, { logFormat: command.logFormat })
+    refuseKeyAsToken(
+      pseudonymizationKey,
+      token,
+      command.tokenFile ? `--token-file ${command.tokenFile}` : 'INVENTORY_TOKEN',
+    )
     if (demo && command.logFormat === 'json')
       telemetry.info('demo: exporting the built-in stand-in service', { baseUrl: demo.baseUrl })
     else if (demo) output.err(`demo: exporting the built-in stand-in service at ${demo.baseUrl}`)

@@ -121,6 +121,16 @@ describe('the Lambda handler with pseudonymized columns', () => {
     expect((error as Error).message + output.text()).not.toContain('short-key-value')
   })
 
+  it('refuses a key secret that holds the token before any request, so the key is never sent', async () => {
+    answerKey(DEMO_TOKEN)
+    emulator.requests.length = 0
+    const error = await newHandler()({ exportDate: DATE }, lambdaContext()).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
+    expect((error as Error).message).toMatch(/the token secret: holds the pseudonymization key, not the API token/)
+    expect(emulator.requests).toEqual([])
+    expect((error as Error).message + output.text()).not.toContain(DEMO_TOKEN)
+  })
+
   it('fails as a configuration error when the stack gave the function no key secret', async () => {
     const error = await newHandler(false)({ exportDate: DATE }, lambdaContext()).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })

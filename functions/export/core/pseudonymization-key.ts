@@ -4,7 +4,7 @@
  * e-mail give that pseudonym?), so it is kept in a KeyObject and never printed: logging the object shows
  * `[pseudonymization key]`, and no message names its text.
  */
-import { createSecretKey, type KeyObject } from 'node:crypto'
+import { createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto'
 import { inspect } from 'node:util'
 import { ConfigError } from './errors.ts'
 
@@ -41,6 +41,13 @@ export class PseudonymizationKey {
     return new PseudonymizationKey(createSecretKey(Buffer.from(trimmed, 'utf8')))
   }
 
+  /** Whether `text`, trimmed as a key's text is, is this key. */
+  isText(text: string): boolean {
+    const bytes = Buffer.from(text.trim(), 'utf8')
+    const own = this.hmacKey.export()
+    return bytes.length === own.length && timingSafeEqual(bytes, own)
+  }
+
   toString(): string {
     return REDACTED
   }
@@ -52,4 +59,23 @@ export class PseudonymizationKey {
   [inspect.custom](): string {
     return REDACTED
   }
+}
+
+/**
+ * Refuses a token that is the pseudonymization key (one file given for both, one value put in both secrets): the
+ * token is sent to the service in every request, so the key would leave with it, before any check could fail.
+ */
+export const refuseKeyAsToken = (key: PseudonymizationKey | undefined, token: string, tokenSource: string): void => {
+  if (key === undefined || !key.isText(token)) return
+  throw new ConfigError(
+    'pseudonymization key',
+    [
+      {
+        field: tokenSource,
+        message:
+          'holds the pseudonymization key, not the API token: the key would be sent to the service with every request',
+      },
+    ],
+    'give the token and the key a file (or secret) each: the token from the service (Settings > API Tokens), the key from: openssl rand -hex 32; nothing was sent',
+  )
 }

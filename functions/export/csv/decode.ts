@@ -76,6 +76,15 @@ export async function* decodeToUtf8(
       hint: 'check that the saved table has columns; the previous data is kept',
     })
   }
+  if (!report.bom && UTF16_HIGH_BYTE[report.encoding] !== undefined) {
+    // Enough of the body to tell UTF-16 from text in another encoding, which UTF-16 decodes without complaint.
+    while (first.length < UTF16_CHECK_BYTES && !done) {
+      const next = await iterator.next()
+      if (next.done) done = true
+      else first = Buffer.concat([first, next.value])
+    }
+    checkUtf16(first, report.encoding, options)
+  }
   const rest = async function* () {
     if (first.length > 0) yield first
     if (done) return
@@ -84,6 +93,34 @@ export async function* decodeToUtf8(
   const startOffset = detected?.length ?? 0
   if (isUtf8Label(report.encoding)) yield* validateUtf8(rest(), options, startOffset)
   else yield* transcode(rest(), report.encoding, options, startOffset)
+}
+
+/** Where UTF-16 puts the high byte of each code unit: the zero of every ASCII character, line breaks included. */
+const UTF16_HIGH_BYTE: Readonly<Record<string, 0 | 1>> = { 'utf-16le': 1, 'utf-16be': 0 }
+const UTF16_CHECK_BYTES = 4096
+
+/**
+ * A body read as UTF-16 without a byte-order mark (declared, or the table's `encoding`) must look like it: a
+ * table's header line has delimiters or a line break, whose high byte is zero. None in its first 4 KB means the
+ * bytes are in another encoding (or the other byte order), which UTF-16 would decode into one header of garbage.
+ */
+const checkUtf16 = (head: Buffer, encoding: string, options: DecodeOptions): void => {
+  const high = UTF16_HIGH_BYTE[encoding]!
+  const window = head.subarray(0, UTF16_CHECK_BYTES)
+  let expected = 0
+  let other = 0
+  for (let i = 0; i + 1 < window.length; i += 2) {
+    if (window[i + high] === 0) expected++
+    if (window[i + 1 - high] === 0) other++
+  }
+  if (expected > 0 || window.length < 2) return
+  const from = options.encoding !== undefined ? 'the table\'s "encoding"' : 'the charset its Content-Type declares'
+  const looks = other > 0 ? `it looks like UTF-16${high === 1 ? 'BE' : 'LE'}` : 'it is not UTF-16'
+  throw new DataError('INVALID_ENCODING', {
+    tableId: options.tableId,
+    reason: `the body is read as ${encoding} (${from}), but its first ${window.length} bytes have none of the zero bytes ${encoding} text has (in every line break and delimiter): ${looks}`,
+    hint: ENCODING_HINT,
+  })
 }
 
 const detectBom = (head: Buffer): { encoding: string; length: number } | undefined => {

@@ -116,8 +116,8 @@ export const heldFirst = (findings: readonly GuardFinding[]): GuardFinding[] => 
 ]
 
 /**
- * The identity guard: identical headers whose number changed since the latest export cannot be matched to their
- * published columns, so the export is held (or, under `accept`, published with the names they got in order). It
+ * The identity guard: identical headers whose number changed since the latest export, or a header whose text
+ * changed while another normalizes to the same name, cannot be matched to their published columns, so the export is held (or, under `accept`, published with the names they got in order). It
  * holds whatever the table's guard settings say, on a backfill too: a wrong match publishes one column's values,
  * personal ones included, under another's name.
  */
@@ -130,13 +130,37 @@ export const identityFindings = (
   const previousExportDate = previous.latestExport?.exportDate ?? previous.lastExportDate
   const list = (names: readonly string[]) => (names.length === 0 ? 'none kept' : names.join(', '))
   const plural = (n: number) => `${n} column${n === 1 ? '' : 's'}`
-  return ambiguous.map(({ header, names, previous: before }) => ({
-    code: 'COLUMN_IDENTITY_AMBIGUOUS',
-    action: accept ? 'accepted' : 'held',
-    message: `${plural(before.length)} had the header ${quotePrefix(header)} in the previous export (dt=${previousExportDate}): ${list(before)}; this export has ${plural(names.length)} (${list(names)}), and columns with identical headers can be told apart only by their order`,
-    previousExportDate,
-    columns: [...new Set([...before, ...names])],
-  }))
+  const action = accept ? 'accepted' : 'held'
+  return ambiguous.map((found) => {
+    if (found.kind === 'text') {
+      const { name, header, previousHeader, twins } = found
+      return {
+        code: 'COLUMN_IDENTITY_AMBIGUOUS',
+        action,
+        message: `the column ${name} had the header ${quotePrefix(previousHeader)} in the previous export (dt=${previousExportDate}) and has ${quotePrefix(header)} in this one, while the headers of ${list(twins)} normalize to the same name: such columns are told apart by their header text, and without it only by their order`,
+        previousExportDate,
+        columns: [name, ...twins],
+      }
+    }
+    if (found.kind === 'order') {
+      const { header, names, added, removed } = found
+      return {
+        code: 'COLUMN_IDENTITY_AMBIGUOUS',
+        action,
+        message: `${plural(names.length)} have the header ${quotePrefix(header)} (${list(names)}) and are told apart only by their order, while columns were added or removed since the previous export (dt=${previousExportDate}): added ${added.length === 0 ? 'none' : added.join(', ')}; removed ${removed.length === 0 ? 'none' : removed.join(', ')}; one of them renamed and a new one with that header would look the same`,
+        previousExportDate,
+        columns: [...names],
+      }
+    }
+    const { header, names, previous: before } = found
+    return {
+      code: 'COLUMN_IDENTITY_AMBIGUOUS',
+      action,
+      message: `${plural(before.length)} had the header ${quotePrefix(header)} in the previous export (dt=${previousExportDate}): ${list(before)}; this export has ${plural(names.length)} (${list(names)}), and columns with identical headers can be told apart only by their order`,
+      previousExportDate,
+      columns: [...new Set([...before, ...names])],
+    }
+  })
 }
 
 /** The baseline after publishing `current`: a later date replaces it, a backfill leaves it as it was. */

@@ -13,7 +13,7 @@ import type { ExportConfig } from '../core/config.ts'
 import { FailureClass } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
 import { DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
-import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import { type PseudonymizationKey, refuseKeyAsToken } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey } from '../core/run-record.ts'
 import { type RunDependencies, runExport } from '../path/run.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
@@ -135,6 +135,7 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       if (settings.config.tables.some((t) => t.columns.pseudonymize.length > 0)) {
         pseudonymizationKey = await pseudonymizationKeys?.read()
       }
+      if (!upstream.reprocess) refuseKeyAsToken(pseudonymizationKey, upstream.token, 'the token secret')
     } catch (error) {
       const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
       telemetry.runNotStarted(toExportError(error))

@@ -61,19 +61,49 @@ export const nameKnownColumns = (
   return nameColumns(headers, reserved, claimed)
 }
 
-/** A header text shared by several columns whose columns cannot be matched to the published ones. */
-export interface AmbiguousHeader {
-  readonly header: string
-  /** The names its columns get in this export, dropped ones left out. */
-  readonly names: readonly string[]
-  /** The names its columns had in the latest export. */
-  readonly previous: readonly string[]
-}
+/**
+ * Columns this export cannot match to the published ones, for the identity guard to hold: identical headers
+ * (`count`) whose number changed, or a header of several that normalize to one name whose text changed (`text`).
+ */
+export type AmbiguousHeader =
+  | {
+      readonly kind: 'count'
+      /** The header text shared by several columns. */
+      readonly header: string
+      /** The names its columns get in this export, dropped ones left out. */
+      readonly names: readonly string[]
+      /** The names its columns had in the latest export. */
+      readonly previous: readonly string[]
+    }
+  | {
+      readonly kind: 'order'
+      /** The header text shared by several columns, as many now as in the latest export. */
+      readonly header: string
+      /** The names its columns get in this export, dropped ones included. */
+      readonly names: readonly string[]
+      /** Columns (of any header) added and removed since the latest export, dropped ones left out. */
+      readonly added: readonly string[]
+      readonly removed: readonly string[]
+    }
+  | {
+      readonly kind: 'text'
+      /** The column whose header text changed. */
+      readonly name: string
+      readonly header: string
+      /** Its header text in the latest export. */
+      readonly previousHeader: string
+      /** The other columns whose headers normalize to the same name, now or in the latest export. */
+      readonly twins: readonly string[]
+    }
 
 /**
- * Header texts shared by several columns (now or in the latest export) whose columns this export cannot match to
- * the published ones: the names they get, less the dropped ones, differ from the names the latest export had for
- * that header. Empty on a first export.
+ * What this export cannot match to the published columns (empty on a first export):
+ * - header texts shared by several columns (now or in the latest export) whose names, less the dropped ones,
+ *   differ from the names the latest export had for that header;
+ * - header texts shared by several columns, as many as before, while other columns were added or removed;
+ * - a column whose header text changed while other headers normalize to the same name (now or in the latest
+ *   export): `Email`/`EMAIL` that come back as `EMAIL `/`Email ` are matched by text, and with no text left to
+ *   match, only their order would say which is which.
  */
 export const ambiguousHeaders = (
   named: readonly NamedColumn[],
@@ -81,14 +111,44 @@ export const ambiguousHeaders = (
   dropped: readonly string[],
 ): AmbiguousHeader[] => {
   if (known === undefined) return []
-  const before = byHeader(known.latest ?? known.registered)
+  const latest = known.latest ?? known.registered
+  const before = byHeader(latest)
   const ambiguous: AmbiguousHeader[] = []
+  const kept = named.map((c) => c.name).filter((name) => !dropped.includes(name))
+  const added = kept.filter((name) => !latest.some((c) => c.name === name))
+  const removed = latest.map((c) => c.name).filter((name) => !kept.includes(name))
   for (const [header, columns] of byHeader(named)) {
     const previous = (before.get(header) ?? []).map((c) => c.name)
     if (previous.length === 0 || (columns.length < 2 && previous.length < 2)) continue
     const was = new Set(previous)
     const names = columns.map((c) => c.name).filter((name) => !dropped.includes(name))
-    if (names.length !== was.size || names.some((name) => !was.has(name))) ambiguous.push({ header, names, previous })
+    if (names.length !== was.size || names.some((name) => !was.has(name))) {
+      ambiguous.push({ kind: 'count', header, names, previous })
+    } else if (added.length > 0 || removed.length > 0) {
+      // As many as before, but others came or went: one of them renamed and a new one with this header added
+      // looks just the same, and its order would give the renamed one's name to the new one.
+      ambiguous.push({ kind: 'order', header, names: columns.map((c) => c.name), added, removed })
+    }
   }
-  return ambiguous
+  return [...ambiguous, ...retextedTwins(named, latest)]
+}
+
+/** Columns of a base name shared by several (now or before) whose header text is not the one they had. */
+const retextedTwins = (named: readonly NamedColumn[], latest: readonly KnownColumn[]): AmbiguousHeader[] => {
+  const base = (header: string | undefined) => (header === undefined ? undefined : baseName(header, 0))
+  const now = groupBy(named, (c) => base(c.header))
+  const before = groupBy(latest, (c) => base(c.header))
+  const headerBefore = new Map(latest.map((c) => [c.name, c.header]))
+  const found: AmbiguousHeader[] = []
+  for (const [key, columns] of now) {
+    const earlier = before.get(key) ?? []
+    if (columns.length < 2 && earlier.length < 2) continue
+    for (const { name, header } of columns) {
+      const previousHeader = headerBefore.get(name)
+      if (previousHeader === undefined || previousHeader === header) continue
+      const twins = [...new Set([...columns, ...earlier].map((c) => c.name))].filter((n) => n !== name)
+      found.push({ kind: 'text', name, header, previousHeader, twins })
+    }
+  }
+  return found
 }

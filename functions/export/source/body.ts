@@ -49,6 +49,8 @@ interface BodyContext {
   readonly wire: WireCount
   /** Whether to refuse a page by its first bytes; a workbook's reader tells those from a zip itself. @default true */
   readonly sniffPage?: boolean
+  /** Whether a chunk holds the token the request sent (one scanner per body): such a body is never read. */
+  readonly holdsToken: (chunk: Buffer) => boolean
 }
 
 /**
@@ -62,6 +64,8 @@ export async function* checkedCsvBody(
   progress: BodyProgress = { bytes: 0 },
 ): AsyncGenerator<Buffer> {
   let held: Buffer[] | undefined = context.sniffPage === false ? undefined : []
+  let heldBytes = 0
+  let lookAt = 0
   const release = function* (chunks: readonly Buffer[]) {
     for (const chunk of chunks) {
       progress.bytes += chunk.length
@@ -70,12 +74,19 @@ export async function* checkedCsvBody(
   }
   try {
     for await (const chunk of body) {
+      if (context.holdsToken(chunk)) throw tokenEchoed(context)
       if (held === undefined) {
         yield* release([chunk])
         continue
       }
       held.push(chunk)
-      if (!decided(held, false, context)) continue
+      heldBytes += chunk.length
+      // Looked at again only once the held bytes have doubled: a start trickled byte by byte costs O(n), not O(n²).
+      if (heldBytes < lookAt) continue
+      if (!decided(held, false, context)) {
+        lookAt = Math.min(heldBytes * 2, SNIFF_LIMIT_BYTES)
+        continue
+      }
       const chunks = held
       held = undefined
       yield* release(chunks)
@@ -99,7 +110,13 @@ export async function* checkedCsvBody(
 
 /** Whether the held start of the body shows a table; throws NOT_CSV when it shows a page. */
 const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext): boolean => {
-  const head = Buffer.concat(held).subarray(0, SNIFF_LIMIT_BYTES)
+  const head = Buffer.concat(
+    held,
+    Math.min(
+      SNIFF_LIMIT_BYTES,
+      held.reduce((n, chunk) => n + chunk.length, 0),
+    ),
+  )
   const kind = sniffPage(head, ended)
   if (kind === 'undecided') return false
   if (kind === undefined) return true
@@ -111,6 +128,14 @@ const decided = (held: readonly Buffer[], ended: boolean, context: BodyContext):
     reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with ${kind} instead of a CSV file${text ? `; it starts ${bodyExcerpt(head)}` : ''}`,
   })
 }
+
+/** A body that holds the token is an echo of the request (an error or debug page), never the table. */
+const tokenEchoed = (context: BodyContext): ProtocolError =>
+  new ProtocolError('NOT_CSV', {
+    tableId: context.tableId,
+    status: context.status,
+    reason: `the service answered HTTP ${context.status} (Content-Type ${mediaType(context.contentType)}) with a body that holds the token this request sent (an error or debug page echoing the request) instead of a CSV file; none of it is kept`,
+  })
 
 /** A failure while reading the body, as a coded error that says how far the download got. */
 const bodyFailure = (error: unknown, context: BodyContext): unknown => {

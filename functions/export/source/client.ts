@@ -21,6 +21,7 @@ import { type BodyProgress, checkCsvContentType, checkedCsvBody } from './body.t
 import { ACCEPT_ENCODING, contentCoding, declaredCharset, decodedBody, type WireCount } from './content-coding.ts'
 import { type HttpResponse, httpGet, TransportError, toTransportError } from './http.ts'
 import { parseRetryAfter, type RetryClock, type RetryNotice, systemClock, withRetries } from './retry.ts'
+import { type TokenEcho, tokenEcho } from './token-echo.ts'
 
 const TableFormat = { CSV: 'csv', XLSX: 'xlsx' } as const
 type TableFormat = (typeof TableFormat)[keyof typeof TableFormat]
@@ -58,11 +59,14 @@ interface TableDownload {
 
 export class InventoryClient {
   readonly #token: string
+  /** Hides the token in what the service answers, and finds it in a body: see token-echo.ts. */
+  readonly #echo: TokenEcho
   readonly #options: InventoryClientOptions
   readonly #baseUrl: URL
 
   constructor(options: InventoryClientOptions) {
     this.#token = options.token
+    this.#echo = tokenEcho(options.token)
     this.#options = options
     this.#baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`)
   }
@@ -74,7 +78,7 @@ export class InventoryClient {
     // The body is read inside the retried operation: a reset or stall while reading it is retried as well.
     const readUser = (checkSignal: AbortSignal) => async (attempt: number) => {
       const response = await this.#getOk(path, what, undefined, checkSignal, attempt)
-      const text = (await readSmallBody(response, what)).toString('utf8')
+      const text = this.#echo.redact((await readSmallBody(response, what)).toString('utf8'))
       try {
         const parsed: unknown = JSON.parse(text)
         if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as InventoryUser
@@ -137,6 +141,7 @@ export class InventoryClient {
         wire,
         // A workbook's reader tells a page from a zip itself; the framing checks apply to both.
         sniffPage: format === TableFormat.CSV,
+        holdsToken: this.#echo.scanner(),
       },
       progress,
     )
@@ -180,8 +185,9 @@ export class InventoryClient {
 
   async #get(path: string, what: string, tableId: string | undefined, signal: AbortSignal | undefined) {
     const { timeouts } = this.#options.tuning
+    let response: HttpResponse
     try {
-      return await httpGet({
+      response = await httpGet({
         url: this.#url(path),
         headers: {
           token: this.#token,
@@ -202,6 +208,8 @@ export class InventoryClient {
     } catch (error) {
       throw transportToExportError(error, what, tableId)
     }
+    // Every header value is upstream text that messages may quote (Content-Type, Content-Encoding, its charset).
+    return { ...response, headers: redactHeaders(response.headers, this.#echo) }
   }
 
   /** Keeps the token out of `console.log(client)` and `util.inspect`. */
@@ -209,6 +217,14 @@ export class InventoryClient {
     return `InventoryClient { baseUrl: '${this.#baseUrl.href}' }`
   }
 }
+
+const redactHeaders = (headers: IncomingHttpHeaders, echo: TokenEcho): IncomingHttpHeaders =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      Array.isArray(value) ? value.map(echo.redact) : value === undefined ? value : echo.redact(value),
+    ]),
+  )
 
 /**
  * Runs `work` within a wall-clock budget: the idle timer is reset by every byte, so an answer that trickles would

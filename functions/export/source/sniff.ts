@@ -3,9 +3,12 @@
  * compressed bytes served with 200 instead of the file. Pure; body.ts feeds it the start of the body, chunk by chunk.
  */
 
-/** Bytes of the body held back at most while deciding; a table's first chunk is usually far larger. */
-export const SNIFF_LIMIT_BYTES = 4096
-/** Characters after the first non-blank one that are enough to decide. */
+/**
+ * Bytes of the body held back at most while its start is blank: a page after a megabyte of blank lines is still a
+ * page, and no table starts with that many. The header scan reads further (csv/parse.ts), so this decides first.
+ */
+export const SNIFF_LIMIT_BYTES = 1024 * 1024
+/** Characters after the blanks (and a `sep=` line) that are enough to decide. */
 const SNIFF_CHARACTERS = 256
 
 /**
@@ -18,8 +21,15 @@ const MARKUP_START = /^<(!doctype|!--|\?xml|[a-z][\w:.-]*(?=[\s/>]))/i
  * whitespace in between, across chunks: `[\n  {"error": ...` is a pretty-printed error, `[Device ID],Owner` a table.
  */
 const JSON_START = /^(\{\s*(["}]|$)|\[\s*([{["\]]|$))/
-const BYTE_ORDER_MARK = /^(\u00ef\u00bb\u00bf|\u00ff\u00fe|\u00fe\u00ff)/
-const LEADING_BLANKS = /^[\s\u000c]+/
+/**
+ * What a body may start with before its first line with content, as bytes read as latin1 (NUL bytes, UTF-16's
+ * high bytes, are gone already): blanks and form feeds (`\s` takes in a windows-1252 no-break space), byte-order
+ * marks (one, or one added to a body that had one), and UTF-8 no-break and zero-width spaces. What a table may
+ * start with is the same, less the invisible characters: they would make a header no one could read.
+ */
+const LEADING_BLANKS = /^(?:\s|\u00ef\u00bb\u00bf|\u00ff\u00fe|\u00fe\u00ff|\u00c2\u00a0|\u00e2\u0080[\u008b-\u008d])+/
+/** Excel's `sep=;` line, which csv/preamble.ts reads past: what follows it is what the body is. */
+const SEP_LINE = /^sep=[^\r\n]?(\r\n?|\n)/
 
 /**
  * Binary starts no text encoding reads as a table: compressed bytes sent without their Content-Encoding, or a
@@ -31,11 +41,19 @@ const BINARY_STARTS = [
   { magic: [0x50, 0x4b, 0x03, 0x04], kind: 'a zip file (a workbook?)' },
 ] as const
 
-export type PageKind = 'markup (an HTML or XML page)' | 'a JSON document' | (typeof BINARY_STARTS)[number]['kind']
+const BLANK_START = `nothing but blank lines in its first ${SNIFF_LIMIT_BYTES / (1024 * 1024)} MiB` as const
 
-/** The start of the body as text to match: byte-order mark, NUL bytes (UTF-16's high bytes) and blanks left out. */
-const headText = (head: Buffer): string =>
-  head.toString('latin1').replace(BYTE_ORDER_MARK, '').replaceAll('\u0000', '').replace(LEADING_BLANKS, '')
+export type PageKind =
+  | 'markup (an HTML or XML page)'
+  | 'a JSON document'
+  | typeof BLANK_START
+  | (typeof BINARY_STARTS)[number]['kind']
+
+/** The start of the body as text to match: NUL bytes left out, then blanks, byte-order marks and a `sep=` line. */
+const headText = (head: Buffer): string => {
+  const text = head.toString('latin1').replaceAll('\u0000', '').replace(LEADING_BLANKS, '')
+  return text.replace(SEP_LINE, '').replace(LEADING_BLANKS, '')
+}
 
 /**
  * What the start of the body is: a page kind, `undefined` for a table (or too little to tell it from one), or
@@ -45,8 +63,9 @@ export const sniffPage = (head: Buffer, ended: boolean): PageKind | undefined | 
   const binary = BINARY_STARTS.find(({ magic }) => magic.every((byte, i) => head[i] === byte))
   if (binary !== undefined) return binary.kind
   const text = headText(head)
-  const final = ended || head.length >= SNIFF_LIMIT_BYTES
-  if (!final && text.length <= SNIFF_CHARACTERS) return 'undecided'
+  const full = head.length >= SNIFF_LIMIT_BYTES
+  if (!ended && !full && text.length <= SNIFF_CHARACTERS) return 'undecided'
+  if (full && text === '') return BLANK_START
   if (MARKUP_START.test(text)) return 'markup (an HTML or XML page)'
   // An object or array with nothing but blanks after its bracket is JSON only when that is all there is.
   return JSON_START.test(text.slice(0, SNIFF_CHARACTERS + 1)) ? 'a JSON document' : undefined

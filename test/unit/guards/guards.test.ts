@@ -123,7 +123,7 @@ describe('the identity guard', () => {
     columns: [],
     latestExport: { ...baseline, columns: [...columns('a'), { name: 'a_2', header: 'a' }] },
   } as const
-  const ambiguous = [{ header: 'a', names: ['a'], previous: ['a', 'a_2'] }]
+  const ambiguous = [{ kind: 'count', header: 'a', names: ['a'], previous: ['a', 'a_2'] }] as const
 
   it('holds identical headers that changed in number, quoting the header and naming the columns', () => {
     expect(identityFindings(ambiguous, registry, false)).toEqual([
@@ -134,6 +134,20 @@ describe('the identity guard', () => {
           '2 columns had the header "a" in the previous export (dt=2026-11-01): a, a_2; this export has 1 column (a), and columns with identical headers can be told apart only by their order',
         previousExportDate: '2026-11-01',
         columns: ['a', 'a_2'],
+      },
+    ])
+  })
+
+  it('holds a header whose text changed while another normalizes to the same name, naming both', () => {
+    const retexted = [{ kind: 'text', name: 'a_2', header: 'A ', previousHeader: 'A', twins: ['a'] }] as const
+    expect(identityFindings(retexted, registry, false)).toEqual([
+      {
+        code: 'COLUMN_IDENTITY_AMBIGUOUS',
+        action: 'held',
+        message:
+          'the column a_2 had the header "A" in the previous export (dt=2026-11-01) and has "A " in this one, while the headers of a normalize to the same name: such columns are told apart by their header text, and without it only by their order',
+        previousExportDate: '2026-11-01',
+        columns: ['a_2', 'a'],
       },
     ])
   })

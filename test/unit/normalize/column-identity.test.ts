@@ -72,8 +72,32 @@ describe('ambiguousHeaders', () => {
   })
 
   it('names identical headers that lose or gain a column, with the names before and now', () => {
-    expect(check(['x', 'a', 'a'], ['x', 'a'])).toEqual([{ header: 'a', names: ['a'], previous: ['a', 'a_2'] }])
-    expect(check(['a'], ['a', 'a'])).toEqual([{ header: 'a', names: ['a', 'a_2'], previous: ['a'] }])
+    expect(check(['x', 'a', 'a'], ['x', 'a'])).toEqual([
+      { kind: 'count', header: 'a', names: ['a'], previous: ['a', 'a_2'] },
+    ])
+    expect(check(['a'], ['a', 'a'])).toEqual([{ kind: 'count', header: 'a', names: ['a', 'a_2'], previous: ['a'] }])
+  })
+
+  it('names a header whose text changed while another normalizes to the same name', () => {
+    expect(check(['Email', 'EMAIL'], ['EMAIL ', 'Email '])).toEqual([
+      { kind: 'text', name: 'email', header: 'EMAIL ', previousHeader: 'Email', twins: ['email_2'] },
+      { kind: 'text', name: 'email_2', header: 'Email ', previousHeader: 'EMAIL', twins: ['email'] },
+    ])
+    expect(check(['Email', 'EMAIL'], ['Email '])).toEqual([
+      { kind: 'text', name: 'email', header: 'Email ', previousHeader: 'Email', twins: ['email_2'] },
+    ])
+    // A lone column whose header changes case or spacing keeps its name: nothing else could have it.
+    expect(check(['Email'], ['EMAIL '])).toEqual([])
+  })
+
+  it('names identical headers that stay as many while other columns come or go', () => {
+    expect(check(['id', 'Owner', 'Owner'], ['id', 'Holder', 'Owner', 'Owner'])).toEqual([
+      { kind: 'order', header: 'Owner', names: ['owner', 'owner_2'], added: ['holder'], removed: [] },
+    ])
+    expect(check(['id', 'x', 'Owner', 'Owner'], ['id', 'Owner', 'Owner'])).toEqual([
+      { kind: 'order', header: 'Owner', names: ['owner', 'owner_2'], added: [], removed: ['x'] },
+    ])
+    expect(check(['id', 'Owner', 'Owner'], ['Owner', 'id', 'Owner'])).toEqual([])
   })
 
   it('counts a dropped twin: identical headers that stay as many are not held', () => {

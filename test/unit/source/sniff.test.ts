@@ -57,8 +57,24 @@ describe('sniffing the start of a body', () => {
     expect(sniffPage(Buffer.from(`Device ID,Owner\r\n${'1,Ada\r\n'.repeat(50)}`), false)).toBeUndefined()
   })
 
-  it(`decides at ${SNIFF_LIMIT_BYTES} bytes even when they are all blank`, () => {
-    expect(sniffPage(Buffer.alloc(SNIFF_LIMIT_BYTES, '\n'), false)).toBeUndefined()
+  it(`holds blanks up to ${SNIFF_LIMIT_BYTES} bytes, and refuses a body that is nothing but blank that far`, () => {
+    expect(sniffPage(Buffer.alloc(8192, '\n'), false)).toBe('undecided')
+    expect(sniffPage(Buffer.from(`${'\r\n'.repeat(4096)}${'<html>'.padEnd(300)}`), false)).toBe(MARKUP)
+    expect(sniffPage(Buffer.alloc(SNIFF_LIMIT_BYTES, '\n'), false)).toBe('nothing but blank lines in its first 1 MiB')
+  })
+
+  it.each([
+    ['a sep= line', 'sep=;\r\n<!DOCTYPE html>'],
+    ['blank lines, a sep= line and more blank lines', '\r\n\r\nsep=,\n\n<html>'],
+    ['a second byte-order mark', '\u00ef\u00bb\u00bf\u00ef\u00bb\u00bf<html>'],
+    ['a UTF-8 no-break space', '\u00c2\u00a0<html>'],
+    ['a UTF-8 zero-width space', '\u00e2\u0080\u008b<html>'],
+  ])('looks past %s', (_what, start) => {
+    expect(sniffPage(Buffer.from(start, 'latin1'), true)).toBe(MARKUP)
+  })
+
+  it('still reads a sep= line before a header as a table', () => {
+    expect(sniffPage(Buffer.from('sep=;\r\nDevice ID;Owner\r\n1;Ada\r\n'), true)).toBeUndefined()
   })
 
   it('quotes 40 characters, escaped, without control characters', () => {
