@@ -20,9 +20,10 @@ const DATE = '2026-03-14'
 const TABLE = { id: '3001', name: 'devices' } as const
 const GOOD_CSV = 'Device ID,Owner\r\n1,Ada\r\n2,Grace\r\n3,Zoë\r\n'
 const GOOD_ROWS = [
-  { device_id: '1', owner: 'Ada' },
-  { device_id: '2', owner: 'Grace' },
-  { device_id: '3', owner: 'Zoë' },
+  // device_id is a BIGINT: `query --format json` writes it as a JSON number.
+  { device_id: 1, owner: 'Ada' },
+  { device_id: 2, owner: 'Grace' },
+  { device_id: 3, owner: 'Zoë' },
 ]
 const TOKEN = 'body-recognition-token'
 

@@ -338,7 +338,13 @@ const drained = (stream: WriteStream) =>
     }
     const onDrain = () => settle()
     const onError = (error: Error) => settle(error)
-    const onClose = () => settle(new Error('the upload was aborted before its bytes were written'))
+    const onClose = () =>
+      settle(
+        new PublishError({
+          target: String(stream.path),
+          reason: 'the upload was aborted before its bytes were written',
+        }),
+      )
     stream.on('drain', onDrain)
     stream.on('error', onError)
     stream.on('close', onClose)
