@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { SlowFirstSequencer } from './test/support/slow-first.ts'
 
 export default defineConfig({
   test: {
@@ -8,6 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The slowest files first, on a clean checkout too (test/support/slow-first.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     reporters: process.env.CI ? ['default'] : ['default'],
   },
 })
