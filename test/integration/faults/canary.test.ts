@@ -4,11 +4,12 @@
  */
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { gzipSync, zstdCompressSync } from 'node:zlib'
+import { parquetWriteBuffer } from 'hyparquet-writer'
 import { describe, expect, it } from 'vitest'
 import { CANARY_TOKEN, type CanaryEvidence, scanForCanary } from '../../support/canary.ts'
 import {
   assetsTable,
-  DATE,
   emulator,
   evidence,
   exportDate,
@@ -27,9 +28,19 @@ describe('the canary scan', () => {
       folders: [ws.out],
     }
     await writeFile(path.join(ws.out, '_runs', 'leak.json'), JSON.stringify({ token: CANARY_TOKEN }))
+    // A body that holds the token is refused (NOT_CSV) before anything lands, so the Parquet and gzip copies the
+    // scan must find are planted by hand, compressed as the exporter writes them.
     emulator.setTable(assetsTable(`Asset Tag,Notes\r\nA-1,${CANARY_TOKEN}\r\n`))
-    // One row after many would be held by the row-count guard; accepted, so the planted cell is published.
-    expect((await exportDate(ws, 'planted run', '--accept-changes')).exitCode).toBe(0)
+    const refused = await exportDate(ws, 'planted run', '--accept-changes')
+    expect(refused.exitCode).toBe(1)
+    expect(refused.stderr).toContain('NOT_CSV')
+    const parquet = parquetWriteBuffer({
+      columnData: [{ name: 'notes', data: [CANARY_TOKEN], type: 'STRING' }],
+      codec: 'ZSTD',
+      compressors: { ZSTD: (bytes: Uint8Array) => new Uint8Array(zstdCompressSync(bytes)) },
+    })
+    await writeFile(path.join(ws.out, 'leak.parquet'), new Uint8Array(parquet))
+    await writeFile(path.join(ws.out, 'leak.csv.gz'), gzipSync(`notes\n${CANARY_TOKEN}\n`))
 
     const found = await scanForCanary(planted)
     // The planted copies are found; the scan after this case must not see them, so the folder is dropped.
@@ -42,8 +53,8 @@ describe('the canary scan', () => {
         `stderr line 2: leaked ${CANARY_TOKEN}`,
         'payload metric',
         `file ${path.join(ws.out, '_runs', 'leak.json')} (bytes as stored)`,
-        `file ${path.join(ws.out, 'assets', `dt=${DATE}`, 'data.parquet')} (decoded content)`,
-        `file ${path.join(ws.out, '_raw', 'assets', `dt=${DATE}`, 'body.csv.gz')} (decoded content)`,
+        `file ${path.join(ws.out, 'leak.parquet')} (decoded content)`,
+        `file ${path.join(ws.out, 'leak.csv.gz')} (decoded content)`,
       ]),
     )
   })
