@@ -56,7 +56,10 @@ export const addExportStack = (app: App): ExportAppResult => {
     config,
     ...(serviceName === undefined ? {} : { serviceName }),
   })
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app))
+  // cdk-nag 3 reads the construct tree from the validation context, which aws-cdk-lib 2.257 (pinned for the
+  // integration test's cloud assembly schema) does not provide: the plugin is handed the app itself instead.
+  const checks = new AwsSolutionsChecks(app)
+  Validations.of(app).addPlugins({ name: checks.name, validate: () => checks.validateScope(app) })
   return { stack, config, configFile }
 }
 

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { App, Stack } from 'aws-cdk-lib'
 import { Annotations, Match } from 'aws-cdk-lib/assertions'
 import { Queue } from 'aws-cdk-lib/aws-sqs'
@@ -68,6 +70,26 @@ describe('cdk-nag AwsSolutions checks', () => {
       expect(reason.length, `reason of ${id}`).toBeGreaterThanOrEqual(MIN_ACKNOWLEDGEMENT_REASON_LENGTH)
     }
     expect(new Set(acknowledgements.map((a) => a.reason)).size).toBe(acknowledgements.length)
+  })
+
+  it("fail the app's own synth (the validation plugin) on a finding, as cdk synth does", () => {
+    const probe = new App({
+      context: { ...cdkContext(), ...SKIP_BUNDLING, config: 'config/sample.json' },
+      outdir: scratchDir(),
+    })
+    const { stack: probeStack } = addExportStack(probe)
+    new Queue(probeStack, 'UnencryptedQueue', { enforceSSL: false })
+    const before = process.exitCode
+    try {
+      const assembly = probe.synth()
+      // The CLI's exit status: CDK sets it when a validation report fails.
+      expect(process.exitCode).toBe(1)
+      const report = readFileSync(path.join(assembly.directory, 'policy-validation-report.json'), 'utf8')
+      expect(report).toContain('AwsSolutions-SQS3')
+      expect(report).not.toContain('NagPack requires a construct tree')
+    } finally {
+      process.exitCode = before
+    }
   })
 
   it('do report an unencrypted queue without a dead-letter queue, so a clean result means something', () => {
