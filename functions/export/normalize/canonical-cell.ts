@@ -8,6 +8,7 @@
  *   - a boolean (`true` or `false` in any letter case) is `true` or `false`.
  * Every other cell is hashed as its bytes.
  */
+import { civilFromDays } from '../core/civil-date.ts'
 import { booleanAt, parsed, timestampAt } from './values.ts'
 
 /** The longest notation written: `YYYY-MM-DDTHH:MM:SS.sssZ`. */
@@ -80,23 +81,16 @@ const writeDigits = (out: Buffer, at: number, n: number, width: number): void =>
 
 /**
  * `YYYY-MM-DDTHH:MM:SS[.sss]Z` of epoch milliseconds, written digit by digit: a Date and its ISO string per cell
- * cost more than hashing the row. Civil date from days as H. Hinnant's civil_from_days (values.ts goes the
+ * cost more than hashing the row. Civil date from days by core/civil-date.ts (values.ts goes the
  * other way); TIMESTAMP's years are 1 to 9999, so four digits always do.
  */
 const writeInstant = (ms: number, out: Buffer, at: number): number => {
   const days = Math.floor(ms / MS_PER_DAY)
   const inDay = ms - days * MS_PER_DAY
-  const z = days + 719_468
-  const era = Math.floor(z / 146_097)
-  const dayOfEra = z - era * 146_097
-  const yearOfEra = Math.floor(
-    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
-  )
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
-  const mp = Math.floor((5 * dayOfYear + 2) / 153)
-  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1
-  const month = mp < 10 ? mp + 3 : mp - 9
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  const date = civilFromDays(days)
+  const year = Math.floor(date / 10_000)
+  const month = Math.floor(date / 100) % 100
+  const day = date % 100
   writeDigits(out, at, year, 4)
   out[at + 4] = MINUS
   writeDigits(out, at + 5, month, 2)

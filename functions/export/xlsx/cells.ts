@@ -4,6 +4,7 @@
  * spreadsheet keeps (or the decimals their format shows), booleans as `true`/`false`, date-formatted numbers as
  * `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS[.sss]` (UTC, rounded to the millisecond), time-of-day formats as `HH:MM:SS`.
  */
+import { civilFromDays } from '../core/civil-date.ts'
 import { type NumberFormat, NumberKind } from './number-format.ts'
 
 const MS_PER_DAY = 86_400_000
@@ -57,18 +58,8 @@ export const serialText = (serial: number, kind: NumberKind, date1904: boolean):
  * the proleptic Gregorian calendar's arithmetic (H. Hinnant's civil_from_days) rather than a Date per cell.
  */
 export const civilDate = (daysSinceEpoch: number): string => {
-  const z = daysSinceEpoch + 719_468
-  const era = Math.floor(z / 146_097)
-  const dayOfEra = z - era * 146_097
-  const yearOfEra = Math.floor(
-    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
-  )
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
-  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153)
-  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1
-  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-  return `${year}-${pad2(month)}-${pad2(day)}`
+  const date = civilFromDays(daysSinceEpoch)
+  return `${Math.floor(date / 10_000)}-${pad2(Math.floor(date / 100) % 100)}-${pad2(date % 100)}`
 }
 
 /** `HH:MM:SS[.sss]` of `ms` into a day; `days` whole days before it count as hours (elapsed-time formats). */
