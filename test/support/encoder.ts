@@ -43,6 +43,8 @@ export const encode = async (
     rowGroupLimits?: RowGroupLimits
     forced?: Record<string, ColumnType>
     previous?: TableSchema
+    /** Told 'push N' as the Nth batch's push resolves and 'write' as bytes go out, in the order they happen. */
+    trace?: string[]
   } = {},
 ): Promise<Encoded> => {
   const dir = await tempDir('inventory-encoder-')
@@ -68,7 +70,10 @@ export const encode = async (
       rowGroupLimits: options.rowGroupLimits,
     },
     {
-      write: (bytes) => parts.push(bytes),
+      write: (bytes) => {
+        options.trace?.push('write')
+        parts.push(bytes)
+      },
       restart: () => {
         parts = []
         restarts++
@@ -79,9 +84,12 @@ export const encode = async (
     },
   )
   // As the export's path does: the types learn from each batch before it is encoded.
-  for (const batch of batchesOf(records, header.length, options.rowsPerBatch ?? 1000)) {
+  for (const [n, batch] of batchesOf(records, header.length, options.rowsPerBatch ?? 1000).entries()) {
     types.observe(batch)
-    encoder.push(batch)
+    await encoder.push(batch)
+    options.trace?.push(`push ${n + 1}`)
+    // As the parse thread's next batch does: it arrives on a later turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve))
   }
   const { rows } = await encoder.finish()
   encoder.close()

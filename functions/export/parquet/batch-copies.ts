@@ -20,10 +20,11 @@ const INITIAL_BYTES = 1024 * 1024
  * Bytes of copies (cells and offsets) a group keeps in memory before the rest of its batches go to the spill file.
  * Row groups of DuckDB's 122,880 rows held in memory raised the export's peak RSS to 254 MiB on 64 MB tables of
  * 12 columns (bench/shapes.ts), against the 256 MiB bound; from the spill file a column is read back only when its
- * chunk is written, so memory holds one column of the group, not all of them. 2 MiB rather than 8: with 8 the
- * 300,000-row workbook export peaked at 250 MiB, with 2 at 225 and 241 (one and two runs, beside other load).
+ * chunk is written, so memory holds one column of the group, not all of them. 2 MiB rather than 8 (with 8 the
+ * 300,000-row workbook export peaked at 250 MiB, with 2 at 225 and 241), and 1 MiB for each of the two sets a
+ * table encoder keeps since a group is written while the next fills (table-encoder.ts): 2 MiB together.
  */
-export const IN_MEMORY_BYTES = 2 * 1024 * 1024
+export const IN_MEMORY_BYTES = 1024 * 1024
 
 /** One batch's column in the spill file: where its cells and its offsets are. */
 interface SpilledColumn {
@@ -37,6 +38,15 @@ interface SpilledColumn {
 /** Cells up to this length are copied by a JS loop, which beats a native call for short ones. */
 const SHORT_CELL = 32
 
+/**
+ * The buffers a spilled column is read back into, reused by every column and group. One group is written at a
+ * time, so the two sets of copies a table encoder keeps (the group being written, the next) share one.
+ */
+export class SpillReadBuffers {
+  bytes = new Uint8Array(0)
+  offsets = new Int32Array(0)
+}
+
 export class BatchCopies {
   readonly #spillPath: string | undefined
   readonly #inMemoryBytes: number
@@ -45,9 +55,7 @@ export class BatchCopies {
   #spillAt = 0
   /** Per column, its pieces of the group: copies in memory, or where in the spill file they are. */
   #pieces: (RecordBatch | SpilledColumn)[][] = []
-  /** The buffers a spilled column is read back into, reused by every column and group. */
-  #readBytes = new Uint8Array(0)
-  #readOffsets = new Int32Array(0)
+  readonly #read: SpillReadBuffers
   #bytes = new Uint8Array(INITIAL_BYTES)
   #offsets = new Int32Array(INITIAL_BYTES / 4)
   #fingerprints = new BigInt64Array(0)
@@ -61,9 +69,10 @@ export class BatchCopies {
    * Without `spillPath` every copy stays in memory. With it, past `inMemoryBytes` of a group's copies the
    * further batches go to that file, created when first needed and deleted by `close()`.
    */
-  constructor(spillPath?: string, inMemoryBytes = IN_MEMORY_BYTES) {
+  constructor(spillPath?: string, inMemoryBytes = IN_MEMORY_BYTES, read = new SpillReadBuffers()) {
     this.#spillPath = spillPath
     this.#inMemoryBytes = inMemoryBytes
+    this.#read = read
   }
 
   /** Bytes the buffers hold, whatever part of them is in use. */
@@ -72,8 +81,8 @@ export class BatchCopies {
       this.#bytes.byteLength +
       this.#offsets.byteLength +
       this.#fingerprints.byteLength +
-      this.#readBytes.byteLength +
-      this.#readOffsets.byteLength
+      this.#read.bytes.byteLength +
+      this.#read.offsets.byteLength
     )
   }
 
@@ -125,14 +134,15 @@ export class BatchCopies {
         offsets += piece.rowCount + 1
       }
     }
-    if (bytes > this.#readBytes.length) this.#readBytes = new Uint8Array(Math.ceil(bytes * 1.25))
-    if (offsets > this.#readOffsets.length) this.#readOffsets = new Int32Array(Math.ceil(offsets * 1.25))
+    const read = this.#read
+    if (bytes > read.bytes.length) read.bytes = new Uint8Array(Math.ceil(bytes * 1.25))
+    if (offsets > read.offsets.length) read.offsets = new Int32Array(Math.ceil(offsets * 1.25))
     let byteAt = 0
     let offsetAt = 0
     return pieces.map((piece) => {
       if (!('bytesAt' in piece)) return piece
-      const cells = this.#readBytes.subarray(byteAt, byteAt + piece.byteLength)
-      const ends = this.#readOffsets.subarray(offsetAt, offsetAt + piece.rowCount + 1)
+      const cells = read.bytes.subarray(byteAt, byteAt + piece.byteLength)
+      const ends = read.offsets.subarray(offsetAt, offsetAt + piece.rowCount + 1)
       readSync(this.#spill!, cells, 0, cells.byteLength, piece.bytesAt)
       readSync(
         this.#spill!,

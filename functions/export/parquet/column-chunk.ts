@@ -101,6 +101,23 @@ const writePage = (
   return headerBytes + bodyBytes
 }
 
+/**
+ * What a column's earlier chunks chose, so a chunk between two measurements is written without measuring again:
+ * `byteArrays`, how strings without a dictionary were written (measured page by page, PLAIN against
+ * DELTA_LENGTH_BYTE_ARRAY, when undefined); `whole`, the encoding the last whole-chunk measurement chose, taken
+ * where this chunk would be measured whole too (a dictionary past a sample's sight).
+ */
+export interface KnownChoices {
+  readonly byteArrays?: 'PLAIN' | 'DELTA_LENGTH_BYTE_ARRAY' | undefined
+  readonly whole?: ValueEncoding | undefined
+}
+
+/** A chunk's footer metadata, and the encoding its whole-chunk measurement chose when it had one. */
+export interface WrittenChunk {
+  readonly chunk: ColumnChunk
+  readonly measuredWhole?: ValueEncoding
+}
+
 /** A data page encoded and compressed, not yet written. */
 interface EncodedPage {
   readonly rows: number
@@ -153,12 +170,9 @@ export const writeColumnChunk = (
   type: ParquetType,
   values: ChunkValues,
   codec: PageCodec,
-  /**
-   * How strings without a dictionary are written: measured page by page (PLAIN and DELTA_LENGTH_BYTE_ARRAY, the
-   * smaller kept) when undefined, else as given (what the column's last measured chunk chose).
-   */
-  byteArrays?: 'PLAIN' | 'DELTA_LENGTH_BYTE_ARRAY',
-): ColumnChunk => {
+  known: KnownChoices = {},
+): WrittenChunk => {
+  const { byteArrays, whole } = known
   const chunkStart = writer.offset
   const built = buildDictionary(values)
   const choice = chooseEncoding(values, type === 'INT32' || type === 'INT64', built, codec, scratch)
@@ -172,7 +186,10 @@ export const writeColumnChunk = (
   let encoding = choice.encoding
   let dictionaryPage = choice.dictionaryPage
   let encoded: { pages: EncodedPage[]; bytes: number } | undefined
-  if (choice.measureWhole && built) {
+  let measuredWhole: ValueEncoding | undefined
+  if (choice.measureWhole && built && whole !== undefined && choice.measureWhole.includes(whole)) {
+    encoding = whole
+  } else if (choice.measureWhole && built) {
     // Each candidate in full, its pages as they would be written; a dictionary's page counts with its indexes.
     dictionaryPage = codec.compress(built.page)
     for (const candidate of choice.measureWhole) {
@@ -184,6 +201,7 @@ export const writeColumnChunk = (
         encoding = candidate
       }
     }
+    measuredWhole = encoding
   }
   encoded ??= written(encoding)
   const dictionary = encoding === 'RLE_DICTIONARY' ? built : undefined
@@ -234,7 +252,7 @@ export const writeColumnChunk = (
     )
   }
   const { min, max } = values
-  return {
+  const chunk: ColumnChunk = {
     file_offset: BigInt(chunkStart),
     meta_data: {
       type,
@@ -260,4 +278,5 @@ export const writeColumnChunk = (
       ],
     },
   }
+  return measuredWhole === undefined ? { chunk } : { chunk, measuredWhole }
 }

@@ -12,6 +12,7 @@ import type { ColumnType } from '../core/constants.ts'
 import { InternalError } from '../core/errors.ts'
 import type { ChunkValues } from './chunk-values.ts'
 import { type PageCodec, writeColumnChunk } from './column-chunk.ts'
+import type { ValueEncoding } from './encoding-choice.ts'
 import { FooterMetadata } from './footer.ts'
 
 interface ParquetColumn {
@@ -40,11 +41,13 @@ export const PAGE_CODEC: PageCodec = zstdCompress
   : { name: 'SNAPPY', compress: snappyCompress }
 
 /**
- * Row groups between measurements of a string column's DELTA_LENGTH_BYTE_ARRAY against PLAIN: measuring compresses
- * each page twice (7% more CPU for the encode on the sparse bench table), and a column's strings keep their shape
- * from one group to the next; in between, each chunk is written as the last measured one chose.
+ * Row groups between the measurements that encode a chunk more than once: a string column's DELTA_LENGTH_BYTE_ARRAY
+ * against PLAIN (each page compressed twice: 7% more CPU for the encode on the sparse bench table), and a chunk
+ * whose dictionary a sample cannot judge, encoded whole in each candidate (most of the 20% the export lost to
+ * larger row groups on the inventory bench table). A column's values keep their shape from one group to the next;
+ * in between, each chunk is written as the last measured one chose.
  */
-const MEASURE_STRINGS_EVERY = 8
+const MEASURE_EVERY = 8
 
 /** "PAR1", the magic number at both ends of a Parquet file. */
 const MAGIC = 0x31524150
@@ -69,6 +72,8 @@ export class ParquetFileEncoder {
   readonly #footer: FooterMetadata
   /** Per column, how its last measured chunk wrote strings without a dictionary. */
   readonly #byteArrays: ('PLAIN' | 'DELTA_LENGTH_BYTE_ARRAY' | undefined)[] = []
+  /** Per column, what its last whole-chunk measurement chose (column-chunk.ts KnownChoices). */
+  readonly #wholeChoices: (ValueEncoding | undefined)[] = []
   #groups = 0
   #rows = 0
 
@@ -91,9 +96,15 @@ export class ParquetFileEncoder {
 
   /**
    * Encodes one row group of `rowCount` rows; `columns[i]` makes column i's values, and is called only when its
-   * chunk is written, so only one column's values exist at a time. Returns the group's bytes.
+   * chunk is written, so only one column's values exist at a time. `betweenColumns` is awaited after each chunk
+   * (table-encoder.ts hands the event loop back there, so the next group's batches come in while this one is
+   * written). Returns the group's bytes. One group at a time: the file's buffer is the group's until then.
    */
-  writeRowGroup(columns: readonly (() => ChunkValues)[], rowCount: number): Uint8Array {
+  async writeRowGroup(
+    columns: readonly (() => ChunkValues)[],
+    rowCount: number,
+    betweenColumns: () => Promise<void> = async () => {},
+  ): Promise<Uint8Array> {
     if (columns.length !== this.#columns.length) {
       throw new InternalError({ reason: `row group has ${columns.length} of ${this.#columns.length} columns` })
     }
@@ -101,19 +112,30 @@ export class ParquetFileEncoder {
     const groupStart = this.#buffer.offset
     const chunks: ColumnChunk[] = []
     let uncompressed = 0n
-    this.#columns.forEach((column, i) => {
+    for (const [i, column] of this.#columns.entries()) {
       const values = columns[i]!()
       if (values.rows !== rowCount) {
         throw new InternalError({ reason: `column ${column.name} has ${values.rows} of ${rowCount} rows` })
       }
       const element = this.#schema[i + 1]!
-      const measure = this.#groups % MEASURE_STRINGS_EVERY === 0
-      const known = measure ? undefined : this.#byteArrays[i]
-      const chunk = writeColumnChunk(this.#buffer, column.name, element.type!, values, PAGE_CODEC, known)
-      if (measure) this.#byteArrays[i] = stringEncodingOf(chunk)
+      const measure = this.#groups % MEASURE_EVERY === 0
+      const known = measure ? {} : { byteArrays: this.#byteArrays[i], whole: this.#wholeChoices[i] }
+      const { chunk, measuredWhole } = writeColumnChunk(
+        this.#buffer,
+        column.name,
+        element.type!,
+        values,
+        PAGE_CODEC,
+        known,
+      )
+      if (measure) {
+        this.#byteArrays[i] = stringEncodingOf(chunk)
+        this.#wholeChoices[i] = measuredWhole
+      }
       uncompressed += chunk.meta_data!.total_uncompressed_size
       chunks.push(chunk)
-    })
+      await betweenColumns()
+    }
     this.#footer.addRowGroup({
       columns: chunks,
       total_byte_size: uncompressed,

@@ -57,8 +57,8 @@ export class RowGroupEncoder {
     this.#rows = rows
   }
 
-  /** Encodes the row group into the file; returns its bytes. */
-  write(file: ParquetFileEncoder): Uint8Array {
+  /** Encodes the row group into the file, awaiting `betweenColumns` after each chunk; returns its bytes. */
+  async write(file: ParquetFileEncoder, betweenColumns?: () => Promise<void>): Promise<Uint8Array> {
     const rows = this.#rows
     const { sourceTableId, run } = this.#lineage
     // Every batch has every column of the header, so only a group without batches lacks one. Read when the
@@ -79,7 +79,7 @@ export class RowGroupEncoder {
     })
     const fingerprints = this.#copies.fingerprints(rows).subarray(0, rows)
     builders.push(...lineageValues(this.#firstRow, rows, sourceTableId, run, () => fingerprints))
-    const bytes = file.writeRowGroup(builders, rows)
+    const bytes = await file.writeRowGroup(builders, rows, betweenColumns)
     this.#copies.release()
     return bytes
   }

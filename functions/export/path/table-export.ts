@@ -267,7 +267,7 @@ const encode = async (
     // Name and type, continued: what each column's values fit, learnt before the batch is encoded with it.
     named.types.observe(batch)
     keys?.observe(batch)
-    encoder.push(batch)
+    await encoder.push(batch)
     records.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
     rowsSeen += batch.rowCount
     // Once per batch (about a MB of CSV): the telemetry decides how often to show it.

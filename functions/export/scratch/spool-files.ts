@@ -19,11 +19,14 @@ export type SpoolKind = (typeof SpoolKind)[keyof typeof SpoolKind]
 
 /** Added to a batches spool file's name for the table's key hashes, when they spill (normalize/row-key.ts). */
 export const KEYS_SPILL_SUFFIX = '.keys'
-/** Added to a batches spool file's name for the part of a row group's copies not kept in memory (parquet/batch-copies.ts). */
-export const GROUP_SPILL_SUFFIX = '.group'
+/**
+ * Added to a batches spool file's name for the part of a row group's copies not kept in memory
+ * (parquet/batch-copies.ts): one file for each of the two groups in hand, the one being written and the next.
+ */
+export const GROUP_SPILL_SUFFIXES = ['.group', '.group2'] as const
 
 /** `<prefix>-<pid>-<uuid><suffix>`; files named otherwise are not ours and are left alone. */
-const SPOOL_NAME = /^(?:spool|workbook)-(\d+)-[0-9a-f-]{36}\.(?:bin(?:\.keys|\.group)?|xlsx(?:\.strings|\.ends)?)$/
+const SPOOL_NAME = /^(?:spool|workbook)-(\d+)-[0-9a-f-]{36}\.(?:bin(?:\.keys|\.group2?)?|xlsx(?:\.strings|\.ends)?)$/
 /** The same for every thread of this process: what a thread of it spools is never older than this. */
 const PROCESS_STARTED_MS = Date.now() - process.uptime() * 1000
 /**

@@ -53,7 +53,12 @@ describe('column values in reused buffers', () => {
       ]
     }
     const file = new ParquetFileEncoder(columns)
-    const parts = [file.start(), file.writeRowGroup(group(big), 30), file.writeRowGroup(group(small), 7), file.finish()]
+    const parts = [
+      file.start(),
+      await file.writeRowGroup(group(big), 30),
+      await file.writeRowGroup(group(small), 7),
+      file.finish(),
+    ]
     const target = path.join(await tempDir('inventory-scratch-'), 'two-groups.parquet')
     await writeFile(target, Buffer.concat(parts))
     const rows = await query(`SELECT name, ok, n FROM '${target}'`)

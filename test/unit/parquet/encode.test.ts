@@ -96,6 +96,24 @@ describe('the Parquet encoder', () => {
     expect(rows.map((row) => BigInt(row.f as string))).toEqual([...expected])
   })
 
+  it('writes a row group while the next one fills, and the file holds every row in order', async () => {
+    const header = Array.from({ length: 12 }, (_, c) => `c${c}`)
+    const records = Array.from({ length: 40 }, (_, r) => header.map((_, c) => `${r}-${c}`))
+    const trace: string[] = []
+    const { file } = await encode(header, records, {
+      rowsPerBatch: 4,
+      rowGroupLimits: { maxRows: 16, maxBytes: 1 << 20 },
+      trace,
+    })
+    // Batch 4 closes the first group; the next batches come in while its 15 column chunks are written.
+    const firstGroup = trace.indexOf('write', trace.indexOf('push 4'))
+    const during = trace.slice(trace.indexOf('push 4') + 1, firstGroup)
+    expect(during.slice(0, 2)).toEqual(['push 5', 'push 6'])
+    expect(during.every((event) => event.startsWith('push'))).toBe(true)
+    const rows = await query(`SELECT c0, c11 FROM '${file}' ORDER BY _source_row_number`)
+    expect(rows.map((row) => [row.c0, row.c11])).toEqual(records.map((r) => [r[0], r[11]]))
+  })
+
   it('restarts from the spool when a late value widens a type, ending with the bytes the final plan gives at once', async () => {
     const records = Array.from({ length: 40 }, (_, i) => [String(i), i === 35 ? 'n/a' : String(i * 2)])
     const limits = { rowsPerBatch: 4, rowGroupLimits: { maxRows: 8, maxBytes: 1 << 20 } }
@@ -185,7 +203,7 @@ describe('ParquetFileEncoder', () => {
     const file = new ParquetFileEncoder(columns)
     const parts = [file.start()]
     expect(made).toEqual([])
-    parts.push(file.writeRowGroup(makers, 3))
+    parts.push(await file.writeRowGroup(makers, 3))
     expect(made).toEqual([0, 1, 2])
     parts.push(file.finish())
     const path_ = path.join(await tempDir('inventory-encoder-'), 'three.parquet')

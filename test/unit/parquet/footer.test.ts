@@ -31,10 +31,10 @@ const rowGroup = (group: number): RowGroup => {
   const batches = batchesOf(records, 3, 3)
   const writer = new ByteWriter()
   const columns = [
-    writeColumnChunk(writer, 'name', 'BYTE_ARRAY', stringValues(batches, 0, rows), PAGE_CODEC),
-    writeColumnChunk(writer, 'size', 'INT64', typedValues(batches, 1, 'bigint', rows, false), PAGE_CODEC),
-    writeColumnChunk(writer, 'price', 'DOUBLE', typedValues(batches, 2, 'double', rows, false), PAGE_CODEC),
-    writeColumnChunk(writer, 'run', 'BYTE_ARRAY', constantValues('20260101T000000Z-abcdef01', rows), PAGE_CODEC),
+    writeColumnChunk(writer, 'name', 'BYTE_ARRAY', stringValues(batches, 0, rows), PAGE_CODEC).chunk,
+    writeColumnChunk(writer, 'size', 'INT64', typedValues(batches, 1, 'bigint', rows, false), PAGE_CODEC).chunk,
+    writeColumnChunk(writer, 'price', 'DOUBLE', typedValues(batches, 2, 'double', rows, false), PAGE_CODEC).chunk,
+    writeColumnChunk(writer, 'run', 'BYTE_ARRAY', constantValues('20260101T000000Z-abcdef01', rows), PAGE_CODEC).chunk,
   ]
   return {
     columns,
