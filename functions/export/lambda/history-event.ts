@@ -1,0 +1,88 @@
+/**
+ * The history events (README: "The Lambda event"): `{"history": {...}}`, which the state machine of
+ * infra/constructs/history-operations.ts sends, a *plan* (no `dates`: answer the table's export dates in batches)
+ * and then one *batch* per item (`dates`: run the operation on those dates). Strict and bounded as the run's event
+ * is. A condition carries its value only as keyed digests (path/erase.ts DigestCondition): Step Functions keeps
+ * every input in its execution history, so the value in clear never enters an event.
+ */
+import * as z from 'zod'
+import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
+import { exportDateProblem } from '../core/export-date.ts'
+import { TYPED_SPELLINGS } from '../path/erase.ts'
+
+/** Dates one batch may name, and the largest batch a plan may ask for: a year of daily dates. */
+export const MAX_BATCH_DATES = 366
+/** Dates per batch when the plan event sets no `batchSize`: a few minutes of rewriting for a 1 GB daily table. */
+export const DEFAULT_BATCH_DATES = 5
+/** Conditions of one request; the CLI's `--where` flags. */
+const MAX_CONDITIONS = 16
+const MAX_NAME = 256
+
+/** The operations a history event may name; each is one entry of lambda/history.ts's table of operations. */
+export const HistoryOperation = { ERASE: 'erase' } as const
+export type HistoryOperation = (typeof HistoryOperation)[keyof typeof HistoryOperation]
+const OPERATION_NAMES = Object.values(HistoryOperation) as [HistoryOperation, ...HistoryOperation[]]
+
+const Digest = z
+  .string({ error: 'must be a digest printed by npm run erase -- --aws-event' })
+  .regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it')
+
+const ConditionSchema = z.strictObject({
+  column: z.string().min(1, 'must name a data column').max(MAX_NAME),
+  digest: Digest,
+  typed: z.strictObject(Object.fromEntries(TYPED_SPELLINGS.map((type) => [type, Digest.optional()]))).optional(),
+})
+
+const DateSchema = z
+  .string({ error: 'must be a date as YYYY-MM-DD' })
+  .max(10, { error: 'must be a calendar date as YYYY-MM-DD', abort: true })
+  .superRefine((text, ctx) => {
+    const problem = exportDateProblem(text)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+
+const HistorySchema = z.strictObject({
+  operation: z.enum(OPERATION_NAMES, { error: `must be one of: ${OPERATION_NAMES.join(', ')}` }),
+  table: z.string().min(1, 'must be a table id or name').max(MAX_NAME),
+  where: z.array(ConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
+  keyCheck: Digest.describe('The digest of KEY_CHECK_TEXT: proves the digests were made with the deployed key'),
+  batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional(),
+  dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
+})
+
+const HistoryEventSchema = z.strictObject({ history: HistorySchema }, { error: 'must be a JSON object' })
+
+/** A parsed history event: a plan when `dates` is absent, else a batch. */
+export type HistoryRequest = Readonly<z.infer<typeof HistorySchema>>
+
+/** What the key check digests: the same for every request, so it names the key and nothing else. */
+export const KEY_CHECK_TEXT = 'inventory-export history event key check'
+
+/** Whether the event is a history event (any object with a `history` field, so a half-formed one is refused). */
+export const isHistoryEvent = (event: unknown): event is { history: unknown } =>
+  typeof event === 'object' && event !== null && !Array.isArray(event) && 'history' in event
+
+/** The history request an event holds; every problem in one ConfigError, quoting at most a short prefix. */
+export const parseHistoryEvent = (event: unknown): HistoryRequest => {
+  const result = HistoryEventSchema.safeParse(event)
+  if (!result.success) {
+    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
+      field: [...issue.path].map(String).join('.') || '(event)',
+      message:
+        issue.code === 'unrecognized_keys'
+          ? `has unknown fields: ${issue.keys.map((k) => quotePrefix(k, 64)).join(', ')}`
+          : issue.message,
+    }))
+    throw new ConfigError('history event', problems)
+  }
+  const { history } = result.data
+  const problems: ConfigProblem[] = []
+  if (history.dates !== undefined && history.batchSize !== undefined) {
+    problems.push({ field: 'history.batchSize', message: 'is for the plan (no dates); a batch runs the dates it names' })
+  }
+  if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
+    problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
+  }
+  if (problems.length > 0) throw new ConfigError('history event', problems)
+  return history
+}
