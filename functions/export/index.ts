@@ -39,6 +39,8 @@ export {
   type ValueCondition,
 } from './path/erase.ts'
 export { runExport } from './path/run.ts'
+// The state machine's input for an erasure request on AWS (`npm run erase -- --aws-event`).
+export { DEFAULT_BATCH_DATES, eraseEvent, MAX_BATCH_DATES } from './lambda/history-event.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'
 export type { RetryEvent, RunTelemetry, TableProgress } from './path/telemetry.ts'

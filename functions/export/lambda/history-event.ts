@@ -8,7 +8,9 @@
 import * as z from 'zod'
 import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
 import { exportDateProblem } from '../core/export-date.ts'
-import { TYPED_SPELLINGS } from '../path/erase.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import { pseudonym } from '../normalize/personal-data.ts'
+import { digestCondition, TYPED_SPELLINGS, type ValueCondition } from '../path/erase.ts'
 
 /** Dates one batch may name, and the largest batch a plan may ask for: a year of daily dates. */
 export const MAX_BATCH_DATES = 366
@@ -86,3 +88,22 @@ export const parseHistoryEvent = (event: unknown): HistoryRequest => {
   if (problems.length > 0) throw new ConfigError('history event', problems)
   return history
 }
+
+/**
+ * The state machine's input for an erasure request, made on the operator's machine with the deployed key: each
+ * value as its digests (digestCondition), never in clear.
+ */
+export const eraseEvent = (
+  key: PseudonymizationKey,
+  table: string,
+  conditions: readonly ValueCondition[],
+  batchSize?: number,
+): { readonly history: HistoryRequest } => ({
+  history: {
+    operation: HistoryOperation.ERASE,
+    table,
+    where: conditions.map((condition) => digestCondition(key, condition)),
+    keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
+    ...(batchSize === undefined ? {} : { batchSize }),
+  },
+})
