@@ -26,6 +26,8 @@ export interface KoaContext {
   params: Record<string, string>
   status: number
   type: string
+  /** The Node response: its 'close' says the body has been sent. */
+  res: { once(event: 'close', listener: () => void): void }
   body: unknown
 }
 export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
