@@ -164,7 +164,9 @@ export class ExportStack extends Stack {
       // What `npm run verify` needs besides the above: where run records live, which tables to try.
       WarehousePrefix: config.warehouse.prefix,
       ExportedTables: config.tables.map((table) => table.name).join(','),
-      ...(this.historyOperations ? { HistoryStateMachineArn: this.historyOperations.stateMachine.stateMachineArn } : {}),
+      ...(this.historyOperations
+        ? { HistoryStateMachineArn: this.historyOperations.stateMachine.stateMachineArn }
+        : {}),
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
     // After everything is added, so the log group and the created secret are covered as well.

@@ -26,7 +26,10 @@ import { Authorizer } from './iam.ts'
 import { LOCAL_REGION, resolveIntrinsics, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
 import { type Definition, runStateMachine } from './state-machine.ts'
 
-const NAMES = { bucket: 'warehouse-history', secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:t-AbCdEf' }
+const NAMES = {
+  bucket: 'warehouse-history',
+  secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:t-AbCdEf',
+}
 const KEY_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:inventory-key-XyZ123'
 /** Random per test process, so finding it anywhere means it leaked. */
 const KEY = randomBytes(32).toString('hex')
@@ -71,7 +74,7 @@ const functionEnvironment = (): Record<string, string> => {
   const [, fn] = Object.entries(template.Resources).find(
     ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterFunction'),
   )!
-  const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
+  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
   const { EXPORT_CONFIG_FILE: _bundled, ...resolved } = resolveIntrinsics(variables, template, NAMES) as Record<
     string,
     string
@@ -102,7 +105,9 @@ const snapshot = async (keep: (row: Record<string, unknown>) => boolean = () => 
   for (const date of DATES) {
     dates[date] = (await devicesOf(date))
       .filter(keep)
-      .map(({ _source_row_number, _row_fingerprint, ...row }) => JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))
+      .map(({ _source_row_number, _row_fingerprint, ...row }) =>
+        JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+      )
       .sort()
   }
   return dates
@@ -155,7 +160,16 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     await writeFile(config, JSON.stringify(input()))
     await writeFile(keyFile, KEY)
     const printed = await runCommandInProcess('erase', [
-      ...['--config', config, '--table', 'devices', '--where', `serial_number=${serial}`, '--where', `device_id=${DEVICE}`],
+      ...[
+        '--config',
+        config,
+        '--table',
+        'devices',
+        '--where',
+        `serial_number=${serial}`,
+        '--where',
+        `device_id=${DEVICE}`,
+      ],
       ...['--aws-event', '--batch-size', '4', '--pseudonymization-key-file', keyFile],
     ])
     expect(printed.exitCode, printed.stderr).toBe(0)
@@ -205,7 +219,10 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     }
     expect(records.map((r) => r.exportDate).sort()).toEqual(matchedDates)
     for (const record of records) {
-      expect(record.tables[0]).toMatchObject({ name: 'devices', erasure: { columns: ['serial_number', 'device_id'], rowsRemoved: 1 } })
+      expect(record.tables[0]).toMatchObject({
+        name: 'devices',
+        erasure: { columns: ['serial_number', 'device_id'], rowsRemoved: 1 },
+      })
     }
     const digests = (event.history.where as { digest: string }[]).map((c) => c.digest)
     const written = await Promise.all((await keys('')).map(async (key) => (await aws.s3.read(`inventory/${key}`))!))
@@ -249,6 +266,8 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     const states = new Authorizer(rolePolicies(template, 'HistoryOperationsStateMachineRole', NAMES))
     const other = 'arn:aws:lambda:us-east-1:123456789012:function:SomethingElse'
     expect((await states.decide({ action: 'lambda:InvokeFunction', resource: other })).allowed).toBe(false)
-    expect((await states.decide({ action: 's3:GetObject', resource: `arn:aws:s3:::${NAMES.bucket}/inventory/x` })).allowed).toBe(false)
+    expect(
+      (await states.decide({ action: 's3:GetObject', resource: `arn:aws:s3:::${NAMES.bucket}/inventory/x` })).allowed,
+    ).toBe(false)
   })
 })

@@ -68,7 +68,10 @@ const select = (template: Json, input: unknown, context: Json): Json =>
       }
       const path = String(value)
       const length = /^States\.ArrayLength\((.+)\)$/.exec(path)
-      return [key.slice(0, -2), length ? (get(length[1]!, input, context) as unknown[]).length : get(path, input, context)]
+      return [
+        key.slice(0, -2),
+        length ? (get(length[1]!, input, context) as unknown[]).length : get(path, input, context),
+      ]
     }),
   )
 
@@ -78,7 +81,10 @@ const withResult = (input: unknown, path: string | null | undefined, result: unk
   const keys = path.split('.').slice(1)
   const copy = structuredClone(input) as Json
   let at = copy
-  for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as Json
+  for (const key of keys.slice(0, -1)) {
+    at[key] ??= {}
+    at = at[key] as Json
+  }
   at[keys.at(-1)!] = result
   return copy
 }
@@ -96,7 +102,8 @@ export const runStateMachine = async (
   const invokeTask = async (name: string, state: State, stateInput: unknown, context: Json): Promise<unknown> => {
     const resource = state.Resource!
     const decision = await options.authorizer.decide({ action: 'lambda:InvokeFunction', resource })
-    if (!decision.allowed) throw Object.assign(new Error(`not authorized to invoke ${resource}`), { name: 'Lambda.AWSLambdaException' })
+    if (!decision.allowed)
+      throw Object.assign(new Error(`not authorized to invoke ${resource}`), { name: 'Lambda.AWSLambdaException' })
     execution.invocations.push({ state: name, payload: stateInput })
     inFlight++
     execution.peakConcurrency = Math.max(execution.peakConcurrency, inFlight)
@@ -118,10 +125,15 @@ export const runStateMachine = async (
       }
       let result: unknown
       try {
-        result = state.Type === 'Task' ? await withRetries(name, state, current, context) : await runMap(state, current, context)
+        result =
+          state.Type === 'Task'
+            ? await withRetries(name, state, current, context)
+            : await runMap(state, current, context)
       } catch (error) {
         if (error instanceof ExecutionFailed) throw error
-        const handler = state.Catch?.find((c) => c.ErrorEquals.some((e) => e === 'States.ALL' || e === errorName(error)))
+        const handler = state.Catch?.find((c) =>
+          c.ErrorEquals.some((e) => e === 'States.ALL' || e === errorName(error)),
+        )
         if (handler === undefined) throw new ExecutionFailed(errorName(error), (error as Error).message)
         current = withResult(current, handler.ResultPath, { Error: errorName(error), Cause: (error as Error).message })
         name = handler.Next

@@ -79,7 +79,8 @@ describe('history events at the handler', () => {
     ).text()
     // The clear address of the first user, whose pseudonym the first row holds.
     const key = PseudonymizationKey.fromText(KEY, 'test')
-    const digestOf = (value: string) => eraseEvent(key, 'users', [{ column: 'e_mail', value }]).history.where![0]!.digest
+    const digestOf = (value: string) =>
+      eraseEvent(key, 'users', [{ column: 'e_mail', value }]).history.where![0]!.digest
     const clear = served
       .split('\n')
       .slice(1)
@@ -129,7 +130,11 @@ describe('history events at the handler', () => {
     const batch = { history: { ...event.history, dates: DATES } }
     // Each date seems to take 1 s: after the first, 60.5 s are left, less than the 60 s margin and one date.
     const error = await newHandler()(batch, steppingContext(63_500, 1_000)).catch((e: unknown) => e)
-    expect(error).toMatchObject({ name: 'HistoryBatchIncompleteError', code: 'HISTORY_BATCH_INCOMPLETE', retryable: true })
+    expect(error).toMatchObject({
+      name: 'HistoryBatchIncompleteError',
+      code: 'HISTORY_BATCH_INCOMPLETE',
+      retryable: true,
+    })
     expect((error as Error).message).toBe(
       `table 1001: 1 of 3 dates of the batch done before the function's time limit; 2 left (dt=${DATES[1]} to dt=${DATES[2]})`,
     )
@@ -146,7 +151,9 @@ describe('history events at the handler', () => {
       (e: unknown) => e,
     )
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
-    expect((error as Error).message).toContain('history.keyCheck: was made with another pseudonymization key than the deployed one')
+    expect((error as Error).message).toContain(
+      'history.keyCheck: was made with another pseudonymization key than the deployed one',
+    )
     expect((await rowsOf('devices', DATES[0]!)).some((r) => r.device_id === '000003')).toBe(true)
   })
 
@@ -162,7 +169,9 @@ describe('history events at the handler', () => {
 
   it('refuses a value in clear in the event, without quoting it', async () => {
     const error = await newHandler()(
-      { history: { operation: 'erase', table: 'devices', where: [{ column: 'device_id', value: 'secret-7' }] } } as never,
+      {
+        history: { operation: 'erase', table: 'devices', where: [{ column: 'device_id', value: 'secret-7' }] },
+      } as never,
       lambdaContext(),
     ).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })

@@ -80,7 +80,10 @@ export const parseHistoryEvent = (event: unknown): HistoryRequest => {
   const { history } = result.data
   const problems: ConfigProblem[] = []
   if (history.dates !== undefined && history.batchSize !== undefined) {
-    problems.push({ field: 'history.batchSize', message: 'is for the plan (no dates); a batch runs the dates it names' })
+    problems.push({
+      field: 'history.batchSize',
+      message: 'is for the plan (no dates); a batch runs the dates it names',
+    })
   }
   if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
     problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })

@@ -15,12 +15,7 @@ import { type DigestCondition, eraseRows } from '../path/erase.ts'
 import type { RunTelemetry } from '../path/telemetry.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { storedDates } from '../schema/retention.ts'
-import {
-  DEFAULT_BATCH_DATES,
-  type HistoryOperation,
-  type HistoryRequest,
-  KEY_CHECK_TEXT,
-} from './history-event.ts'
+import { DEFAULT_BATCH_DATES, type HistoryOperation, type HistoryRequest, KEY_CHECK_TEXT } from './history-event.ts'
 
 export interface HistoryDeps {
   readonly store: WarehouseStore

@@ -37,7 +37,10 @@ describe('digestCondition', () => {
   })
 
   it('adds no typed digest to a value every type spells as given', () => {
-    expect(digestCondition(KEY, { column: 'host', value: 'ws-0001' })).toEqual({ column: 'host', digest: digest('ws-0001') })
+    expect(digestCondition(KEY, { column: 'host', value: 'ws-0001' })).toEqual({
+      column: 'host',
+      digest: digest('ws-0001'),
+    })
     expect(digestCondition(KEY, { column: 'flag', value: 'true' })).toEqual({ column: 'flag', digest: digest('true') })
     // Leading zeros keep an id a string: no type reads 007 as 7.
     expect(digestCondition(KEY, { column: 'id', value: '007' })).toEqual({ column: 'id', digest: digest('007') })
@@ -52,17 +55,29 @@ describe('parseHistoryEvent', () => {
   })
 
   it.each([
-    [{ history: { ...event.history, where: [{ column: 'device_id', value: '007' }] } }, 'history.where.0: has unknown fields: "value"'],
-    [{ history: { ...event.history, where: [{ column: 'device_id', digest: 'ABC' }] } }, 'history.where.0.digest: must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it'],
+    [
+      { history: { ...event.history, where: [{ column: 'device_id', value: '007' }] } },
+      'history.where.0: has unknown fields: "value"',
+    ],
+    [
+      { history: { ...event.history, where: [{ column: 'device_id', digest: 'ABC' }] } },
+      'history.where.0.digest: must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it',
+    ],
     [{ history: { ...event.history, operation: 'drop' } }, 'history.operation: must be one of: erase'],
     [{ history: { ...event.history, dates: ['2026-02-30'] } }, 'history.dates.0: '],
     [{ history: { ...event.history, dates: [] } }, 'history.dates: must name a date'],
-    [{ history: { ...event.history, batchSize: 2, dates: ['2026-10-01'] } }, 'history.batchSize: is for the plan (no dates); a batch runs the dates it names'],
+    [
+      { history: { ...event.history, batchSize: 2, dates: ['2026-10-01'] } },
+      'history.batchSize: is for the plan (no dates); a batch runs the dates it names',
+    ],
     [{ history: { ...event.history, where: undefined } }, 'history.where: is required for erase: the rows to remove'],
     [{ history: event.history, tables: ['devices'] }, '(event): has unknown fields: "tables"'],
   ])('refuses %j', (input, problem) => {
     const found = problems(input)
-    expect(found.some((p) => p.startsWith(problem)), found.join('\n')).toBe(true)
+    expect(
+      found.some((p) => p.startsWith(problem)),
+      found.join('\n'),
+    ).toBe(true)
     expect(found.join('\n')).not.toContain('"007"')
   })
 })
