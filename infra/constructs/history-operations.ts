@@ -11,6 +11,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
 import {
   DefinitionBody,
   Fail,
+  JitterType,
   LogLevel,
   Map as MapState,
   StateMachine,
@@ -23,14 +24,31 @@ import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
 /** The error names the function throws when a batch stopped at its time limit with dates left (core/errors). */
 export const BATCH_INCOMPLETE_ERROR = 'HistoryBatchIncompleteError'
 
-/** Lambda's own transient failures (throttling included), retried with backoff by the state machine. */
+/** Lambda's own transient failures, retried with backoff by the state machine. */
 const LAMBDA_SERVICE_ERRORS = [
   'Lambda.ClientExecutionTimeoutException',
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
 ]
+const LAMBDA_SERVICE_RETRY = {
+  errors: LAMBDA_SERVICE_ERRORS,
+  interval: Duration.seconds(2),
+  maxAttempts: 6,
+  backoffRate: 2,
+}
+/**
+ * Throttling: a batch beyond the function's reserved concurrency (shared with the schedules' runs) waits for a
+ * slot, for up to about an hour, since a batch may hold a slot for the function's whole timeout.
+ */
+const THROTTLED_RETRY = {
+  errors: ['Lambda.TooManyRequestsException'],
+  interval: Duration.seconds(10),
+  maxAttempts: 30,
+  backoffRate: 1.5,
+  maxDelay: Duration.minutes(2),
+  jitterStrategy: JitterType.FULL,
+}
 
 export interface HistoryOperationsProps {
   /** The function the plan and every batch invoke (the exporter's default function). */
@@ -57,7 +75,9 @@ export class HistoryOperations extends Construct {
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
       resultPath: '$.plan',
-    }).addRetry({ errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2 })
+    })
+      .addRetry(LAMBDA_SERVICE_RETRY)
+      .addRetry(THROTTLED_RETRY)
 
     const batch = new LambdaInvoke(this, 'Batch', {
       comment: 'One batch: the same request with the batch dates',
@@ -67,7 +87,8 @@ export class HistoryOperations extends Construct {
       // Counts only, so that the Map's output stays small for thousands of dates.
       resultSelector: { 'rows.$': '$.rows', 'dates.$': 'States.ArrayLength($.dates)' },
     })
-      .addRetry({ errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2 })
+      .addRetry(LAMBDA_SERVICE_RETRY)
+      .addRetry(THROTTLED_RETRY)
       // A batch that ran out of time goes on with the dates it left: each rerun skips the dates already done.
       .addRetry({ errors: [BATCH_INCOMPLETE_ERROR], interval: Duration.seconds(1), maxAttempts: 20, backoffRate: 1 })
       .addCatch(

@@ -61,7 +61,8 @@ describe('the history operations state machine', () => {
     const batch = map.ItemProcessor.States.Batch as { Resource: string; Retry: Json[]; Catch: Json[] }
     expect(batch.Resource).toBe('FUNCTION')
     expect(batch.Retry.map((r) => r.ErrorEquals)).toEqual([
-      expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException']),
+      expect.arrayContaining(['Lambda.ServiceException', 'Lambda.SdkClientException']),
+      ['Lambda.TooManyRequestsException'],
       ['HistoryBatchIncompleteError'],
     ])
     expect(batch.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'BatchFailed' }])
