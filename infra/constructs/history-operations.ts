@@ -70,7 +70,7 @@ export class HistoryOperations extends Construct {
     this.maxConcurrency = props.maxConcurrency ?? 4
     const fn = props.function
     const plan = new LambdaInvoke(this, 'Plan', {
-      comment: 'The table export dates in batches: {"history": {...}} without dates',
+      comment: 'The table export dates in batches: {"history": {...}}, the execution input',
       lambdaFunction: fn,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
@@ -80,7 +80,7 @@ export class HistoryOperations extends Construct {
       .addRetry(THROTTLED_RETRY)
 
     const batch = new LambdaInvoke(this, 'Batch', {
-      comment: 'One batch: the same request with the batch dates',
+      comment: 'One batch: {"history": the same request, "dates": the batch dates}',
       lambdaFunction: fn,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
@@ -95,7 +95,7 @@ export class HistoryOperations extends Construct {
         new Fail(this, 'BatchFailed', {
           comment: 'Names the batch and what the function said; the dates before it are done',
           errorPath: '$.failure.Error',
-          causePath: "States.Format('batch {}: {}', States.JsonToString($.history.dates), $.failure.Cause)",
+          causePath: "States.Format('batch {}: {}', States.JsonToString($.dates), $.failure.Cause)",
         }),
         { resultPath: '$.failure' },
       )
@@ -104,15 +104,8 @@ export class HistoryOperations extends Construct {
       comment: 'One invocation per batch of dates, at most maxConcurrency at once',
       itemsPath: '$.plan.batches',
       maxConcurrency: this.maxConcurrency,
-      itemSelector: {
-        history: {
-          'operation.$': '$$.Execution.Input.history.operation',
-          'table.$': '$$.Execution.Input.history.table',
-          'where.$': '$$.Execution.Input.history.where',
-          'keyCheck.$': '$$.Execution.Input.history.keyCheck',
-          'dates.$': '$$.Map.Item.Value',
-        },
-      },
+      // The request as the execution was started, whatever its operation's fields, and the batch's dates.
+      itemSelector: { 'history.$': '$$.Execution.Input.history', 'dates.$': '$$.Map.Item.Value' },
       resultPath: '$.batches',
     }).itemProcessor(batch)
 

@@ -49,15 +49,7 @@ describe('the history operations state machine', () => {
       ItemProcessor: { States: Record<string, Json> }
     }
     expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 3, ItemsPath: '$.plan.batches' })
-    expect(map.ItemSelector).toEqual({
-      history: {
-        'operation.$': '$$.Execution.Input.history.operation',
-        'table.$': '$$.Execution.Input.history.table',
-        'where.$': '$$.Execution.Input.history.where',
-        'keyCheck.$': '$$.Execution.Input.history.keyCheck',
-        'dates.$': '$$.Map.Item.Value',
-      },
-    })
+    expect(map.ItemSelector).toEqual({ 'history.$': '$$.Execution.Input.history', 'dates.$': '$$.Map.Item.Value' })
     const batch = map.ItemProcessor.States.Batch as { Resource: string; Retry: Json[]; Catch: Json[] }
     expect(batch.Resource).toBe('FUNCTION')
     expect(batch.Retry.map((r) => r.ErrorEquals)).toEqual([

@@ -94,8 +94,7 @@ describe('history events at the handler', () => {
     const plan = await handler(event, lambdaContext())
     expect(plan).toEqual({ operation: 'erase', table: 'users', dates: 3, batches: [DATES.slice(0, 2), DATES.slice(2)] })
     for (const dates of (plan as unknown as { batches: string[][] }).batches) {
-      const { batchSize: _size, ...request } = event.history
-      await handler({ history: { ...request, dates } }, lambdaContext())
+      await handler({ ...event, dates }, lambdaContext())
     }
     for (const date of DATES) {
       const rows = await rowsOf('users', date)
@@ -110,7 +109,7 @@ describe('history events at the handler', () => {
     const before = await rowsOf('devices', DATES[1]!)
     const target = before.find((r) => r.device_id === '000004')!
     const event = eraseEvent(key, 'devices', [{ column: 'device_id', value: '000004' }])
-    const answer = await newHandler()({ history: { ...event.history, dates: [DATES[1]!] } }, lambdaContext())
+    const answer = await newHandler()({ ...event, dates: [DATES[1]!] }, lambdaContext())
     expect(answer).toEqual({
       operation: 'erase',
       table: 'devices',
@@ -127,7 +126,7 @@ describe('history events at the handler', () => {
     const event = eraseEvent(PseudonymizationKey.fromText(KEY, 'test'), 'devices', [
       { column: 'device_id', value: '000002' },
     ])
-    const batch = { history: { ...event.history, dates: DATES } }
+    const batch = { ...event, dates: DATES }
     // Each date seems to take 1 s: after the first, 60.5 s are left, less than the 60 s margin and one date.
     const error = await newHandler()(batch, steppingContext(63_500, 1_000)).catch((e: unknown) => e)
     expect(error).toMatchObject({
@@ -147,9 +146,7 @@ describe('history events at the handler', () => {
   it('refuses an event made with another key, and changes nothing', async () => {
     const other = PseudonymizationKey.fromText('o'.repeat(40), 'test')
     const event = eraseEvent(other, 'devices', [{ column: 'device_id', value: '000003' }])
-    const error = await newHandler()({ history: { ...event.history, dates: DATES } }, lambdaContext()).catch(
-      (e: unknown) => e,
-    )
+    const error = await newHandler()({ ...event, dates: DATES }, lambdaContext()).catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
     expect((error as Error).message).toContain(
       'history.keyCheck: was made with another pseudonymization key than the deployed one',

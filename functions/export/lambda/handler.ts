@@ -21,8 +21,8 @@ import { archiveSource } from '../source/archive-source.ts'
 import { readCaCertificates } from '../source/ca-certificates.ts'
 import { serviceSource } from '../source/service-source.ts'
 import { applySecretBaseUrl } from '../source/token.ts'
-import { type HistoryBatch, type HistoryPlan, runHistoryRequest } from './history.ts'
-import { type HistoryRequest, isHistoryEvent, parseHistoryEvent } from './history-event.ts'
+import { type HistoryBatch, type HistoryPlan, runHistoryInvocation } from './history.ts'
+import { type HistoryInvocation, type HistoryRequest, isHistoryEvent, parseHistoryEvent } from './history-event.ts'
 import { type ExportInvocation, type InvocationRequest, parseEvent } from './invocation-event.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { PseudonymizationKeyReader, TokenSecretReader } from './secrets.ts'
@@ -31,9 +31,10 @@ import { startWatchdog } from './watchdog.ts'
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail` (invocation-event.ts). */
 export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
 
-/** A history event (history-event.ts), as the state machine sends it. */
+/** A history event (history-event.ts), as the state machine sends it: the plan, or a batch with its dates. */
 export interface HistoryEvent {
   readonly history: HistoryRequest
+  readonly dates?: readonly string[]
 }
 
 /** The handler: a run's summary for a run's event, a plan or a batch's answer for a history event. */
@@ -216,7 +217,7 @@ export const createHandler = (deps: HandlerDependencies = {}): ExportHandler => 
 const historyInvocation = async (
   { settings, s3, glue, pseudonymizationKeys }: Container,
   logger: Logger,
-  request: HistoryRequest,
+  invocation: HistoryInvocation,
   context: Context,
   deps: HandlerDependencies,
 ): Promise<HistoryPlan | HistoryBatch> => {
@@ -256,7 +257,7 @@ const historyInvocation = async (
     signal: deadline.signal,
   })
   try {
-    return await runHistoryRequest(config, request, {
+    return await runHistoryInvocation(config, invocation, {
       store,
       telemetry,
       spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,

@@ -1,8 +1,9 @@
 /**
- * The history events (README: "The Lambda event"): `{"history": {...}}`, which the state machine of
- * infra/constructs/history-operations.ts sends, a *plan* (no `dates`: answer the table's export dates in batches)
- * and then one *batch* per item (`dates`: run the operation on those dates). Strict and bounded as the run's event
- * is. A condition carries its value only as keyed digests (path/erase.ts DigestCondition): Step Functions keeps
+ * The history events (docs/operations.md: "History events"): `{"history": {...}}`, which the state machine of
+ * infra/constructs/history-operations.ts starts with, is the *plan* (answer the table's export dates in batches);
+ * the same request with the batch's `dates` beside it, `{"history": {...}, "dates": [...]}`, is a *batch* (run the
+ * operation on those dates), so every operation's request reaches its batches as it was started. Strict and
+ * bounded as the run's event is. A condition carries its value only as keyed digests (path/erase.ts DigestCondition): Step Functions keeps
  * every input in its execution history, so the value in clear never enters an event.
  */
 import * as z from 'zod'
@@ -48,14 +49,25 @@ const HistorySchema = z.strictObject({
   table: z.string().min(1, 'must be a table id or name').max(MAX_NAME),
   where: z.array(ConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
   keyCheck: Digest.describe('The digest of KEY_CHECK_TEXT: proves the digests were made with the deployed key'),
-  batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional(),
-  dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
+  batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional().describe("The plan's dates per batch"),
 })
 
-const HistoryEventSchema = z.strictObject({ history: HistorySchema }, { error: 'must be a JSON object' })
+const HistoryEventSchema = z.strictObject(
+  {
+    history: HistorySchema,
+    dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
+  },
+  { error: 'must be a JSON object' },
+)
 
-/** A parsed history event: a plan when `dates` is absent, else a batch. */
+/** A history request, as the operator's input to the state machine states it. */
 export type HistoryRequest = Readonly<z.infer<typeof HistorySchema>>
+
+/** A parsed history event: a plan when `dates` is absent, else a batch of those dates. */
+export interface HistoryInvocation {
+  readonly request: HistoryRequest
+  readonly dates?: readonly string[] | undefined
+}
 
 /** What the key check digests: the same for every request, so it names the key and nothing else. */
 export const KEY_CHECK_TEXT = 'inventory-export history event key check'
@@ -65,7 +77,7 @@ export const isHistoryEvent = (event: unknown): event is { history: unknown } =>
   typeof event === 'object' && event !== null && !Array.isArray(event) && 'history' in event
 
 /** The history request an event holds; every problem in one ConfigError, quoting at most a short prefix. */
-export const parseHistoryEvent = (event: unknown): HistoryRequest => {
+export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
   const result = HistoryEventSchema.safeParse(event)
   if (!result.success) {
     const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
@@ -77,19 +89,13 @@ export const parseHistoryEvent = (event: unknown): HistoryRequest => {
     }))
     throw new ConfigError('history event', problems)
   }
-  const { history } = result.data
+  const { history, dates } = result.data
   const problems: ConfigProblem[] = []
-  if (history.dates !== undefined && history.batchSize !== undefined) {
-    problems.push({
-      field: 'history.batchSize',
-      message: 'is for the plan (no dates); a batch runs the dates it names',
-    })
-  }
   if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
     problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
   }
   if (problems.length > 0) throw new ConfigError('history event', problems)
-  return history
+  return { request: history, ...(dates === undefined ? {} : { dates }) }
 }
 
 /**

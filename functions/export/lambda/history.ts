@@ -15,7 +15,13 @@ import { type DigestCondition, eraseRows } from '../path/erase.ts'
 import type { RunTelemetry } from '../path/telemetry.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { storedDates } from '../schema/retention.ts'
-import { DEFAULT_BATCH_DATES, type HistoryOperation, type HistoryRequest, KEY_CHECK_TEXT } from './history-event.ts'
+import {
+  DEFAULT_BATCH_DATES,
+  type HistoryInvocation,
+  type HistoryOperation,
+  type HistoryRequest,
+  KEY_CHECK_TEXT,
+} from './history-event.ts'
 
 export interface HistoryDeps {
   readonly store: WarehouseStore
@@ -116,12 +122,12 @@ export const planHistory = async (
 export const runHistoryBatch = async (
   config: ExportConfig,
   request: HistoryRequest,
+  wanted: readonly string[],
   deps: HistoryDeps,
 ): Promise<HistoryBatch> => {
   const table = configuredTable(config, request.table)
   checkKey(deps.pseudonymizationKey, request)
   const operation = OPERATIONS[request.operation]
-  const wanted = request.dates ?? []
   const done: { exportDate: string; rows: number }[] = []
   // The longest date so far is the estimate of the next: from the Lambda's own clock, as the deadline reads it.
   let longestMs = 0
@@ -153,10 +159,10 @@ export const runHistoryBatch = async (
   }
 }
 
-/** A history request's answer: the plan or the batch it asks for. */
-export const runHistoryRequest = (
+/** A history event's answer: the plan or the batch it asks for. */
+export const runHistoryInvocation = (
   config: ExportConfig,
-  request: HistoryRequest,
+  { request, dates }: HistoryInvocation,
   deps: HistoryDeps,
 ): Promise<HistoryPlan | HistoryBatch> =>
-  request.dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, deps)
+  dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps)

@@ -49,9 +49,9 @@ describe('digestCondition', () => {
 
 describe('parseHistoryEvent', () => {
   it('reads a plan (no dates) and a batch (dates)', () => {
-    expect(parseHistoryEvent(event)).toEqual(event.history)
-    const batch = { history: { ...event.history, dates: ['2026-10-01', '2026-10-02'] } }
-    expect(parseHistoryEvent(batch).dates).toEqual(['2026-10-01', '2026-10-02'])
+    expect(parseHistoryEvent(event)).toEqual({ request: event.history })
+    const batch = { ...event, dates: ['2026-10-01', '2026-10-02'] }
+    expect(parseHistoryEvent(batch)).toEqual({ request: event.history, dates: ['2026-10-01', '2026-10-02'] })
   })
 
   it.each([
@@ -64,12 +64,9 @@ describe('parseHistoryEvent', () => {
       'history.where.0.digest: must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it',
     ],
     [{ history: { ...event.history, operation: 'drop' } }, 'history.operation: must be one of: erase'],
-    [{ history: { ...event.history, dates: ['2026-02-30'] } }, 'history.dates.0: '],
-    [{ history: { ...event.history, dates: [] } }, 'history.dates: must name a date'],
-    [
-      { history: { ...event.history, batchSize: 2, dates: ['2026-10-01'] } },
-      'history.batchSize: is for the plan (no dates); a batch runs the dates it names',
-    ],
+    [{ ...event, dates: ['2026-02-30'] }, 'dates.0: '],
+    [{ ...event, dates: [] }, 'dates: must name a date'],
+    [{ history: { ...event.history, dates: ['2026-10-01'] } }, 'history: has unknown fields: "dates"'],
     [{ history: { ...event.history, where: undefined } }, 'history.where: is required for erase: the rows to remove'],
     [{ history: event.history, tables: ['devices'] }, '(event): has unknown fields: "tables"'],
   ])('refuses %j', (input, problem) => {
