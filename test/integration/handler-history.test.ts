@@ -122,6 +122,22 @@ describe('history events at the handler', () => {
     expect((await rowsOf('devices', DATES[0]!)).some((r) => r.device_id === '000004')).toBe(true)
   })
 
+  it('matches a typed column by the digest of the spelling it stores, from the value as the service spells it', async () => {
+    const key = PseudonymizationKey.fromText(KEY, 'test')
+    const before = await rowsOf('devices', DATES[1]!)
+    const target = before.find((r) => r.device_id === '000004')!
+    // The instant as the service writes it, without milliseconds; the column stores 2026-…T…:…:….000Z.
+    const served = (target.last_seen as Date).toISOString().replace('.000Z', 'Z')
+    expect(served).not.toBe((target.last_seen as Date).toISOString())
+    const event = eraseEvent(key, 'devices', [{ column: 'last_seen', value: served }])
+    expect(event.history.where![0]!.typed).toHaveProperty('timestamp')
+    const answer = await newHandler()({ ...event, dates: [DATES[1]!] }, lambdaContext())
+    expect((answer as unknown as { rows: number }).rows).toBe(
+      before.filter((r) => (r.last_seen as Date | null)?.getTime() === (target.last_seen as Date).getTime()).length,
+    )
+    expect((await rowsOf('devices', DATES[1]!)).some((r) => r.device_id === '000004')).toBe(false)
+  })
+
   it('starts no date it has no time for, names the dates left, and a rerun finishes them', async () => {
     const event = eraseEvent(PseudonymizationKey.fromText(KEY, 'test'), 'devices', [
       { column: 'device_id', value: '000002' },
