@@ -216,6 +216,25 @@ export const DeploymentConfigSchema = z
           ),
       })
       .prefault({}),
+    historyOperations: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Deploy the state machine that runs erasure requests on AWS, one invocation per batch of export dates (docs/personal-data.md); it also makes (or imports) the pseudonymization key's secret, which the requests' digests are made with, and lets the function delete the raw bodies of tables with `archiveRaw`",
+          ),
+        maxConcurrency: z
+          .int()
+          .min(1)
+          .max(40)
+          .default(4)
+          .describe(
+            "Batches the state machine runs at once (each one invocation of the default function, within its reserved concurrency); 40 is an inline Map's most",
+          ),
+      })
+      .prefault({})
+      .describe('History operations on AWS: erasure requests fanned out by Step Functions'),
   })
   .superRefine((deployment, ctx) => {
     const { expression, periodHours } = deployment.schedule

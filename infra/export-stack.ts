@@ -11,6 +11,7 @@ import { ExportDashboard } from './constructs/dashboard.ts'
 import { caCertificatesPath, Exporter, PROJECT_ROOT } from './constructs/exporter.ts'
 import { validateDeployment } from './constructs/exporter-validation.ts'
 import { GuardHeldAlarm } from './constructs/guard-alarm.ts'
+import { HistoryOperations } from './constructs/history-operations.ts'
 import { tablePlans } from './constructs/table-plan.ts'
 import { TableStack, tableStackId, tablesByStack } from './constructs/table-stacks.ts'
 import { ATHENA_RESULTS_PREFIX, Warehouse } from './constructs/warehouse.ts'
@@ -43,6 +44,8 @@ export class ExportStack extends Stack {
   readonly dashboard: ExportDashboard
   /** Attach to analysts' roles: query the workgroup, read the catalog and data, write results. */
   readonly analystPolicy: ManagedPolicy
+  /** The state machine of erasure requests (`deployment.historyOperations.enabled`). */
+  readonly historyOperations: HistoryOperations | undefined
 
   constructor(scope: Construct, id: string, props: ExportStackProps) {
     super(scope, id, {
@@ -75,6 +78,7 @@ export class ExportStack extends Stack {
       createdSecretName: stackResourceNames(deployment.stackName).tokenSecret,
       pseudonymizationSecret: deployment.pseudonymizationSecret,
       createdPseudonymizationSecretName: stackResourceNames(deployment.stackName).pseudonymizationSecret,
+      historyOperations: deployment.historyOperations.enabled,
       ...(deployment.vpc === undefined ? {} : { vpc: deployment.vpc }),
       bucket: this.warehouse.bucket,
       bucketKeyArn: deployment.bucket.kmsKeyArn,
@@ -136,6 +140,13 @@ export class ExportStack extends Stack {
       bucketKeyArn: deployment.bucket.kmsKeyArn,
     })
 
+    this.historyOperations = deployment.historyOperations.enabled
+      ? new HistoryOperations(this, 'HistoryOperations', {
+          function: this.exporter.function,
+          maxConcurrency: deployment.historyOperations.maxConcurrency,
+        })
+      : undefined
+
     // What the deploy guide refers to: where to put the token, what to invoke, where to look.
     const outputs: Record<string, string> = {
       TokenSecretArn: this.exporter.secret.secretArn,
@@ -153,6 +164,9 @@ export class ExportStack extends Stack {
       // What `npm run verify` needs besides the above: where run records live, which tables to try.
       WarehousePrefix: config.warehouse.prefix,
       ExportedTables: config.tables.map((table) => table.name).join(','),
+      ...(this.historyOperations
+        ? { HistoryStateMachineArn: this.historyOperations.stateMachine.stateMachineArn }
+        : {}),
     }
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value })
     // After everything is added, so the log group and the created secret are covered as well.

@@ -5,7 +5,17 @@
  */
 import os from 'node:os'
 import path from 'node:path'
-import { closestKey, type ErasureCondition, eraseRows, parseConfigWithoutSource, UsageError } from '../export/index.ts'
+import {
+  ConfigError,
+  closestKey,
+  DEFAULT_BATCH_DATES,
+  eraseEvent,
+  eraseRows,
+  MAX_BATCH_DATES,
+  parseConfigWithoutSource,
+  UsageError,
+  type ValueCondition,
+} from '../export/index.ts'
 import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
@@ -28,6 +38,15 @@ export const ERASE_FLAGS = {
     help: 'remove the rows whose column holds this value (repeatable: every one must match);\nfor a pseudonymized column give the value in clear: its pseudonym is matched',
   },
   'dry-run': { type: 'boolean', help: 'print the dates and rows that would change, and change nothing' },
+  'aws-event': {
+    type: 'boolean',
+    help: "print the deployed state machine's input for this request and change nothing: each value as\nits digests, made with the deployed pseudonymization key (--pseudonymization-key-file)",
+  },
+  'batch-size': {
+    type: 'string',
+    value: 'N',
+    help: `with --aws-event: export dates per invocation (1 to ${MAX_BATCH_DATES}; default ${DEFAULT_BATCH_DATES})`,
+  },
   ...SHARED,
 } as const satisfies FlagSpecs
 
@@ -40,7 +59,7 @@ nothing. The values are never printed or recorded, only the columns, the dates a
 
 ${flagHelp(ERASE_FLAGS)}`
 
-const condition = (flag: string): ErasureCondition => {
+const condition = (flag: string): ValueCondition => {
   const at = flag.indexOf('=')
   // The value is never quoted back: it is the personal data being erased.
   if (at <= 0 || at === flag.length - 1) throw new UsageError('--where must be COLUMN=VALUE with a column and a value')
@@ -57,7 +76,9 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   if (values.where === undefined) throw new UsageError('--where is required: COLUMN=VALUE of the rows to remove')
   const conditions = values.where.map(condition)
   // With a configuration file --table picks one of its tables; without, it names the table as ID=NAME.
-  const own = (arg: string) => ['--where', '--dry-run', '--table'].includes(arg) || /^--(where|table)=/.test(arg)
+  const own = (arg: string) =>
+    ['--where', '--dry-run', '--table', '--aws-event', '--batch-size'].includes(arg) ||
+    /^--(where|table|batch-size)=/.test(arg)
   const rest = argv.filter((arg, i) => !own(arg) && !isValueOf(argv, i))
   const tableFlags = values.config === undefined ? ['--table', values.table] : []
   const command = await parseExportArgs([...rest, ...tableFlags], REPROCESS_FLAGS)
@@ -75,8 +96,12 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
       `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
     )
   }
-  const { store, catalog } = await openWarehouse(command.warehouse)
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  if (values['aws-event'] === true) {
+    output.out(JSON.stringify(awsEvent(table.name, conditions, pseudonymizationKey, values), undefined, 2))
+    return ExitCode.OK
+  }
+  const { store, catalog } = await openWarehouse(command.warehouse)
   const dryRun = values['dry-run'] === true
   const result = await eraseRows(
     config,
@@ -107,6 +132,37 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
 }
 
+/** The state machine's input: the values as digests made with the deployed key, which is therefore required. */
+const awsEvent = (
+  table: string,
+  conditions: readonly ValueCondition[],
+  key: Awaited<ReturnType<typeof readPseudonymizationKey>>,
+  values: { 'dry-run'?: boolean | undefined; 'batch-size'?: string | undefined },
+) => {
+  if (values['dry-run'] === true) {
+    throw new UsageError('--dry-run and --aws-event do not go together: --aws-event changes nothing either')
+  }
+  if (key === undefined) {
+    throw new ConfigError(
+      'pseudonymization key',
+      [
+        {
+          field: '--pseudonymization-key-file',
+          message:
+            "is needed with --aws-event: the event carries each value as its digest with the deployed key, so that the value never enters the state machine's history",
+        },
+      ],
+      "give the key of the stack's PseudonymizationSecretArn output (docs/personal-data.md#erasure-requests-on-aws); nothing was printed",
+    )
+  }
+  const text = values['batch-size']
+  const size = text === undefined ? undefined : Number(text)
+  if (size !== undefined && (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_DATES)) {
+    throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_BATCH_DATES}`)
+  }
+  return eraseEvent(key, table, conditions, size)
+}
+
 /** Whether argv[i] is the value of the flag before it (`--where a=b`, `--table x`). */
 const isValueOf = (argv: readonly string[], i: number): boolean =>
-  i > 0 && ['--where', '--table'].includes(argv[i - 1]!) && !argv[i]!.startsWith('--')
+  i > 0 && ['--where', '--table', '--batch-size'].includes(argv[i - 1]!) && !argv[i]!.startsWith('--')

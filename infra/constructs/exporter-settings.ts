@@ -14,6 +14,7 @@ import {
   LambdaEnvironment,
   METRICS_NAMESPACE,
   NODE_RUNTIME_FLAGS,
+  RAW_FOLDER,
 } from '../../functions/export/index.ts'
 
 /** Where Lambda unpacks the bundle. */
@@ -208,6 +209,25 @@ export const warehouseDeleteStatements = (
       ]),
     }),
   ]
+}
+
+/**
+ * DeleteObject on the raw bodies of the tables that archive them, for erasure requests on AWS (path/erase.ts
+ * deletes a date's raw bodies before it rewrites the date). None without history operations or archiving tables.
+ * Past MAX_TABLES_NAMED_FOR_DELETE tables, any table's raw bodies.
+ */
+export const rawBodyDeleteStatements = (
+  bucketArn: string,
+  prefix: string,
+  tables: readonly { readonly name: string; readonly archiveRaw?: boolean }[],
+): PolicyStatement[] => {
+  const names = tables.filter((t) => t.archiveRaw === true).map((t) => t.name)
+  if (names.length === 0) return []
+  const resources =
+    names.length > MAX_TABLES_NAMED_FOR_DELETE
+      ? [`${bucketArn}/${prefix}/${RAW_FOLDER}/*/dt=*`]
+      : names.map((name) => `${bucketArn}/${prefix}/${RAW_FOLDER}/${name}/dt=*`)
+  return [new PolicyStatement({ sid: 'EraseRawBodies', effect: Effect.ALLOW, actions: ['s3:DeleteObject'], resources })]
 }
 
 /**

@@ -67,6 +67,12 @@ export interface ExporterProps {
    * @default none: no table pseudonymizes
    */
   readonly pseudonymizationSecret?: DeploymentConfig['pseudonymizationSecret'] | undefined
+  /**
+   * History operations on AWS (`deployment.historyOperations.enabled`): the pseudonymization key's secret is made
+   * or imported whether or not a table pseudonymizes (a request's digests are made with it), and the function may
+   * delete the raw bodies of the tables that archive them. @default false
+   */
+  readonly historyOperations?: boolean
   /** @default `<createdSecretName>-pseudonymization-key` */
   readonly createdPseudonymizationSecretName?: string | undefined
   /** The subnets and security groups the functions run in (`deployment.vpc`). @default no VPC */
@@ -146,7 +152,8 @@ export class Exporter extends Construct {
 
     this.secret = tokenSecret(this, props.secret, props.createdSecretName)
     this.secretCreated = settings.secretReference(props.secret.nameOrArn).kind === 'create'
-    this.pseudonymizationSecret = runtime.tables.some((t) => t.columns.pseudonymize.length > 0)
+    const needsKey = props.historyOperations === true || runtime.tables.some((t) => t.columns.pseudonymize.length > 0)
+    this.pseudonymizationSecret = needsKey
       ? pseudonymizationKeySecret(
           this,
           props.pseudonymizationSecret?.nameOrArn,
@@ -331,6 +338,18 @@ export class Exporter extends Construct {
           resource,
           "Retention removes a table's export dates: the wildcard stops at the table's dated objects (data, dates relation, raw bodies).",
         )
+      }
+    }
+    if (props.historyOperations === true) {
+      for (const statement of settings.rawBodyDeleteStatements(bucket.bucketArn, prefix, props.runtime.tables)) {
+        this.role.addToPolicy(statement)
+        for (const resource of statement.resources) {
+          acknowledgeWildcardResource(
+            this.role,
+            resource,
+            "An erasure request deletes a date's raw bodies before it rewrites the date: the wildcard stops at the table's raw bodies.",
+          )
+        }
       }
     }
     const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }

@@ -78,6 +78,7 @@ export const everyOptionInput = (): Record<string, unknown> => {
         securityGroupIds: ['sg-0123456789abcdef0'],
       },
       lambda: { memoryMb: 2048, timeoutSeconds: 600, ephemeralStorageMb: 4096, sourceMaps: true },
+      historyOperations: { enabled: true, maxConcurrency: 8 },
     },
   }
 }

@@ -31,6 +31,8 @@ export interface AwsHarnessOptions {
   readonly rolePrefix?: string
   readonly names: LocalNames
   readonly secretValue: string
+  /** Secrets besides the token's (an imported pseudonymization key's, by its ARN). @default none */
+  readonly otherSecrets?: readonly { readonly arn: string; readonly value: string }[]
 }
 
 export const startAwsHarness = async (options: AwsHarnessOptions): Promise<AwsHarness> => {
@@ -41,6 +43,7 @@ export const startAwsHarness = async (options: AwsHarnessOptions): Promise<AwsHa
   const json = await startJsonEndpoint({
     authorizer,
     secret: { arn: options.names.secretArn, value: options.secretValue },
+    ...(options.otherSecrets === undefined ? {} : { otherSecrets: options.otherSecrets }),
   })
   return {
     authorizer,

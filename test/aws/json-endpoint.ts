@@ -39,11 +39,13 @@ const glueAuthorizations = (operation: string, body: JsonBody): AuthorizationReq
 
 export interface JsonEndpointOptions {
   readonly authorizer: Authorizer
-  /** The one secret there is, and its value. */
+  /** The token's secret, and its value. */
   readonly secret: { readonly arn: string; readonly value: string }
+  /** Other secrets there are (the pseudonymization key's). @default none */
+  readonly otherSecrets?: readonly { readonly arn: string; readonly value: string }[]
 }
 
-export const startJsonEndpoint = async ({ authorizer, secret }: JsonEndpointOptions) => {
+export const startJsonEndpoint = async ({ authorizer, secret, otherSecrets = [] }: JsonEndpointOptions) => {
   const requests: JsonRequest[] = []
   const glueTables = new Map<string, NonNullable<JsonBody['TableInput']>>()
 
@@ -59,8 +61,9 @@ export const startJsonEndpoint = async ({ authorizer, secret }: JsonEndpointOpti
     const request = { action: `secretsmanager:${operation}`, resource: body.SecretId ?? '' }
     if (!(await authorizer.decide(request)).allowed) return denied(request)
     if (operation !== 'GetSecretValue') return [400, { __type: 'UnknownOperationException', message: operation }]
-    return body.SecretId === secret.arn
-      ? [200, { ARN: secret.arn, Name: 'token', SecretString: secret.value, VersionStages: ['AWSCURRENT'] }]
+    const found = [secret, ...otherSecrets].find((candidate) => candidate.arn === body.SecretId)
+    return found !== undefined
+      ? [200, { ARN: found.arn, Name: 'secret', SecretString: found.value, VersionStages: ['AWSCURRENT'] }]
       : [400, { __type: 'ResourceNotFoundException', Message: "Secrets Manager can't find the specified secret." }]
   }
 

@@ -63,6 +63,10 @@ export const resolveIntrinsics = (value: unknown, template: SynthesizedTemplate,
   const attributeOf = (id: string, attribute: string): string => {
     const type = typeOf(id)
     if (type === 'AWS::S3::Bucket' && attribute === 'Arn') return `arn:aws:s3:::${names.bucket}`
+    // A function's ARN as IAM matches it (`function:<name>`, and `:*` for its versions).
+    if (type === 'AWS::Lambda::Function' && attribute === 'Arn') {
+      return `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}`
+    }
     const service = (type ?? 'unknown::unknown').split('::')[1]!.toLowerCase()
     return `arn:aws:${service}:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${id}/${attribute}`
   }

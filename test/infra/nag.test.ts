@@ -37,7 +37,7 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([])
   })
 
-  it('find nothing either with an existing bucket, an imported secret, their KMS keys and a VPC', () => {
+  it('find nothing either with an existing bucket, an imported secret, their KMS keys, a VPC and history operations', () => {
     const input = sampleWith({
       deployment: {
         ...(sampleConfigInput().deployment as object),
@@ -55,6 +55,7 @@ describe('cdk-nag AwsSolutions checks', () => {
           subnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'],
           securityGroupIds: ['sg-0123456789abcdef0'],
         },
+        historyOperations: { enabled: true },
       },
     })
     const variant = synthesize(input)

@@ -149,6 +149,23 @@ describe('npm run erase', () => {
     expect(await objects()).toEqual(first)
   })
 
+  it('--aws-event prints the state machine input with digests only, and refuses without the key', async () => {
+    const printed = await erase(work, '--table', 'users', '--where', 'e_mail=jane.doe@example.com', '--aws-event')
+    expect(printed.exitCode, printed.stderr).toBe(0)
+    const event = JSON.parse(printed.stdout) as { history: { where: { column: string; digest: string }[] } }
+    expect(event.history.where).toEqual([{ column: 'e_mail', digest: expect.stringMatching(/^[0-9a-f]{32}$/) }])
+    expect(printed.stdout).not.toContain('jane.doe')
+    const keyless = await runCommandInProcess('erase', [
+      ...['--config', config, '--table', 'users', '--where', 'e_mail=jane.doe@example.com', '--aws-event'],
+    ])
+    expect(keyless.exitCode).toBe(2)
+    expect(keyless.stdout).toBe('')
+    expect(keyless.stderr).toContain(
+      'error [CONFIG_INVALID]: invalid pseudonymization key: --pseudonymization-key-file: is needed with --aws-event',
+    )
+    expect(keyless.stderr).not.toContain('jane.doe')
+  })
+
   it('refuses a column the table does not have, naming it and never the value', async () => {
     const out = await copyOf('bad')
     const result = await erase(out, '--table', 'devices', '--where', 'e_mail=someone@example.com')

@@ -26,6 +26,8 @@ export interface KoaContext {
   params: Record<string, string>
   status: number
   type: string
+  /** The Node response: its 'close' says the body has been sent. */
+  res: { once(event: 'close', listener: () => void): void }
   body: unknown
 }
 export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>
@@ -132,6 +134,37 @@ const conditionalWriteShim = (): KoaMiddleware => {
   }
 }
 
+/**
+ * S3 replaces an object atomically: a GET sees the old object or the new one, never a file half written. s3rver
+ * writes the object's file in place, so a read (or a second write) of the same key while a write is in flight
+ * sees 0 bytes or breaks the connection. This runs one request per key at a time, held until its response has
+ * been sent (a GET streams its body after the middleware returns); the parts of a multipart upload go unqueued.
+ */
+const objectLockShim = (): KoaMiddleware => {
+  const queues = new Map<string, Promise<void>>()
+  return async (ctx, next) => {
+    const [bucket, ...keyParts] = ctx.path.split('/').filter((part) => part !== '')
+    if (keyParts.length === 0 || ('uploadId' in ctx.query && ctx.method === 'PUT')) return next()
+    const queued = `${bucket}/${keyParts.map(decodeURIComponent).join('/')}`
+    const before = queues.get(queued) ?? Promise.resolve()
+    let release!: () => void
+    const mine = new Promise<void>((resolve) => (release = resolve))
+    const tail = before.then(() => mine)
+    queues.set(queued, tail)
+    void tail.then(() => {
+      if (queues.get(queued) === tail) queues.delete(queued)
+    })
+    await before
+    ctx.res.once('close', release)
+    try {
+      await next()
+    } catch (error) {
+      release()
+      throw error
+    }
+  }
+}
+
 const toToken = (key: string): string => Buffer.from(key, 'utf8').toString('base64url')
 const fromToken = (token: string): string => Buffer.from(token, 'base64url').toString('utf8')
 
@@ -172,7 +205,15 @@ export const startS3 = async (bucket = 'warehouse', { front = [] }: StartS3Optio
   })
   // After s3rver's logger and XML encoder (so ctx.body is still an object), before its routes.
   if (server.middleware.length !== 5) throw new Error('s3rver changed its middleware; revisit test/support/s3rver.ts')
-  server.middleware.splice(2, 0, ...front, multipartShim(directory), listV2Shim, conditionalWriteShim())
+  server.middleware.splice(
+    2,
+    0,
+    ...front,
+    objectLockShim(),
+    multipartShim(directory),
+    listV2Shim,
+    conditionalWriteShim(),
+  )
   const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   const client = new S3Client({

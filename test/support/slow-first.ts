@@ -26,6 +26,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/integration/emulator.test.ts',
   'test/integration/cli-failures.test.ts',
   'test/integration/xlsx-thread.test.ts',
+  'test/aws/history-fanout.test.ts',
   'test/integration/cli-s3.test.ts',
   'test/integration/bench-smoke.test.ts',
   'test/aws/first-run.test.ts',

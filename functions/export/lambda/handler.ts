@@ -10,17 +10,19 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import type { Context, ScheduledEvent } from 'aws-lambda'
 import { glueTableCatalog } from '../catalog/glue.ts'
 import type { ExportConfig } from '../core/config.ts'
-import { FailureClass } from '../core/constants.ts'
+import { FailureClass, LambdaEnvironment } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
-import { DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
+import { ConfigError, DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
 import { type PseudonymizationKey, refuseKeyAsToken } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey } from '../core/run-record.ts'
-import { type RunDependencies, runExport } from '../path/run.ts'
+import { DEFAULT_SPOOL_DIRECTORY, type RunDependencies, runExport } from '../path/run.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
 import { archiveSource } from '../source/archive-source.ts'
 import { readCaCertificates } from '../source/ca-certificates.ts'
 import { serviceSource } from '../source/service-source.ts'
 import { applySecretBaseUrl } from '../source/token.ts'
+import { type HistoryBatch, type HistoryPlan, runHistoryInvocation } from './history.ts'
+import { type HistoryInvocation, type HistoryRequest, isHistoryEvent, parseHistoryEvent } from './history-event.ts'
 import { type ExportInvocation, type InvocationRequest, parseEvent } from './invocation-event.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
 import { PseudonymizationKeyReader, TokenSecretReader } from './secrets.ts'
@@ -28,6 +30,18 @@ import { startWatchdog } from './watchdog.ts'
 
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail` (invocation-event.ts). */
 export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
+
+/** A history event (history-event.ts), as the state machine sends it: the plan, or a batch with its dates. */
+export interface HistoryEvent {
+  readonly history: HistoryRequest
+  readonly dates?: readonly string[]
+}
+
+/** The handler: a run's summary for a run's event, a plan or a batch's answer for a history event. */
+export interface ExportHandler {
+  (event: ExportEvent, context: Context): Promise<ExportSummary>
+  (event: HistoryEvent, context: Context): Promise<HistoryPlan | HistoryBatch>
+}
 
 export { type ExportInvocation, type InvocationRequest, parseEvent }
 
@@ -113,16 +127,21 @@ const openContainer = async (deps: HandlerDependencies): Promise<Container> => {
 }
 
 /** A handler with its own container state. */
-export const createHandler = (deps: HandlerDependencies = {}) => {
+export const createHandler = (deps: HandlerDependencies = {}): ExportHandler => {
   let container: Promise<Container> | undefined
-  return async (event: ExportEvent, context: Context): Promise<ExportSummary> => {
+  const handle = async (
+    event: ExportEvent | HistoryEvent,
+    context: Context,
+  ): Promise<ExportSummary | HistoryPlan | HistoryBatch> => {
     container ??= openContainer(deps).catch((error: unknown) => {
       container = undefined
       throw error
     })
-    const { settings, s3, glue, tokens, pseudonymizationKeys, extraCaCertificates, logger: root } = await container
+    const opened = await container
+    const { settings, s3, glue, tokens, pseudonymizationKeys, extraCaCertificates, logger: root } = opened
     const logger = root.createChild()
     logger.addContext(context)
+    if (isHistoryEvent(event)) return historyInvocation(opened, logger, parseHistoryEvent(event), context, deps)
     const { reprocess, ...options } = parseEvent(event, settings.config)
 
     // What the event asks decides the source: a rebuild from the raw archive calls no service, so it needs no
@@ -186,6 +205,71 @@ export const createHandler = (deps: HandlerDependencies = {}) => {
       throw new RunFailedError(summary, firstFailure?.failureClass ?? FailureClass.INTERNAL)
     }
     return summary
+  }
+  // Which answer comes back is decided by the event's shape, as the overloads say.
+  return handle as ExportHandler
+}
+
+/**
+ * A history event (history.ts): no token and no service, the pseudonymization key always (the conditions are its
+ * digests), the same store, deadline and watchdog as a run.
+ */
+const historyInvocation = async (
+  { settings, s3, glue, pseudonymizationKeys }: Container,
+  logger: Logger,
+  invocation: HistoryInvocation,
+  context: Context,
+  deps: HandlerDependencies,
+): Promise<HistoryPlan | HistoryBatch> => {
+  const { config } = settings
+  const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
+  let pseudonymizationKey: PseudonymizationKey
+  try {
+    if (pseudonymizationKeys === undefined) {
+      throw new ConfigError(
+        'history event',
+        [
+          {
+            field: LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN,
+            message:
+              "is not set: a history event's conditions are digests made with the pseudonymization key, which this function has no secret for",
+          },
+        ],
+        'set deployment.historyOperations to true and deploy: the stack then makes (or imports) the key and the state machine; nothing was changed',
+      )
+    }
+    pseudonymizationKey = await pseudonymizationKeys.read()
+  } catch (error) {
+    telemetry.runNotStarted(toExportError(error))
+    throw error
+  }
+  const deadline = deadlineSignal(context, config.export.deadlineMarginSeconds, () =>
+    telemetry.warn('the time limit is near: stopping the date in flight', {
+      remainingMs: context.getRemainingTimeInMillis(),
+    }),
+  )
+  const watchdog = startWatchdog({
+    deadlineAt: deadline.firesAt,
+    starvedMs: (config.export.deadlineMarginSeconds * 1000) / 4,
+  })
+  const store = new S3WarehouseStore(s3, settings.bucket, config.warehouse.prefix, {
+    ...deps.storeOptions,
+    signal: deadline.signal,
+  })
+  try {
+    return await runHistoryInvocation(config, invocation, {
+      store,
+      telemetry,
+      spoolDirectory: deps.spoolDirectory ?? DEFAULT_SPOOL_DIRECTORY,
+      pseudonymizationKey,
+      catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      marginMs: config.export.deadlineMarginSeconds * 1000,
+    })
+  } finally {
+    deadline.dispose()
+    watchdog.dispose()
+    telemetry.flush()
   }
 }
 

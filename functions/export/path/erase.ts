@@ -23,12 +23,36 @@ import { cellText, type HistoryColumn, type RowFilter, warehouseSource } from '.
 import { runExport } from './run.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
-export interface ErasureCondition {
+/** A condition with the value in clear (the CLI on the operator's machine). */
+export interface ValueCondition {
   /** An exported data column of the table. */
   readonly column: string
   /** The value as the service sent it (for a pseudonymized column: in clear; its pseudonym is matched). */
   readonly value: string
 }
+
+/** The column types whose stored text is the typed value's own spelling, which may differ from the value given. */
+export const TYPED_SPELLINGS = [
+  ColumnType.BIGINT,
+  ColumnType.DOUBLE,
+  ColumnType.BOOLEAN,
+  ColumnType.DATE,
+  ColumnType.TIMESTAMP,
+] as const
+export type TypedSpelling = (typeof TYPED_SPELLINGS)[number]
+
+/**
+ * A condition with the value as keyed digests only (a Lambda event, which Step Functions keeps in its execution
+ * history): `digest` is the pseudonym of the value as given (so, for a pseudonymized column, its stored pseudonym),
+ * and `typed` that of its spelling in each column type where it reads as a value spelt otherwise (`007` as `7`).
+ */
+export interface DigestCondition {
+  readonly column: string
+  readonly digest: string
+  readonly typed?: Readonly<Partial<Record<TypedSpelling, string>>> | undefined
+}
+
+export type ErasureCondition = ValueCondition | DigestCondition
 
 export interface ErasureDeps {
   readonly store: WarehouseStore
@@ -85,7 +109,25 @@ const spellings = (value: string, type: ColumnType): string[] => {
   return [...new Set([value, cellText(typed, type)!])]
 }
 
-/** Each condition as the texts to match, naming the column (never the value) when it cannot be matched. */
+/** The keyed digest of a text: its pseudonym, so that a pseudonymized column's stored cell is its own digest. */
+const digestOf = (key: PseudonymizationKey, text: string): string => pseudonym(key, Buffer.from(text))
+
+/** The value of `condition` as digests only, for an event that must not carry it in clear. */
+export const digestCondition = (key: PseudonymizationKey, { column, value }: ValueCondition): DigestCondition => {
+  const typed: Partial<Record<TypedSpelling, string>> = {}
+  for (const type of TYPED_SPELLINGS) {
+    const spelt = spellings(value, type).find((text) => text !== value)
+    if (spelt !== undefined) typed[type] = digestOf(key, spelt)
+  }
+  return { column, digest: digestOf(key, value), ...(Object.keys(typed).length > 0 ? { typed } : {}) }
+}
+
+const keyNeeded = (column: string, why: string) =>
+  new ConfigError('pseudonymization key', [
+    { field: '--pseudonymization-key-file', message: `is needed: ${column} ${why}` },
+  ])
+
+/** Each condition as a matcher of stored texts, naming the column (never the value) when it cannot be matched. */
 const rowFilters = (
   table: TableConfig,
   schema: TableSchema,
@@ -93,23 +135,30 @@ const rowFilters = (
   key: PseudonymizationKey | undefined,
 ): RowFilter[] => {
   const data = schema.columns.filter((c) => c.textOf === undefined && !LINEAGE_COLUMN_NAMES.includes(c.name))
-  return conditions.map(({ column, value }) => {
+  return conditions.map((condition) => {
+    const { column } = condition
     const registered = data.find((c) => c.name === column)
     if (registered === undefined) {
       throw new UsageError(
         `--where names "${column}", which is not a data column of ${table.name} (columns: ${data.map((c) => c.name).join(', ')})`,
       )
     }
-    if (!table.columns.pseudonymize.includes(column)) return { column, texts: spellings(value, registered.type) }
-    if (key === undefined) {
-      throw new ConfigError('pseudonymization key', [
-        {
-          field: '--pseudonymization-key-file',
-          message: `is needed: ${column} is pseudonymized, so the value is matched by its pseudonym`,
-        },
-      ])
+    const pseudonymized = table.columns.pseudonymize.includes(column)
+    if ('value' in condition) {
+      if (!pseudonymized) {
+        const texts = spellings(condition.value, registered.type)
+        return { column, matches: (text) => texts.includes(text) }
+      }
+      if (key === undefined) throw keyNeeded(column, 'is pseudonymized, so the value is matched by its pseudonym')
+      const stored = digestOf(key, condition.value)
+      return { column, matches: (text) => text === stored }
     }
-    return { column, texts: [pseudonym(key, Buffer.from(value))] }
+    // A pseudonymized column stores the digest itself; any other is compared by the digest of each stored text.
+    if (pseudonymized) return { column, matches: (text) => text === condition.digest }
+    if (key === undefined) throw keyNeeded(column, 'is matched by the digest of its stored texts')
+    const typed = condition.typed?.[registered.type as TypedSpelling]
+    const digests = new Set(typed === undefined ? [condition.digest] : [condition.digest, typed])
+    return { column, matches: (text) => text !== '' && digests.has(digestOf(key, text)) }
   })
 }
 
@@ -136,7 +185,16 @@ export const eraseRows = async (
   table: TableConfig,
   conditions: readonly ErasureCondition[],
   deps: ErasureDeps,
-  { dryRun = false, onDate }: { dryRun?: boolean; onDate?: (date: ErasedDate) => void } = {},
+  {
+    dryRun = false,
+    dates: only,
+    onDate,
+  }: {
+    dryRun?: boolean
+    /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
+    dates?: readonly string[]
+    onDate?: (date: ErasedDate) => void
+  } = {},
 ): Promise<ErasureResult> => {
   const { store } = deps
   const schema = await readTableSchema(store, table.name)
@@ -153,7 +211,9 @@ export const eraseRows = async (
   const source = warehouseSource(store, { columns, filters, spoolDirectory: deps.spoolDirectory })
   const stored = asStored(table)
   const dates: ErasedDate[] = []
+  const wanted = only === undefined ? undefined : new Set(only)
   for (const exportDate of await storedDates(store, table.name)) {
+    if (wanted !== undefined && !wanted.has(exportDate)) continue
     const rows = await countMatches(source, stored, exportDate)
     if (rows === 0) continue
     let record: RunRecord | undefined

@@ -64,7 +64,7 @@ interface RunOptions {
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
-const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
+export const DEFAULT_SPOOL_DIRECTORY = path.join(os.tmpdir(), 'inventory-export-spool')
 
 const newRunId = (at: Date): string =>
   `${at

@@ -25,10 +25,11 @@ export interface HistoryColumn {
   readonly textOf?: string | undefined
 }
 
-/** Rows to leave out: each entry's column must hold one of its texts (as `cellText` spells the value). */
+/** Rows to leave out: each entry's column must hold a text it matches (the text as `cellText` spells the value). */
 export interface RowFilter {
   readonly column: string
-  readonly texts: readonly string[]
+  /** Whether a stored cell's text is the value looked for (compared as texts, or by their keyed digests). */
+  readonly matches: (text: string) => boolean
 }
 
 export interface WarehouseSourceOptions {
@@ -174,7 +175,7 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
           for (const row of rows) {
             if (cancelled) return
             const cells = rowText(row)
-            if (filters.length > 0 && filters.every((f) => f.index >= 0 && f.texts.includes(cells[f.index] ?? ''))) {
+            if (filters.length > 0 && filters.every((f) => f.index >= 0 && f.matches(cells[f.index] ?? ''))) {
               removed++
               continue
             }

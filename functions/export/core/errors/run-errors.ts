@@ -54,6 +54,42 @@ export class DeadlineError extends ExportError {
   }
 }
 
+/**
+ * A batch of a history operation (a Lambda event from the state machine) stopped before the function's time limit
+ * with dates left; the dates it finished are done, and the same event again goes on with the rest.
+ */
+export class HistoryBatchIncompleteError extends ExportError {
+  constructor(details: { tableId: string; done: number; left: readonly string[] }) {
+    const { tableId, done, left } = details
+    super(
+      ErrorCode.HISTORY_BATCH_INCOMPLETE,
+      FailureClass.DEADLINE,
+      `${tableSubject(tableId)}${done} of ${done + left.length} dates of the batch done before the function's time limit; ${left.length} left (dt=${left[0]} to dt=${left.at(-1)})`,
+      {
+        tableId,
+        retryable: true,
+        hint: 'the state machine invokes the batch again, which goes on with the dates left; invoked by hand, send the same event again (or give the plan a smaller batchSize)',
+      },
+    )
+  }
+}
+
+/** A date of a history operation's batch failed; it is as it was, and the dates before it are done. */
+export class HistoryBatchFailedError extends ExportError {
+  constructor(details: { tableId: string; exportDate: string; error: { code: string; message: string } | undefined }) {
+    const { tableId, exportDate, error } = details
+    super(
+      ErrorCode.HISTORY_BATCH_FAILED,
+      FailureClass.INTERNAL,
+      `${tableSubject(tableId)}dt=${exportDate} failed${error ? ` [${error.code}]: ${error.message}` : ''}; the date is as it was, the dates before it in the batch are done`,
+      {
+        tableId,
+        hint: "fix the date's error (its run record names it), then start the same execution input again: dates already done are skipped",
+      },
+    )
+  }
+}
+
 /** The token could not be read from its source. */
 export class TokenUnavailableError extends ExportError {
   constructor(source: string, cause?: unknown) {

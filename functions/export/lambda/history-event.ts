@@ -1,0 +1,118 @@
+/**
+ * The history events (docs/operations.md: "History events"): `{"history": {...}}`, which the state machine of
+ * infra/constructs/history-operations.ts starts with, is the *plan* (answer the table's export dates in batches);
+ * the same request with the batch's `dates` beside it, `{"history": {...}, "dates": [...]}`, is a *batch* (run the
+ * operation on those dates), so every operation's request reaches its batches as it was started. Strict and
+ * bounded as the run's event is. A condition carries its value only as keyed digests (path/erase.ts DigestCondition): Step Functions keeps
+ * every input in its execution history, so the value in clear never enters an event.
+ */
+import * as z from 'zod'
+import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
+import { exportDateProblem } from '../core/export-date.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import { pseudonym } from '../normalize/personal-data.ts'
+import { digestCondition, TYPED_SPELLINGS, type ValueCondition } from '../path/erase.ts'
+
+/** Dates one batch may name, and the largest batch a plan may ask for: a year of daily dates. */
+export const MAX_BATCH_DATES = 366
+/** Dates per batch when the plan event sets no `batchSize`: a few minutes of rewriting for a 1 GB daily table. */
+export const DEFAULT_BATCH_DATES = 5
+/** Conditions of one request; the CLI's `--where` flags. */
+const MAX_CONDITIONS = 16
+const MAX_NAME = 256
+
+/** The operations a history event may name; each is one entry of lambda/history.ts's table of operations. */
+export const HistoryOperation = { ERASE: 'erase' } as const
+export type HistoryOperation = (typeof HistoryOperation)[keyof typeof HistoryOperation]
+const OPERATION_NAMES = Object.values(HistoryOperation) as [HistoryOperation, ...HistoryOperation[]]
+
+const Digest = z
+  .string({ error: 'must be a digest printed by npm run erase -- --aws-event' })
+  .regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it')
+
+const ConditionSchema = z.strictObject({
+  column: z.string().min(1, 'must name a data column').max(MAX_NAME),
+  digest: Digest,
+  typed: z.strictObject(Object.fromEntries(TYPED_SPELLINGS.map((type) => [type, Digest.optional()]))).optional(),
+})
+
+const DateSchema = z
+  .string({ error: 'must be a date as YYYY-MM-DD' })
+  .max(10, { error: 'must be a calendar date as YYYY-MM-DD', abort: true })
+  .superRefine((text, ctx) => {
+    const problem = exportDateProblem(text)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+
+const HistorySchema = z.strictObject({
+  operation: z.enum(OPERATION_NAMES, { error: `must be one of: ${OPERATION_NAMES.join(', ')}` }),
+  table: z.string().min(1, 'must be a table id or name').max(MAX_NAME),
+  where: z.array(ConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
+  keyCheck: Digest.describe('The digest of KEY_CHECK_TEXT: proves the digests were made with the deployed key'),
+  batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional().describe("The plan's dates per batch"),
+})
+
+const HistoryEventSchema = z.strictObject(
+  {
+    history: HistorySchema,
+    dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
+  },
+  { error: 'must be a JSON object' },
+)
+
+/** A history request, as the operator's input to the state machine states it. */
+export type HistoryRequest = Readonly<z.infer<typeof HistorySchema>>
+
+/** A parsed history event: a plan when `dates` is absent, else a batch of those dates. */
+export interface HistoryInvocation {
+  readonly request: HistoryRequest
+  readonly dates?: readonly string[] | undefined
+}
+
+/** What the key check digests: the same for every request, so it names the key and nothing else. */
+export const KEY_CHECK_TEXT = 'inventory-export history event key check'
+
+/** Whether the event is a history event (any object with a `history` field, so a half-formed one is refused). */
+export const isHistoryEvent = (event: unknown): event is { history: unknown } =>
+  typeof event === 'object' && event !== null && !Array.isArray(event) && 'history' in event
+
+/** The history request an event holds; every problem in one ConfigError, quoting at most a short prefix. */
+export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
+  const result = HistoryEventSchema.safeParse(event)
+  if (!result.success) {
+    const problems: ConfigProblem[] = result.error.issues.map((issue) => ({
+      field: [...issue.path].map(String).join('.') || '(event)',
+      message:
+        issue.code === 'unrecognized_keys'
+          ? `has unknown fields: ${issue.keys.map((k) => quotePrefix(k, 64)).join(', ')}`
+          : issue.message,
+    }))
+    throw new ConfigError('history event', problems)
+  }
+  const { history, dates } = result.data
+  const problems: ConfigProblem[] = []
+  if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
+    problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
+  }
+  if (problems.length > 0) throw new ConfigError('history event', problems)
+  return { request: history, ...(dates === undefined ? {} : { dates }) }
+}
+
+/**
+ * The state machine's input for an erasure request, made on the operator's machine with the deployed key: each
+ * value as its digests (digestCondition), never in clear.
+ */
+export const eraseEvent = (
+  key: PseudonymizationKey,
+  table: string,
+  conditions: readonly ValueCondition[],
+  batchSize?: number,
+): { readonly history: HistoryRequest } => ({
+  history: {
+    operation: HistoryOperation.ERASE,
+    table,
+    where: conditions.map((condition) => digestCondition(key, condition)),
+    keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
+    ...(batchSize === undefined ? {} : { batchSize }),
+  },
+})

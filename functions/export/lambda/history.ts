@@ -1,0 +1,168 @@
+/**
+ * History operations as Lambda events, fanned out by a state machine (infra/constructs/history-operations.ts): the
+ * plan lists a table's export dates in batches, and each batch runs the operation on its dates, one date at a
+ * time, starting no date it could not finish in the invocation's time. Each operation is one entry of OPERATIONS,
+ * with the shape every history operation of path/ has (`eraseRows`: the table, the dates, `onDate`), so a rerun of
+ * a batch skips what an earlier one finished and a failed date is left as it was.
+ */
+import type { TableCatalog } from '../catalog/table-catalog.ts'
+import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { ConfigError, HistoryBatchFailedError, HistoryBatchIncompleteError } from '../core/errors.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import type { RunRecord } from '../core/run-record.ts'
+import { pseudonym } from '../normalize/personal-data.ts'
+import { type DigestCondition, eraseRows } from '../path/erase.ts'
+import type { RunTelemetry } from '../path/telemetry.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import { storedDates } from '../schema/retention.ts'
+import {
+  DEFAULT_BATCH_DATES,
+  type HistoryInvocation,
+  type HistoryOperation,
+  type HistoryRequest,
+  KEY_CHECK_TEXT,
+} from './history-event.ts'
+
+export interface HistoryDeps {
+  readonly store: WarehouseStore
+  readonly telemetry: RunTelemetry
+  readonly spoolDirectory: string
+  readonly pseudonymizationKey: PseudonymizationKey
+  readonly catalog?: TableCatalog | undefined
+  /** Milliseconds left in this invocation (the Lambda context's). */
+  readonly remainingTimeMs: () => number
+  /** Start no further date with less than this left (`export.deadlineMarginSeconds`). */
+  readonly marginMs: number
+}
+
+/** What an operation did to one date. */
+interface DateOutcome {
+  readonly exportDate: string
+  readonly rows: number
+  readonly record?: RunRecord
+}
+
+/** One history operation: how it runs on some dates of a table (`dryRun` with no dates checks the request). */
+interface OperationSpec {
+  readonly run: (
+    config: ExportConfig,
+    table: TableConfig,
+    request: HistoryRequest,
+    deps: HistoryDeps,
+    options: { dryRun?: boolean; dates: readonly string[] },
+  ) => Promise<{ readonly dates: readonly DateOutcome[]; readonly failed?: DateOutcome | undefined }>
+}
+
+/** The table of operations: a history event names one of these. */
+const OPERATIONS: Record<HistoryOperation, OperationSpec> = {
+  erase: {
+    run: (config, table, request, deps, options) =>
+      eraseRows(config, table, request.where as readonly DigestCondition[], deps, options),
+  },
+  // rewrite: `npm run rewrite`'s rewriteHistory(config, table, deps, { dryRun, dates, onDate }) is wired here at
+  // merge, as { run: (config, table, _request, deps, options) => rewriteHistory(config, table, deps, options) };
+  // add 'rewrite' to HistoryOperation (history-event.ts) with it.
+}
+
+/** The plan's answer: the state machine's Map runs one batch per entry of `batches`. */
+export interface HistoryPlan {
+  readonly operation: HistoryOperation
+  readonly table: string
+  readonly dates: number
+  readonly batches: readonly (readonly string[])[]
+}
+
+/** A batch's answer: what each of its dates had (counts only; the conditions never leave the event). */
+export interface HistoryBatch {
+  readonly operation: HistoryOperation
+  readonly table: string
+  readonly rows: number
+  readonly dates: readonly { readonly exportDate: string; readonly rows: number }[]
+}
+
+const configuredTable = (config: ExportConfig, wanted: string): TableConfig => {
+  const table = config.tables.find((t) => t.name === wanted || t.id === wanted)
+  if (table !== undefined) return table
+  throw new ConfigError('history event', [
+    {
+      field: 'history.table',
+      message: `is not a configured table (configured: ${config.tables.map((t) => t.name).join(', ')})`,
+    },
+  ])
+}
+
+/** Refuses digests made with another key: they would match nothing, and the request would end as done. */
+const checkKey = (key: PseudonymizationKey, request: HistoryRequest): void => {
+  if (pseudonym(key, Buffer.from(KEY_CHECK_TEXT)) === request.keyCheck) return
+  throw new ConfigError(
+    'history event',
+    [{ field: 'history.keyCheck', message: 'was made with another pseudonymization key than the deployed one' }],
+    "print the event again with the key of the stack's PseudonymizationSecretArn (npm run erase -- ... --aws-event --pseudonymization-key-file FILE); nothing was changed",
+  )
+}
+
+/** The table's export dates in batches of `batchSize`, once the request is checked against the table. */
+export const planHistory = async (
+  config: ExportConfig,
+  request: HistoryRequest,
+  deps: HistoryDeps,
+): Promise<HistoryPlan> => {
+  const table = configuredTable(config, request.table)
+  checkKey(deps.pseudonymizationKey, request)
+  // On no date: reads the registry and checks the conditions' columns, and changes nothing.
+  await OPERATIONS[request.operation].run(config, table, request, deps, { dryRun: true, dates: [] })
+  const dates = await storedDates(deps.store, table.name)
+  const size = request.batchSize ?? DEFAULT_BATCH_DATES
+  const batches: string[][] = []
+  for (let i = 0; i < dates.length; i += size) batches.push(dates.slice(i, i + size))
+  return { operation: request.operation, table: table.name, dates: dates.length, batches }
+}
+
+/** Runs the operation on the batch's dates in order, one at a time, while the invocation has time for another. */
+export const runHistoryBatch = async (
+  config: ExportConfig,
+  request: HistoryRequest,
+  wanted: readonly string[],
+  deps: HistoryDeps,
+): Promise<HistoryBatch> => {
+  const table = configuredTable(config, request.table)
+  checkKey(deps.pseudonymizationKey, request)
+  const operation = OPERATIONS[request.operation]
+  const done: { exportDate: string; rows: number }[] = []
+  // The longest date so far is the estimate of the next: from the Lambda's own clock, as the deadline reads it.
+  let longestMs = 0
+  for (const [i, exportDate] of wanted.entries()) {
+    const before = deps.remainingTimeMs()
+    if (i > 0 && before < deps.marginMs + longestMs) {
+      throw new HistoryBatchIncompleteError({ tableId: table.id, done: i, left: wanted.slice(i) })
+    }
+    const result = await operation.run(config, table, request, deps, { dates: [exportDate] })
+    if (result.failed !== undefined) {
+      const error = result.failed.record?.tables.find((t) => t.error !== undefined)?.error
+      throw new HistoryBatchFailedError({ tableId: table.id, exportDate, error })
+    }
+    const rows = result.dates.reduce((sum, d) => sum + d.rows, 0)
+    done.push({ exportDate, rows })
+    deps.telemetry.info(`history ${request.operation}: ${table.name} dt=${exportDate}: ${rows} rows`, {
+      table: table.name,
+      exportDate,
+      rows,
+      columns: (request.where ?? []).map((c) => c.column),
+    })
+    longestMs = Math.max(longestMs, before - deps.remainingTimeMs())
+  }
+  return {
+    operation: request.operation,
+    table: table.name,
+    rows: done.reduce((sum, d) => sum + d.rows, 0),
+    dates: done,
+  }
+}
+
+/** A history event's answer: the plan or the batch it asks for. */
+export const runHistoryInvocation = (
+  config: ExportConfig,
+  { request, dates }: HistoryInvocation,
+  deps: HistoryDeps,
+): Promise<HistoryPlan | HistoryBatch> =>
+  dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps)

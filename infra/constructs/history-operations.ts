@@ -1,0 +1,141 @@
+/**
+ * History operations on AWS (an erasure request today): a Step Functions state machine that invokes the export
+ * function with the history event it is started with (the *plan*: the table's export dates in batches), then, in an
+ * inline Map bounded by `maxConcurrency`, once per batch with the same request and the batch's dates. The value of
+ * a condition is never in the input (the CLI prints digests, docs/personal-data.md), and the state machine logs
+ * errors only, without execution data.
+ */
+import { Duration } from 'aws-cdk-lib'
+import type { IFunction } from 'aws-cdk-lib/aws-lambda'
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs'
+import {
+  DefinitionBody,
+  Fail,
+  JitterType,
+  LogLevel,
+  Map as MapState,
+  StateMachine,
+  StateMachineType,
+} from 'aws-cdk-lib/aws-stepfunctions'
+import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks'
+import { Construct } from 'constructs'
+import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
+
+/** The error names the function throws when a batch stopped at its time limit with dates left (core/errors). */
+export const BATCH_INCOMPLETE_ERROR = 'HistoryBatchIncompleteError'
+
+/** Lambda's own transient failures, retried with backoff by the state machine. */
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+]
+const LAMBDA_SERVICE_RETRY = {
+  errors: LAMBDA_SERVICE_ERRORS,
+  interval: Duration.seconds(2),
+  maxAttempts: 6,
+  backoffRate: 2,
+}
+/**
+ * Throttling: a batch beyond the function's reserved concurrency (shared with the schedules' runs) waits for a
+ * slot, for up to about an hour, since a batch may hold a slot for the function's whole timeout.
+ */
+const THROTTLED_RETRY = {
+  errors: ['Lambda.TooManyRequestsException'],
+  interval: Duration.seconds(10),
+  maxAttempts: 30,
+  backoffRate: 1.5,
+  maxDelay: Duration.minutes(2),
+  jitterStrategy: JitterType.FULL,
+}
+
+export interface HistoryOperationsProps {
+  /** The function the plan and every batch invoke (the exporter's default function). */
+  readonly function: IFunction
+  /** Batches run at once; each is one invocation of the function. @default 4 */
+  readonly maxConcurrency?: number
+  /** @default RetentionDays.THREE_MONTHS */
+  readonly logRetention?: RetentionDays
+}
+
+/** The state machine of history operations, and the log group it writes its errors to. */
+export class HistoryOperations extends Construct {
+  readonly stateMachine: StateMachine
+  readonly logGroup: LogGroup
+  readonly maxConcurrency: number
+
+  constructor(scope: Construct, id: string, props: HistoryOperationsProps) {
+    super(scope, id)
+    this.maxConcurrency = props.maxConcurrency ?? 4
+    const fn = props.function
+    const plan = new LambdaInvoke(this, 'Plan', {
+      comment: 'The table export dates in batches: {"history": {...}}, the execution input',
+      lambdaFunction: fn,
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      resultPath: '$.plan',
+    })
+      .addRetry(LAMBDA_SERVICE_RETRY)
+      .addRetry(THROTTLED_RETRY)
+
+    const batch = new LambdaInvoke(this, 'Batch', {
+      comment: 'One batch: {"history": the same request, "dates": the batch dates}',
+      lambdaFunction: fn,
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      // Counts only, so that the Map's output stays small for thousands of dates.
+      resultSelector: { 'rows.$': '$.rows', 'dates.$': 'States.ArrayLength($.dates)' },
+    })
+      .addRetry(LAMBDA_SERVICE_RETRY)
+      .addRetry(THROTTLED_RETRY)
+      // A batch that ran out of time goes on with the dates it left: each rerun skips the dates already done.
+      .addRetry({ errors: [BATCH_INCOMPLETE_ERROR], interval: Duration.seconds(1), maxAttempts: 20, backoffRate: 1 })
+      .addCatch(
+        new Fail(this, 'BatchFailed', {
+          comment: 'Names the batch and what the function said; the dates before it are done',
+          errorPath: '$.failure.Error',
+          causePath: "States.Format('batch {}: {}', States.JsonToString($.dates), $.failure.Cause)",
+        }),
+        { resultPath: '$.failure' },
+      )
+
+    const batches = new MapState(this, 'Batches', {
+      comment: 'One invocation per batch of dates, at most maxConcurrency at once',
+      itemsPath: '$.plan.batches',
+      maxConcurrency: this.maxConcurrency,
+      // The request as the execution was started, whatever its operation's fields, and the batch's dates.
+      itemSelector: { 'history.$': '$$.Execution.Input.history', 'dates.$': '$$.Map.Item.Value' },
+      resultPath: '$.batches',
+    }).itemProcessor(batch)
+
+    this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.THREE_MONTHS })
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      comment: 'Inventory export history operations (erasure requests): plan, then one invocation per batch of dates',
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromChainable(plan.next(batches)),
+      // Errors only and no execution data: the inputs hold digests, and nothing of them belongs in the logs.
+      logs: { destination: this.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
+    })
+    acknowledgeFinding(
+      this.stateMachine,
+      'AwsSolutions-SF1',
+      'The state machine logs errors only, without execution data: its inputs are digests of personal data and stay out of the logs; the run records say what each date did.',
+    )
+    acknowledgeFinding(
+      this.stateMachine,
+      'AwsSolutions-SF2',
+      'X-Ray tracing would add a trace per invocation to a rare, operator-started job; the function logs and run records cover it.',
+    )
+    acknowledgeWildcardResource(
+      this.stateMachine,
+      `${fn.functionArn}:*`,
+      'The state machine may invoke only the export function; the ":*" suffix matches its versions and aliases, nothing else.',
+    )
+    acknowledgeFinding(
+      this.stateMachine,
+      'AwsSolutions-IAM5[Resource::*]',
+      'CloudWatch Logs log delivery (logs:CreateLogDelivery, logs:DescribeLogGroups, ...) supports no resource-level permissions; Step Functions needs it to log to its log group.',
+    )
+  }
+}
