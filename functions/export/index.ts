@@ -31,6 +31,7 @@ export { DEFAULT_STACK_NAME, stackResourceNames } from './core/stack-names.ts'
 export { describeGuards } from './guards/guards.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { type ErasureCondition, type ErasureResult, eraseRows } from './path/erase.ts'
+export { type RewriteOptions, type RewriteResult, type RewrittenDate, rewriteHistory } from './path/rewrite.ts'
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'

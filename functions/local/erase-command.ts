@@ -3,15 +3,12 @@
  * columns hold the given values, through the export's own path; `--dry-run` counts them and writes nothing.
  * The values are never printed: only the columns, the dates and the counts.
  */
-import os from 'node:os'
-import path from 'node:path'
-import { closestKey, type ErasureCondition, eraseRows, parseConfigWithoutSource, UsageError } from '../export/index.ts'
-import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
+import { type ErasureCondition, eraseRows, UsageError } from '../export/index.ts'
+import { REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
-import { readPseudonymizationKey } from './pseudonymization-key.ts'
-import { type TerminalOutput, terminalTelemetry } from './terminal.ts'
-import { openWarehouse } from './warehouse-target.ts'
+import { openHistoryCommand } from './history-command.ts'
+import type { TerminalOutput } from './terminal.ts'
 
 const { date: _date, table: _table, ...SHARED } = REPROCESS_FLAGS
 
@@ -56,39 +53,18 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   if (values.table === undefined) throw new UsageError('--table is required: the table to erase from')
   if (values.where === undefined) throw new UsageError('--where is required: COLUMN=VALUE of the rows to remove')
   const conditions = values.where.map(condition)
-  // With a configuration file --table picks one of its tables; without, it names the table as ID=NAME.
-  const own = (arg: string) => ['--where', '--dry-run', '--table'].includes(arg) || /^--(where|table)=/.test(arg)
-  const rest = argv.filter((arg, i) => !own(arg) && !isValueOf(argv, i))
-  const tableFlags = values.config === undefined ? ['--table', values.table] : []
-  const command = await parseExportArgs([...rest, ...tableFlags], REPROCESS_FLAGS)
-  const { source: _source, ...withoutSource } = command.configInput
-  const config = parseConfigWithoutSource(withoutSource, command.configOrigin)
-  const selector = values.config === undefined ? (values.table.split('=')[1] ?? values.table) : values.table
-  const table = config.tables.find((t) => t.name === selector || t.id === selector)
-  if (table === undefined) {
-    const guess = closestKey(
-      selector,
-      config.tables.map((t) => t.name),
-    )
-    throw new UsageError(
-      `--table "${selector}" is not a configured table id or name${guess ? `; did you mean "${guess}"?` : ''}`,
-      `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
-    )
-  }
-  const { store, catalog } = await openWarehouse(command.warehouse)
-  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  const { config, table, deps } = await openHistoryCommand(
+    argv,
+    { table: values.table, config: values.config },
+    { withValue: ['--where', '--table'], switches: ['--dry-run'] },
+    output,
+  )
   const dryRun = values['dry-run'] === true
   const result = await eraseRows(
     config,
     table,
     conditions,
-    {
-      store,
-      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'warehouse' }),
-      spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
-      pseudonymizationKey,
-      catalog,
-    },
+    deps,
     {
       dryRun,
       onDate: (date) =>
@@ -106,7 +82,3 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   )
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
 }
-
-/** Whether argv[i] is the value of the flag before it (`--where a=b`, `--table x`). */
-const isValueOf = (argv: readonly string[], i: number): boolean =>
-  i > 0 && ['--where', '--table'].includes(argv[i - 1]!) && !argv[i]!.startsWith('--')

@@ -162,7 +162,7 @@ export const LambdaEnvironment = {
 export const DEFAULT_SERVICE_NAME = 'inventory-export'
 
 /** What a run did: export from the service, or rebuild a date from the raw archive (reprocess). */
-export const RunMode = { EXPORT: 'export', REPROCESS: 'reprocess', ERASE: 'erase' } as const
+export const RunMode = { EXPORT: 'export', REPROCESS: 'reprocess', ERASE: 'erase', REWRITE: 'rewrite' } as const
 export type RunMode = (typeof RunMode)[keyof typeof RunMode]
 
 /**

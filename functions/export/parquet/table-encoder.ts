@@ -16,7 +16,7 @@ import type { TableSchema } from '../schema/table-schema.ts'
 import { GROUP_SPILL_SUFFIX } from '../scratch/spool-files.ts'
 import { BatchCopies } from './batch-copies.ts'
 import { ParquetFileEncoder } from './encode.ts'
-import { EXPORT_COLUMNS_METADATA_KEY } from './published-export.ts'
+import { EXPORT_COLUMNS_METADATA_KEY, PSEUDONYMIZED_METADATA_KEY } from './published-export.ts'
 import { type LineageSource, RowGroupEncoder } from './row-group.ts'
 
 export interface RowGroupLimits {
@@ -46,6 +46,8 @@ interface TableEncoderSetup {
   readonly types: ColumnTypeInferrer
   /** The registry's schema before this export. */
   readonly previous: TableSchema | undefined
+  /** The columns whose values are pseudonyms, recorded in the footer. @default none */
+  readonly pseudonymized?: readonly string[] | undefined
   readonly run: RunIdentity
   /** Temporary file for the spool (the encoder creates it; its owner deletes it). */
   readonly spoolPath: string
@@ -181,6 +183,10 @@ export class TableEncoder {
       'inventory.export_run_id': this.#setup.run.runId,
       // What a guarded re-export of this date compares with (parquet/published-export.ts).
       [EXPORT_COLUMNS_METADATA_KEY]: JSON.stringify(this.#setup.columns.map(({ name, header }) => ({ name, header }))),
+      // What a rewrite of history reads to tell a date whose values are pseudonyms already (path/rewrite.ts).
+      [PSEUDONYMIZED_METADATA_KEY]: JSON.stringify(
+        this.#setup.columns.map((c) => c.name).filter((name) => this.#setup.pseudonymized?.includes(name)),
+      ),
     })
     this.#output.write(file.start())
     return file

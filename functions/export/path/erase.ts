@@ -8,7 +8,7 @@
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ColumnType, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
+import { ColumnType, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
 import { ConfigError, UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
@@ -150,7 +150,7 @@ export const eraseRows = async (
     type,
     textOf,
   }))
-  const source = warehouseSource(store, { columns, filters, spoolDirectory: deps.spoolDirectory })
+  const source = warehouseSource(store, { mode: RunMode.ERASE, columns, filters, spoolDirectory: deps.spoolDirectory })
   const stored = asStored(table)
   const dates: ErasedDate[] = []
   for (const exportDate of await storedDates(store, table.name)) {

@@ -1,5 +1,5 @@
 /**
- * A date's own Parquet as a table source, for changing history (erasure requests): the object an export published
+ * A date's own Parquet as a table source, for changing history (erasure requests, rewrites): the object an export published
  * is read back row group by row group and handed to the table's path as the CSV it stands for, under the header
  * texts the registry keeps, so naming, typing, encoding and publishing are the export's own. Each typed value is
  * written in a spelling the path reads back as the same value (`cellText`); a value kept in its `<column>__text`
@@ -32,6 +32,8 @@ export interface RowFilter {
 }
 
 export interface WarehouseSourceOptions {
+  /** What the run records say the dates were written for. */
+  readonly mode: typeof RunMode.ERASE | typeof RunMode.REWRITE
   /** The table's registered columns (schema/registry.ts), in registry order. */
   readonly columns: readonly HistoryColumn[]
   /** Rows matching every entry are left out. @default none: every row is kept */
@@ -93,7 +95,7 @@ const spooledParquet = async (
 const COMPRESSORS = { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)) }
 
 export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceOptions): TableSource => ({
-  mode: RunMode.ERASE,
+  mode: options.mode,
   warnings: [],
   check: async () => ({}),
   open: async (table, { exportDate }) => {
