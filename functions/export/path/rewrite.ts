@@ -9,7 +9,7 @@
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ColumnType, DATA_OBJECT_NAME, PARTITION_KEY, RunMode } from '../core/constants.ts'
+import { ColumnType, DATA_OBJECT_NAME, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
 import { UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
@@ -74,14 +74,22 @@ type RewriteConfig = Pick<ExportConfig, 'export' | 'limits'>
 
 const dataKey = (table: string, exportDate: string) => `${table}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
 
-/** The columns of `exportDate` still to pseudonymize, or undefined when its file already is as `target` wants. */
+/** What a date's rewrite does, from its footer. */
+interface PendingWork {
+  /** Its columns still in clear that are to be pseudonymized. */
+  readonly toHash: readonly string[]
+  /** Whether it removes personal data (a dropped column, a clear value): its raw bodies go then. */
+  readonly personal: boolean
+}
+
+/** What `exportDate`'s file needs, or undefined when it already is as `target` wants. */
 const pendingWork = (
   published: PublishedExport | undefined,
   target: TableSchema,
   table: TableConfig,
   pseudonyms: readonly string[],
-): readonly string[] | undefined => {
-  if (published === undefined) return []
+): PendingWork | undefined => {
+  if (published === undefined) return { toHash: [], personal: false }
   const typeOf = new Map(target.columns.map((c) => [c.name, c.type]))
   const typed = target.columns.filter((c) => c.textOf === undefined && c.type !== ColumnType.STRING)
   const allowed = new Set(typed.map((c) => companionName(c.name)))
@@ -92,12 +100,19 @@ const pendingWork = (
   const hashed = published.pseudonymized ?? pseudonyms
   const present = new Set(published.fields.map((f) => f.name))
   const toHash = table.columns.pseudonymize.filter((c) => present.has(c) && !hashed.includes(c))
-  return fieldsInLine && toHash.length === 0 ? undefined : toHash
+  if (fieldsInLine && toHash.length === 0) return undefined
+  const dropped = published.fields.some(({ name }) => table.columns.drop.includes(name))
+  return { toHash, personal: dropped || toHash.length > 0 }
 }
 
-/** The table as the path reads its own Parquet back: a plain UTF-8 CSV; only `toHash` still to pseudonymize. */
+/**
+ * The table as the path reads its own Parquet back: a plain UTF-8 CSV; only `toHash` still to pseudonymize. The
+ * types come from the rewritten schema, as published types: a value the new type cannot hold is kept in the
+ * column's `__text` companion, where a `columnTypes` entry would fail the date (VALUE_OUT_OF_RANGE).
+ */
 const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig => ({
   ...table,
+  columnTypes: {},
   format: 'csv',
   encoding: 'utf-8',
   invalidBytes: 'fail',
@@ -139,12 +154,18 @@ export const rewriteHistory = async (
   const done: RewrittenDate[] = []
   for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
     const published = await readPublishedExport(store, dataKey(table.name, exportDate))
-    const toHash = pendingWork(published, target, table, pseudonyms)
-    if (toHash === undefined) continue
+    const work = pendingWork(published, target, table, pseudonyms)
+    if (work === undefined) continue
     let record: RunRecord | undefined
     if (!dryRun) {
+      // As an erasure does: the raw bodies hold in clear what the date no longer has (reprocess needs none of it).
+      if (work.personal) {
+        for (const key of await store.listKeys(`${RAW_FOLDER}/${table.name}/${PARTITION_KEY}=${exportDate}/`)) {
+          await store.deleteObject(key)
+        }
+      }
       record = await runExport(
-        { ...config, tables: [asStored(table, toHash)] },
+        { ...config, tables: [asStored(table, work.toHash)] },
         { ...deps, source, catalog: deps.catalog },
         {
           exportDate,
