@@ -115,6 +115,15 @@ describe('npm run rewrite', () => {
     expect(await readdir(path.join(out, 'devices'))).toEqual(DATES.map((d) => `dt=${d}`))
   })
 
+  it('refuses a published column newly dropped or pseudonymized, which would otherwise change new dates only', async () => {
+    const out = await copyOf('refused-personal')
+    const personal = await configFile('personal.json', { ...CHANGED, columnTypes: {} })
+    const result = await exportDate(personal, out, NEXT)
+    expect(result.exitCode).toBe(1)
+    expect(result.stderr).toContain('changes published columns (serial_number: dropped; owner: pseudonymized)')
+    expect(await readdir(path.join(out, 'devices'))).toEqual(DATES.map((d) => `dt=${d}`))
+  })
+
   it('--dry-run lists each date with its rows and bytes, exits 0 and changes nothing', async () => {
     const out = await copyOf('dry')
     const first = await objects(out)
