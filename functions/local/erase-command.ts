@@ -60,19 +60,13 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
     output,
   )
   const dryRun = values['dry-run'] === true
-  const result = await eraseRows(
-    config,
-    table,
-    conditions,
-    deps,
-    {
-      dryRun,
-      onDate: (date) =>
-        output.err(
-          `${table.name}: dt=${date.exportDate}: ${date.rows.toLocaleString('en-US')} ${date.rows === 1 ? 'row' : 'rows'} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
-        ),
-    },
-  )
+  const result = await eraseRows(config, table, conditions, deps, {
+    dryRun,
+    onDate: (date) =>
+      output.err(
+        `${table.name}: dt=${date.exportDate}: ${date.rows.toLocaleString('en-US')} ${date.rows === 1 ? 'row' : 'rows'} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
+      ),
+  })
   const rows = result.dates.reduce((sum, d) => sum + d.rows, 0)
   const by = result.columns.join(', ')
   output.out(

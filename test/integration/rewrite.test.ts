@@ -130,7 +130,8 @@ describe('npm run rewrite', () => {
     const schema = await readFile(path.join(out, '_schemas', 'devices.json'))
     const result = await rewrite(out, '--dry-run')
     expect(result.exitCode, result.stderr).toBe(0)
-    for (const date of DATES) expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* would be rewritten`))
+    for (const date of DATES)
+      expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* would be rewritten`))
     expect(result.stdout).toMatch(/devices: 3 dates \(.* rows, .*\) would be rewritten; nothing was changed/)
     expect(await objects(out)).toEqual(first)
     expect(await readFile(path.join(out, '_schemas', 'devices.json'))).toEqual(schema)
@@ -140,19 +141,22 @@ describe('npm run rewrite', () => {
     const out = await copyOf('whole')
     const serials = await rows(pristine, 'SELECT DISTINCT serial_number FROM devices WHERE serial_number IS NOT NULL')
     const owners = await rows(pristine, 'SELECT DISTINCT owner FROM devices WHERE owner IS NOT NULL LIMIT 20')
-    const kept = 'SELECT dt, device_id, CAST(ram_gb AS VARCHAR), _export_run_id, _exported_at FROM devices ORDER BY dt, device_id'
+    const kept =
+      'SELECT dt, device_id, CAST(ram_gb AS VARCHAR), _export_run_id, _exported_at FROM devices ORDER BY dt, device_id'
     const lineage = await rows(pristine, kept)
     const result = await rewrite(out)
     expect(result.exitCode, result.stderr).toBe(0)
-    for (const date of DATES) expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* rewritten`))
+    for (const date of DATES)
+      expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* rewritten`))
     expect(result.stdout).toMatch(/devices: 3 dates \(.*\) rewritten; every date is in line/)
     // Each date's own file has the same columns and types, ram_gb as text and no serial_number.
     const layouts = await Promise.all(
       DATES.map((d) => describeParquet(path.join(out, 'devices', `dt=${d}`, 'data.parquet'))),
     )
-    for (const layout of layouts) expect(layout.filter((c) => c.name !== 'os_version__text')).toEqual(
-      layouts[0]!.filter((c) => c.name !== 'os_version__text'),
-    )
+    for (const layout of layouts)
+      expect(layout.filter((c) => c.name !== 'os_version__text')).toEqual(
+        layouts[0]!.filter((c) => c.name !== 'os_version__text'),
+      )
     const types = new Map(layouts[0]!.map((c) => [c.name, c.type]))
     expect(types.get('ram_gb')).toBe('VARCHAR')
     expect(types.get('os_version')).toBe('DOUBLE')
@@ -160,7 +164,10 @@ describe('npm run rewrite', () => {
     // The values and the lineage are the ones published: ram_gb's text is the number's.
     expect(await rows(out, kept)).toEqual(lineage)
     // An OS version that is no double is kept as text, as an export keeps a misfit.
-    const misfits = await rows(out, "SELECT count(*) FROM devices WHERE os_version IS NULL AND os_version__text IS NOT NULL")
+    const misfits = await rows(
+      out,
+      'SELECT count(*) FROM devices WHERE os_version IS NULL AND os_version__text IS NOT NULL',
+    )
     expect(Number(misfits[0]![0])).toBeGreaterThan(0)
     // Not one clear serial number or owner in any file (Parquet, run records, registry, raw archive) or line.
     const printed = `${result.stdout}\n${result.stderr}`

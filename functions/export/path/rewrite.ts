@@ -177,7 +177,8 @@ export const rewriteHistory = async (
     const date = { exportDate, rows: published?.rows ?? 0, bytes: published?.bytes ?? 0, ...(record ? { record } : {}) }
     done.push(date)
     onDate?.(date)
-    if (record?.status === 'failed') return { table: table.name, dates: done, failed: date, finished: false, warnings: [] }
+    if (record?.status === 'failed')
+      return { table: table.name, dates: done, failed: date, finished: false, warnings: [] }
   }
   if (dryRun || !finish) return { table: table.name, dates: done, finished: false, warnings: [] }
   return { table: table.name, dates: done, ...(await moveRegistry(table, deps, target, pseudonyms, all)) }

@@ -110,7 +110,14 @@ export const runExport = async (
     })
     tokenOwner = checked.tokenOwner
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, run, signal, acceptChanges: options.acceptChanges, history: options.history }),
+      exportOneTable(table, {
+        config,
+        deps,
+        run,
+        signal,
+        acceptChanges: options.acceptChanges,
+        history: options.history,
+      }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.

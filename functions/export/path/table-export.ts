@@ -146,7 +146,9 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
-    const registered = history ? undefined : await registerTableSchema(context.store, guarded.schema, table.columns.drop)
+    const registered = history
+      ? undefined
+      : await registerTableSchema(context.store, guarded.schema, table.columns.drop)
     const cataloged = registered ? await catalogWarnings(context.catalog, registered, context.store.root) : []
     const expired = await expire(table, context.store, context.run.exportDate)
     const details = read.details()

@@ -95,7 +95,8 @@ export const replaceTableSchema = async (
   const key = schemaKey(table)
   for (let attempt = 1; ; attempt++) {
     const current = await store.getObjectVersion(key)
-    if (current === undefined) throw new StateCorruptError({ where: store.root, key, reason: 'it is gone', hint: REGISTRY_GONE })
+    if (current === undefined)
+      throw new StateCorruptError({ where: store.root, key, reason: 'it is gone', hint: REGISTRY_GONE })
     const registered = parseRegistry(store, table, current.body)
     const changed = change(registered)
     const text = `${JSON.stringify(changed, null, 2)}\n`
@@ -109,4 +110,5 @@ export const replaceTableSchema = async (
   }
 }
 
-const REGISTRY_GONE = 'the registry was removed while the table was rewritten; re-export the table, then run the rewrite again'
+const REGISTRY_GONE =
+  'the registry was removed while the table was rewritten; re-export the table, then run the rewrite again'
