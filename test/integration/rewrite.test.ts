@@ -193,6 +193,18 @@ describe('npm run rewrite', () => {
     expect(Number(sameOwner[0]![0])).toBeGreaterThan(200)
   })
 
+  it('ends with one coded line and changes nothing when a column to pseudonymize has no key', async () => {
+    const out = await copyOf('no-key')
+    const first = await objects(out)
+    const raw = await allFiles(path.join(out, '_raw'))
+    const result = await runCommandInProcess('rewrite', ['--config', after, '--out', out, '--table', 'devices'])
+    expect(result.exitCode).toBe(2)
+    expect(result.stderr).toMatch(/error \[CONFIG_INVALID\]: .*columns\.pseudonymize: needs the pseudonymization key/)
+    expect(result.stderr).toContain('next step:')
+    expect(await objects(out)).toEqual(first)
+    expect(await allFiles(path.join(out, '_raw'))).toEqual(raw)
+  })
+
   it('changes nothing when run again', async () => {
     const out = await copyOf('again')
     expect((await rewrite(out)).exitCode).toBe(0)

@@ -22,7 +22,7 @@ import { readTableSchema, replaceTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import { companionName, type TableSchema } from '../schema/table-schema.ts'
 import { warehouseSource } from '../source/warehouse-source.ts'
-import { runExport } from './run.ts'
+import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
 import { catalogWarnings } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
@@ -158,6 +158,9 @@ export const rewriteHistory = async (
     if (work === undefined) continue
     let record: RunRecord | undefined
     if (!dryRun) {
+      // Before anything of the date moves (its raw bodies): without the key the date could not be rewritten.
+      const stored = asStored(table, work.toHash)
+      requireKeyWhenPseudonymizing([stored], [stored], deps.pseudonymizationKey)
       // As an erasure does: the raw bodies hold in clear what the date no longer has (reprocess needs none of it).
       if (work.personal) {
         for (const key of await store.listKeys(`${RAW_FOLDER}/${table.name}/${PARTITION_KEY}=${exportDate}/`)) {
@@ -165,7 +168,7 @@ export const rewriteHistory = async (
         }
       }
       record = await runExport(
-        { ...config, tables: [asStored(table, work.toHash)] },
+        { ...config, tables: [stored] },
         { ...deps, source, catalog: deps.catalog },
         {
           exportDate,

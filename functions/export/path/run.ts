@@ -153,7 +153,7 @@ export const runExport = async (
 }
 
 /** A table that pseudonymizes cannot run without the key: a configuration error before anything is downloaded. */
-const requireKeyWhenPseudonymizing = (
+export const requireKeyWhenPseudonymizing = (
   all: readonly TableConfig[],
   selected: readonly TableConfig[],
   key: PseudonymizationKey | undefined,
