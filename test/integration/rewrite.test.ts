@@ -205,6 +205,26 @@ describe('npm run rewrite', () => {
     expect(await allFiles(path.join(out, '_raw'))).toEqual(raw)
   })
 
+  it('does not hash again the pseudonyms of a date an erasure rewrote in between', async () => {
+    const out = await copyOf('erased-between')
+    expect((await rewrite(out)).exitCode).toBe(0)
+    const owners = "SELECT dt, device_id, owner FROM devices WHERE device_id <> '000001' ORDER BY dt, device_id"
+    const before = await rows(out, owners)
+    const erased = await runCommandInProcess('erase', [
+      ...['--config', settled, '--out', out, '--pseudonymization-key-file', keyFile],
+      ...['--table', 'devices', '--where', 'device_id=000001'],
+    ])
+    expect(erased.exitCode, erased.stderr).toBe(0)
+    const later = await configFile('later.json', {
+      ...SETTLED,
+      columnTypes: { ...SETTLED.columnTypes, cpu_cores: 'string' },
+    })
+    const again = await runCommandInProcess('rewrite', ['--config', later, '--out', out, '--table', 'devices'])
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(again.stdout).toContain('devices: 3 dates')
+    expect(await rows(out, owners)).toEqual(before)
+  })
+
   it('changes nothing when run again', async () => {
     const out = await copyOf('again')
     expect((await rewrite(out)).exitCode).toBe(0)

@@ -6,14 +6,12 @@
  * and one ranged GET), whatever its size.
  */
 import { parquetMetadata } from 'hyparquet'
-import type { ColumnType } from '../core/constants.ts'
+import { type ColumnType, PSEUDONYMIZED_METADATA_KEY } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { columnTypeOf } from './encode.ts'
 
 /** Footer key of the service's columns, JSON `[{ name, header }]`: the CSV's columns, not the registry's. */
 export const EXPORT_COLUMNS_METADATA_KEY = 'inventory.export_columns'
-/** Footer key of the columns whose values are pseudonyms, JSON `[name]` (in objects written since it is recorded). */
-export const PSEUDONYMIZED_METADATA_KEY = 'inventory.pseudonymized_columns'
 
 /** Read first: a footer of about a hundred row groups of 20 columns (2 KB each) fits; a larger one costs a second read. */
 const FIRST_TAIL_BYTES = 256 * 1024

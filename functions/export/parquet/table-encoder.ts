@@ -5,6 +5,7 @@
  * restarts, and the file is encoded from the spool once the table ends, under the final plan. Either way the file
  * is exactly what encoding all rows with the final plan gives.
  */
+import { PSEUDONYMIZED_METADATA_KEY } from '../core/constants.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
@@ -16,7 +17,7 @@ import type { TableSchema } from '../schema/table-schema.ts'
 import { GROUP_SPILL_SUFFIX } from '../scratch/spool-files.ts'
 import { BatchCopies } from './batch-copies.ts'
 import { ParquetFileEncoder } from './encode.ts'
-import { EXPORT_COLUMNS_METADATA_KEY, PSEUDONYMIZED_METADATA_KEY } from './published-export.ts'
+import { EXPORT_COLUMNS_METADATA_KEY } from './published-export.ts'
 import { type LineageSource, RowGroupEncoder } from './row-group.ts'
 
 export interface RowGroupLimits {

@@ -16,6 +16,7 @@ import type { RunRecord } from '../core/run-record.ts'
 import { pseudonym } from '../normalize/personal-data.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { publishedPseudonyms } from '../schema/history.ts'
 import { readTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -150,7 +151,15 @@ export const eraseRows = async (
     type,
     textOf,
   }))
-  const source = warehouseSource(store, { mode: RunMode.ERASE, columns, filters, spoolDirectory: deps.spoolDirectory })
+  // The pseudonyms it reads back stay pseudonyms, and the footer keeps saying so (a later rewrite reads it).
+  const pseudonymized = publishedPseudonyms(table, schema)
+  const source = warehouseSource(store, {
+    mode: RunMode.ERASE,
+    columns,
+    pseudonymized,
+    filters,
+    spoolDirectory: deps.spoolDirectory,
+  })
   const stored = asStored(table)
   const dates: ErasedDate[] = []
   for (const exportDate of await storedDates(store, table.name)) {

@@ -147,7 +147,12 @@ export const rewriteHistory = async (
     type,
     textOf,
   }))
-  const source = warehouseSource(store, { mode: RunMode.REWRITE, columns, spoolDirectory: deps.spoolDirectory })
+  const source = warehouseSource(store, {
+    mode: RunMode.REWRITE,
+    columns,
+    pseudonymized: pseudonyms,
+    spoolDirectory: deps.spoolDirectory,
+  })
   const all = await storedDates(store, table.name)
   const unknown = (dates ?? []).filter((d) => !all.includes(d))
   if (unknown.length > 0) throw new UsageError(`${table.name} has no export date ${unknown.join(', ')}`)
@@ -173,7 +178,7 @@ export const rewriteHistory = async (
         {
           exportDate,
           acceptChanges: true,
-          history: { schema: target, pseudonymized: [...table.columns.pseudonymize] },
+          history: { schema: target },
         },
       )
     }

@@ -77,8 +77,6 @@ interface TableExportContext {
 export interface HistoryRewrite {
   /** Used as the registry: the columns and types every date gets (schema/history.ts). */
   readonly schema: TableSchema
-  /** The columns whose values are pseudonyms once the date is written (some already were, some are hashed now). */
-  readonly pseudonymized: readonly string[]
 }
 
 /** A landed table's outcome, but for what only the run knows: its attempts and how long they took. */
@@ -264,7 +262,7 @@ const encode = async (
         columns: named.columns,
         types: named.types,
         previous,
-        pseudonymized: context.history?.pseudonymized ?? table.columns.pseudonymize,
+        pseudonymized: [...table.columns.pseudonymize, ...(bytes.pseudonyms ?? [])],
         // A date's own rows, rewritten (history), keep the run and time they were exported at.
         run: bytes.lineage ? { ...context.run, ...bytes.lineage } : context.run,
         spoolPath,

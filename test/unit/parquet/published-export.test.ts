@@ -2,11 +2,8 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  EXPORT_COLUMNS_METADATA_KEY,
-  PSEUDONYMIZED_METADATA_KEY,
-  readPublishedExport,
-} from '../../../functions/export/parquet/published-export.ts'
+import { PSEUDONYMIZED_METADATA_KEY } from '../../../functions/export/core/constants.ts'
+import { EXPORT_COLUMNS_METADATA_KEY, readPublishedExport } from '../../../functions/export/parquet/published-export.ts'
 import { FolderWarehouseStore } from '../../../functions/export/publish/fs.ts'
 import { tempDir } from '../../support/cli.ts'
 
