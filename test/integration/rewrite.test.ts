@@ -10,9 +10,14 @@ import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { parseConfigWithoutSource } from '../../functions/export/core/config/parse.ts'
+import { PseudonymizationKey } from '../../functions/export/core/pseudonymization-key.ts'
+import { rewriteHistory } from '../../functions/export/path/rewrite.ts'
+import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
 import { runCommandInProcess, runExportInProcess, tempDir, tokenFile } from '../support/cli.ts'
 import { describe as describeParquet } from '../support/duckdb.ts'
+import { silentTelemetry } from '../support/telemetry.ts'
 
 const DATES = ['2026-11-20', '2026-11-21', '2026-11-22']
 const NEXT = '2026-11-23'
@@ -223,6 +228,30 @@ describe('npm run rewrite', () => {
     expect(again.exitCode, again.stderr).toBe(0)
     expect(again.stdout).toContain('devices: 3 dates')
     expect(await rows(out, owners)).toEqual(before)
+  })
+
+  it('rewriteHistory takes a batch of dates at a time and moves the registry only when finishing', async () => {
+    const out = await copyOf('batches')
+    const config = parseConfigWithoutSource({ tables: [CHANGED] })
+    const deps = {
+      store: new FolderWarehouseStore(out),
+      telemetry: silentTelemetry,
+      spoolDirectory: path.join(work, 'spool'),
+      pseudonymizationKey: PseudonymizationKey.fromText(KEY, 'test'),
+    }
+    const registry = () => readFile(path.join(out, '_schemas', 'devices.json'), 'utf8')
+    const untouched = await registry()
+    const first = await rewriteHistory(config, config.tables[0]!, deps, { dates: [DATES[0]!] })
+    expect(first.dates.map((d) => d.exportDate)).toEqual([DATES[0]])
+    expect(first.finished).toBe(false)
+    // Asked to finish while a date is not in line yet, it leaves the registry as it is.
+    const early = await rewriteHistory(config, config.tables[0]!, deps, { dates: [DATES[1]!], finish: true })
+    expect(early.finished).toBe(false)
+    expect(await registry()).toBe(untouched)
+    const last = await rewriteHistory(config, config.tables[0]!, deps, { dates: DATES, finish: true })
+    expect(last.dates.map((d) => d.exportDate)).toEqual([DATES[2]])
+    expect(last.finished).toBe(true)
+    expect(await registry()).not.toContain('serial_number')
   })
 
   it('changes nothing when run again', async () => {
