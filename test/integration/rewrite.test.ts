@@ -66,8 +66,12 @@ const configFile = async (name: string, table: object): Promise<string> => {
   return file
 }
 
+const ROWS = { devices: 300, software: 10, users: 10 }
+
+/** An export of `date`, the stand-in acting out that day (devices bought, retired, upgraded). */
 const exportDate = (config: string, out: string, date: string) => {
   emulator.upstream.setDate(date)
+  emulator.setTable(demoTables({ rows: ROWS, date }).find((t) => t.id === '1001')!)
   return runExportInProcess([
     ...['--config', config, '--token-file', token, '--out', out, '--date', date],
     ...['--pseudonymization-key-file', keyFile],
@@ -88,7 +92,7 @@ const objects = (out: string) =>
   Promise.all(DATES.map((d) => readFile(path.join(out, 'devices', `dt=${d}`, 'data.parquet'))))
 
 beforeAll(async () => {
-  emulator = await startInventoryEmulator({ tables: demoTables({ rows: { devices: 300, software: 10, users: 10 } }) })
+  emulator = await startInventoryEmulator({ tables: demoTables({ rows: ROWS }) })
   work = await tempDir('rewrite-')
   pristine = path.join(work, 'pristine')
   keyFile = path.join(work, 'key')
@@ -194,9 +198,14 @@ describe('npm run rewrite', () => {
     // The export goes through again, and the changes view pairs its date with the rewritten one row by row.
     const next = await exportDate(settled, out, NEXT)
     expect(next.exitCode, next.stderr).toBe(0)
-    const nextChanges = await rows(out, `SELECT change, count(*) FROM devices_changes WHERE dt = '${NEXT}' GROUP BY 1`)
-    const changed = Number(nextChanges.find(([c]) => c === 'changed')?.[1] ?? 0)
-    expect(changed).toBeLessThan(30)
+    // ... as it pairs the same date exported without the rewrite (fingerprints of the service's text against
+    // those of the stored values: pairs that differ only in spelling are left out, so no row shows as changed).
+    const reference = await copyOf('reference')
+    expect((await exportDate(before, reference, NEXT)).exitCode).toBe(0)
+    const onNext = `${changes.replace(' ORDER BY ALL', '')} WHERE dt = '${NEXT}' ORDER BY ALL`
+    const expected = (await rows(reference, onNext)).filter(([, , , columns]) => columns !== 'serial_number')
+    expect(expected.length).toBeGreaterThan(0)
+    expect((await rows(out, onNext)).map((r) => r.slice(0, 3))).toEqual(expected.map((r) => r.slice(0, 3)))
     const sameOwner = await rows(
       out,
       `SELECT count(*) FROM devices a JOIN devices b USING (device_id) WHERE a.dt = '${DATES[2]}' AND b.dt = '${NEXT}' AND a.owner = b.owner`,
