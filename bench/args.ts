@@ -13,7 +13,7 @@ const ROOT = path.resolve(import.meta.dirname, '..')
 /** Exit code of a run whose figures were taken on a loaded machine (without `--allow-load`). */
 export const EXIT_LOADED = 3
 
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N] [--columns]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N] [--columns] [--rewrite]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -36,6 +36,8 @@ Flags:
   --max-load N    a measurement is loaded when the 1-minute load average before it is over N
                   (default ${DEFAULT_MAX_LOAD_AVERAGE}; the bench's own last measurement counts, so each waits for it)
   --columns       print each data column's bytes beside DuckDB's, with both writers' encodings
+  --rewrite       instead, time npm run rewrite over 30 dates of the table (retyping ram_gb; --dataset devices),
+                  e.g. --rewrite --size-mb 100: MB/s of the CSV the dates stand for, rows/s, peak RSS
   -h, --help      this text
 `
 
@@ -59,6 +61,7 @@ const BENCH_OPTIONS = {
   'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
   'max-load': { type: 'string', default: String(DEFAULT_MAX_LOAD_AVERAGE) },
   columns: { type: 'boolean', default: false },
+  rewrite: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const
 
@@ -91,6 +94,8 @@ if (!(values.dataset in DATASETS)) {
   usageError(`${named}${guess ? `; did you mean ${guess}?` : ''}`)
 }
 export const dataset = values.dataset as Dataset
+if (values.rewrite && dataset !== 'devices')
+  usageError(`--rewrite retypes ram_gb of --dataset devices, got "${dataset}"`)
 export const sizeMb = positive('size-mb', values['size-mb'])
 export const runs = Math.round(positive('runs', values.runs))
 export const workDir = path.resolve(values.dir!)

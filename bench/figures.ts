@@ -1,5 +1,5 @@
 /** One measurement's figures over its runs: medians, every run's peak memory, and the load each run ran beside. */
-import { type LoadVerdict, summarizeLoad } from './load.ts'
+import { LOADED_MARK, type LoadVerdict, summarizeLoad } from './load.ts'
 
 /** The export's memory target (issue 31): the peak RSS of every run, not only the median, within a 256 MB Lambda. */
 export const RSS_BUDGET_MIB = 256
@@ -83,3 +83,7 @@ export const rssVerdict = (exports: Readonly<Record<string, Figures>>) => {
   const highest = Math.max(...Object.values(maxMiB))
   return { budgetMiB: RSS_BUDGET_MIB, maxMiB, highestMiB: highest, withinBudget: highest <= RSS_BUDGET_MIB }
 }
+
+/** The load a figure was taken at, as its line shows it: the other processes' cores (or load averages) per run. */
+export const loadText = (f: Figures): string =>
+  `${f.load.loaded ? `${LOADED_MARK} ` : ''}${(f.load.foreignCores ?? f.load.loadAverages).join(' ')}${f.load.foreignCores ? ' cores' : ' load avg'}`

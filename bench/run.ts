@@ -30,10 +30,11 @@ import {
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
-import { type Figures, figures, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
+import { type Figures, figures, loadText, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
 import { benchInput, benchWorkbook, DATASETS } from './generate.ts'
 import { BenchLoaded, LOADED_MARK, loadGate, systemProbe } from './load.ts'
 import { columnBytes, compareDataColumns, type DataColumnsComparison, formatComparison } from './parquet-columns.ts'
+import { benchRewrite } from './rewrite-run.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -101,6 +102,18 @@ const measured = loadGate({
   check,
 })
 
+/** `node <flags> cli.mjs <args>` with the memory probe: a CLI command as the bench measures it. */
+const cliArgs = (args: readonly string[]) => [
+  ...NODE_RUNTIME_FLAGS,
+  ...RSS_PROBE,
+  path.join(ROOT, 'functions/local/cli.mjs'),
+  ...args,
+]
+const measure = async (what: string, args: readonly string[]): Promise<Sample> => {
+  const { measurement, load } = await measured(what, () => measureChild(NODE, args))
+  return { seconds: measurement.seconds, peak: peakOf(measurement), load, ...cpuOf(measurement) }
+}
+
 const main = async () => {
   log(`generating (or reusing) a ${sizeMb} MB CSV in ${workDir} ...`)
   const input = await benchInput(workDir, sizeMb, dataset)
@@ -124,19 +137,8 @@ const main = async () => {
   const standIn = await startStandIn(input.file, workbook?.file)
   standInPid = standIn.pid
   try {
-    for (let run = 1; run <= runs; run++) {
-      if (!values['skip-parse']) {
-        log(`run ${run}/${runs}: csv-parse ceiling`)
-        const { measurement: parsed, load: parseLoad } = await measured('parse', () =>
-          measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
-        )
-        ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed), load: parseLoad })
-      }
-
-      const exportArgs = (out: string, format = 'csv') => [
-        ...NODE_RUNTIME_FLAGS,
-        ...RSS_PROBE,
-        path.join(ROOT, 'functions/local/cli.mjs'),
+    const exportArgs = (out: string, format = 'csv') =>
+      cliArgs([
         'export',
         '--base-url',
         standIn.baseUrl,
@@ -150,7 +152,22 @@ const main = async () => {
         out,
         '--date',
         '2026-01-01',
-      ]
+      ])
+    if (values.rewrite) {
+      const rewrite = await benchRewrite({ input, workDir, runs, log, exportArgs, cliArgs, measure })
+      process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), input, rewrite })}\n`)
+      if (rewrite.load.loaded && !allowLoad) process.exitCode = EXIT_LOADED
+      return
+    }
+    for (let run = 1; run <= runs; run++) {
+      if (!values['skip-parse']) {
+        log(`run ${run}/${runs}: csv-parse ceiling`)
+        const { measurement: parsed, load: parseLoad } = await measured('parse', () =>
+          measureChild(NODE, [...RSS_PROBE, path.join(ROOT, 'bench/parse-ceiling.ts'), input.file]),
+        )
+        ceiling.push({ seconds: JSON.parse(parsed.stdout).seconds, peak: peakOf(parsed), load: parseLoad })
+      }
+
       log(`run ${run}/${runs}: export path (npm start against the stand-in)`)
       const out = path.join(workDir, 'warehouse')
       await rm(out, { recursive: true, force: true })
@@ -242,9 +259,8 @@ const main = async () => {
   )
   for (const [name, , f] of rows) {
     if (!f) continue
-    const load = `${f.load.loaded ? `${LOADED_MARK} ` : ''}${(f.load.foreignCores ?? f.load.loadAverages).join(' ')}${f.load.foreignCores ? ' cores' : ' load avg'}`
     log(
-      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}  ${load}`,
+      `${name.padEnd(24)} ${f.mbPerSecond.toFixed(1).padStart(8)} ${Math.round(f.rowsPerSecond).toString().padStart(10)} ${f.peakRssMiB.toFixed(0).padStart(13)} ${(f.outputBytes?.toString() ?? '-').padStart(13)}  ${f.peakRssMiBRuns.join(' ')}  ${loadText(f)}`,
     )
   }
   for (const [name, , f] of rows) {

@@ -32,7 +32,8 @@ export { describeGuards } from './guards/guards.ts'
 // The state machine's input for an erasure request on AWS (`npm run erase -- --aws-event`).
 export { DEFAULT_BATCH_DATES, eraseEvent, MAX_BATCH_DATES } from './lambda/history-event.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
-export { type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
+export { type ErasureCondition, type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
+export { type RewriteOptions, type RewriteResult, type RewrittenDate, rewriteHistory } from './path/rewrite.ts'
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'
 export { type PreviewOptions, previewTable, type TablePreview } from './path/table-preview.ts'

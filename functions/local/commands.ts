@@ -19,6 +19,7 @@ import { localHint } from './next-step.ts'
 import { runDdlCommand, runQueryCommand } from './query-command.ts'
 import { runReprocessCommand } from './reprocess-command.ts'
 import { runResetCommand } from './reset-command.ts'
+import { runRewriteCommand } from './rewrite-command.ts'
 import { consoleOutput, type TerminalOutput } from './terminal.ts'
 
 const COMMANDS = {
@@ -35,6 +36,11 @@ const COMMANDS = {
     run: runEraseCommand,
     npm: 'npm run erase',
     does: 'remove the rows holding a value from every date of a table (erasure requests)',
+  },
+  rewrite: {
+    run: runRewriteCommand,
+    npm: 'npm run rewrite',
+    does: 'bring every date of a table in line after a columnTypes, drop or pseudonymize change',
   },
   reset: { run: runResetCommand, npm: 'npm run reset', does: 'delete the local warehouse folder, to start afresh' },
   verify: {

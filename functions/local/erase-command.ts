@@ -3,25 +3,21 @@
  * columns hold the given values, through the export's own path; `--dry-run` counts them and writes nothing.
  * The values are never printed: only the columns, the dates and the counts.
  */
-import os from 'node:os'
-import path from 'node:path'
 import {
   ConfigError,
-  closestKey,
   DEFAULT_BATCH_DATES,
   eraseEvent,
   eraseRows,
   MAX_BATCH_DATES,
-  parseConfigWithoutSource,
   UsageError,
   type ValueCondition,
 } from '../export/index.ts'
-import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
+import { REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
+import { openHistoryCommand, pickHistoryTable } from './history-command.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
-import { type TerminalOutput, terminalTelemetry } from './terminal.ts'
-import { openWarehouse } from './warehouse-target.ts'
+import type { TerminalOutput } from './terminal.ts'
 
 const { date: _date, table: _table, ...SHARED } = REPROCESS_FLAGS
 
@@ -75,53 +71,23 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   if (values.table === undefined) throw new UsageError('--table is required: the table to erase from')
   if (values.where === undefined) throw new UsageError('--where is required: COLUMN=VALUE of the rows to remove')
   const conditions = values.where.map(condition)
-  // With a configuration file --table picks one of its tables; without, it names the table as ID=NAME.
-  const own = (arg: string) =>
-    ['--where', '--dry-run', '--table', '--aws-event', '--batch-size'].includes(arg) ||
-    /^--(where|table|batch-size)=/.test(arg)
-  const rest = argv.filter((arg, i) => !own(arg) && !isValueOf(argv, i))
-  const tableFlags = values.config === undefined ? ['--table', values.table] : []
-  const command = await parseExportArgs([...rest, ...tableFlags], REPROCESS_FLAGS)
-  const { source: _source, ...withoutSource } = command.configInput
-  const config = parseConfigWithoutSource(withoutSource, command.configOrigin)
-  const selector = values.config === undefined ? (values.table.split('=')[1] ?? values.table) : values.table
-  const table = config.tables.find((t) => t.name === selector || t.id === selector)
-  if (table === undefined) {
-    const guess = closestKey(
-      selector,
-      config.tables.map((t) => t.name),
-    )
-    throw new UsageError(
-      `--table "${selector}" is not a configured table id or name${guess ? `; did you mean "${guess}"?` : ''}`,
-      `name one of the configured tables: ${config.tables.map((t) => t.name).join(', ')}`,
-    )
-  }
-  const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  const own = { withValue: ['--where', '--table', '--batch-size'], switches: ['--dry-run', '--aws-event'] }
+  const selector = { table: values.table, config: values.config }
   if (values['aws-event'] === true) {
-    output.out(JSON.stringify(awsEvent(table.name, conditions, pseudonymizationKey, values), undefined, 2))
+    const { table, command } = await pickHistoryTable(argv, selector, own)
+    const key = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+    output.out(JSON.stringify(awsEvent(table.name, conditions, key, values), undefined, 2))
     return ExitCode.OK
   }
-  const { store, catalog } = await openWarehouse(command.warehouse)
+  const { config, table, deps } = await openHistoryCommand(argv, selector, own, output)
   const dryRun = values['dry-run'] === true
-  const result = await eraseRows(
-    config,
-    table,
-    conditions,
-    {
-      store,
-      telemetry: terminalTelemetry(output, { logFormat: command.logFormat, reading: 'warehouse' }),
-      spoolDirectory: path.join(os.tmpdir(), 'inventory-export-spool'),
-      pseudonymizationKey,
-      catalog,
-    },
-    {
-      dryRun,
-      onDate: (date) =>
-        output.err(
-          `${table.name}: dt=${date.exportDate}: ${date.rows.toLocaleString('en-US')} ${date.rows === 1 ? 'row' : 'rows'} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
-        ),
-    },
-  )
+  const result = await eraseRows(config, table, conditions, deps, {
+    dryRun,
+    onDate: (date) =>
+      output.err(
+        `${table.name}: dt=${date.exportDate}: ${date.rows.toLocaleString('en-US')} ${date.rows === 1 ? 'row' : 'rows'} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
+      ),
+  })
   const rows = result.dates.reduce((sum, d) => sum + d.rows, 0)
   const by = result.columns.join(', ')
   output.out(
@@ -162,7 +128,3 @@ const awsEvent = (
   }
   return eraseEvent(key, table, conditions, size)
 }
-
-/** Whether argv[i] is the value of the flag before it (`--where a=b`, `--table x`). */
-const isValueOf = (argv: readonly string[], i: number): boolean =>
-  i > 0 && ['--where', '--table', '--batch-size'].includes(argv[i - 1]!) && !argv[i]!.startsWith('--')

@@ -85,7 +85,7 @@ const rate = (bytes: number, startedAt: number): string => {
   return seconds > 0 ? `${formatBytes(bytes / seconds)}/s` : '-'
 }
 
-const formatBytes = (bytes: number): string => {
+export const formatBytes = (bytes: number): string => {
   const units = ['B', 'KB', 'MB', 'GB', 'TB']
   let value = bytes
   let unit = 0

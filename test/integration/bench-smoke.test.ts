@@ -10,6 +10,25 @@ const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
 describe('npm run bench (small smoke variant; timings are never asserted)', () => {
+  it('--rewrite times npm run rewrite over 30 dates and prints its throughput, peak RSS and load', async () => {
+    const dir = await tempDir('inventory-bench-rewrite-')
+    try {
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [path.join(ROOT, 'bench/run.ts'), '--rewrite', '--size-mb', '0.2', '--runs', '1', '--dir', dir, '--allow-load'],
+        { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+      )
+      expect(stderr).toMatch(/rewrite of 30 dates \(\d+ MB of CSV\): .* MB\/s of CSV, \d+ rows\/s, peak RSS \d+ MiB/)
+      const { rewrite } = JSON.parse(stdout.trim().split('\n').at(-1)!)
+      expect(rewrite).toEqual(
+        expect.objectContaining({ mbPerSecond: expect.any(Number), peakRssMiB: expect.any(Number) }),
+      )
+      expect(rewrite.load.loadAverages).toEqual([expect.any(Number)])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 300_000)
+
   it('measures the ceiling, the export path (also on one core), DuckDB, the cost per GB and the bundle, and ends with one JSON line of figures with the load each was taken at', async () => {
     const dir = await tempDir('inventory-bench-')
     const { stdout, stderr } = await run(

@@ -1,5 +1,5 @@
 /**
- * `npm start` and `npm run reprocess` with `--out s3://BUCKET/PREFIX`: the real CLI, in a child process with the
+ * `npm start`, `npm run reprocess`, `erase` and `rewrite` with `--out s3://BUCKET/PREFIX`: the real CLI, in a child process with the
  * operator's credentials taken from the SDK's usual environment variables, against s3rver. The keys must be the
  * ones a local export writes, and S3's refusals must end as one coded line.
  */
@@ -164,6 +164,47 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     const after = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     expect(after.map((row) => row.user_id)).toEqual(before.slice(1).map((row) => row.user_id))
     expect(await s3Keys(`erased/_raw/users/`)).toEqual([])
+  }, 120_000)
+
+  it('rewrites every date in S3 with npm run rewrite after a retype and a drop, then moves the registry', async () => {
+    const devices = { id: '1001', name: 'devices', archiveRaw: true }
+    const write = async (name: string, table: object) => {
+      const file = path.join(work, name)
+      await writeFile(file, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [table] }))
+      return file
+    }
+    const before = await write('rewrite-before.json', devices)
+    const after = await write('rewrite-after.json', {
+      ...devices,
+      archiveRaw: false,
+      columnTypes: { ram_gb: 'string' },
+      columns: { drop: ['serial_number'] },
+    })
+    const out = 's3://warehouse/rewritten'
+    const token = await tokenFile(DEMO_TOKEN)
+    const dates = ['2026-05-01', '2026-05-02']
+    for (const date of dates) {
+      const exported = await cli(['export', '--config', before, '--token-file', token, '--out', out, '--date', date])
+      expect(exported.exitCode, exported.stderr).toBe(0)
+    }
+    const refused = await cli(['export', '--config', after, '--token-file', token, '--out', out, '--date', DATE])
+    expect(refused.exitCode).toBe(1)
+    expect(refused.stderr).toContain('npm run rewrite -- --table devices')
+
+    const rewritten = await cli(['rewrite', '--config', after, '--out', out, '--table', 'devices'])
+
+    expect(rewritten.exitCode, rewritten.stderr).toBe(0)
+    expect(rewritten.stdout).toMatch(/devices: 2 dates \(.*\) rewritten; every date is in line/)
+    for (const date of dates) {
+      const [row] = await readWithHyparquet((await s3.read(`rewritten/devices/dt=${date}/data.parquet`))!)
+      expect(typeof row!.ram_gb).toBe('string')
+      expect(row).not.toHaveProperty('serial_number')
+    }
+    expect(await s3Keys('rewritten/_raw/devices/')).toEqual([])
+    const registry = JSON.parse((await s3.read('rewritten/_schemas/devices.json'))!.toString('utf8'))
+    expect(registry.columns.find((c: { name: string }) => c.name === 'ram_gb').type).toBe('string')
+    const next = await cli(['export', '--config', after, '--token-file', token, '--out', out, '--date', DATE])
+    expect(next.exitCode, next.stderr).toBe(0)
   }, 120_000)
 })
 

@@ -233,7 +233,7 @@ describe('a dropped column with a textually identical twin', () => {
 describe('columnTypes on a published column', () => {
   const RAM = { columns: ['Device ID', 'RAM GB'], rows: [['D-1', '16'] as Row, ['D-2', '32'] as Row] }
 
-  it('is refused with COLUMN_TYPE_CHANGED by the export and by reprocess; the last good data stays', async () => {
+  it('is refused with HISTORY_REWRITE_NEEDED by the export and by reprocess, naming npm run rewrite; the last good data stays', async () => {
     const { out, results } = await exportTwoDays('types', [{ id: '3001', name: 'devices', archiveRaw: true }], [RAM])
     expect(results[0]!.exitCode, results[0]!.stdout + results[0]!.stderr).toBe(0)
     const parquet = path.join(out, 'devices/dt=2026-06-01/data.parquet')
@@ -253,8 +253,9 @@ describe('columnTypes on a published column', () => {
     const exported = await exportDay(changed, out, '2026-06-02')
     for (const result of [reprocess, exported]) {
       expect(result.exitCode, result.stdout + result.stderr).toBe(1)
-      expect(result.stdout).toMatch(/devices\s+FAILED COLUMN_TYPE_CHANGED/)
-      expect(result.stdout + result.stderr).toMatch(/ram_gb.*bigint.*string/i)
+      expect(result.stdout).toMatch(/devices\s+FAILED HISTORY_REWRITE_NEEDED/)
+      expect(result.stdout + result.stderr).toContain('ram_gb: string (published as bigint)')
+      expect(result.stdout + result.stderr).toContain('npm run rewrite -- --table devices')
     }
     expect(await readFile(parquet)).toEqual(before)
     expect(await readFile(path.join(out, '_schemas/devices.json'), 'utf8')).toBe(registryBefore)

@@ -220,17 +220,18 @@ describe('personal-data configuration errors', () => {
   })
 })
 
-describe('reprocess with personal-data controls', () => {
-  it('rebuilds a date archived raw before the controls were set, dropping and pseudonymizing as an export does', async () => {
+describe('personal-data controls set after a date was published', () => {
+  it('refuse a reprocess of it; npm run rewrite drops and pseudonymizes it as an export does, and deletes its raw body', async () => {
     const out = await tempDir('personal-data-reprocess-')
     emulator.setTable(peopleTable(PEOPLE))
     const archived = await writeConfig('archived', [{ id: '2001', name: 'people', archiveRaw: true }])
     expect((await exportWith(archived, out, '2026-05-01')).exitCode).toBe(0)
     const controlled = await writeConfig('controlled', [PEOPLE_CONFIG])
-    const result = await runCommandInProcess('reprocess', [
-      ...['--config', controlled, '--out', out, '--date', '2026-05-01'],
-      ...['--pseudonymization-key-file', keyFile],
-    ])
+    const flags = ['--config', controlled, '--out', out, '--pseudonymization-key-file', keyFile]
+    const refused = await runCommandInProcess('reprocess', [...flags, '--date', '2026-05-01'])
+    expect(refused.exitCode).toBe(1)
+    expect(refused.stderr).toContain('[HISTORY_REWRITE_NEEDED]')
+    const result = await runCommandInProcess('rewrite', [...flags, '--table', 'people'])
     expect(result.exitCode, result.stdout + result.stderr).toBe(0)
     const landed = await rows(
       out,
@@ -242,6 +243,7 @@ describe('reprocess with personal-data controls', () => {
     expect(names).not.toContain('phone')
     // The registry (and so the catalog) loses the column the earlier export registered.
     expect(await readFile(path.join(out, '_schemas/people.json'), 'utf8')).not.toMatch(/phone/i)
+    expect(await readdir(path.join(out, '_raw/people')).catch(() => [])).toEqual([])
   })
 })
 

@@ -162,7 +162,13 @@ export const LambdaEnvironment = {
 export const DEFAULT_SERVICE_NAME = 'inventory-export'
 
 /** What a run did: export from the service, or rebuild a date from the raw archive (reprocess). */
-export const RunMode = { EXPORT: 'export', REPROCESS: 'reprocess', ERASE: 'erase' } as const
+/**
+ * Footer key of a data object's columns whose values are pseudonyms, JSON `[name]`: what a rewrite of history reads
+ * to tell a date already pseudonymized (objects written before the key was recorded lack it).
+ */
+export const PSEUDONYMIZED_METADATA_KEY = 'inventory.pseudonymized_columns'
+
+export const RunMode = { EXPORT: 'export', REPROCESS: 'reprocess', ERASE: 'erase', REWRITE: 'rewrite' } as const
 export type RunMode = (typeof RunMode)[keyof typeof RunMode]
 
 /**

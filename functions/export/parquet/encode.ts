@@ -34,6 +34,13 @@ const SCHEMA_ELEMENTS: Readonly<Record<ColumnType, Omit<SchemaElement, 'name'>>>
   string: { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, repetition_type: 'OPTIONAL' },
 }
 
+/** The type a schema element of a file this exporter wrote stands for (undefined for any other element). */
+export const columnTypeOf = (element: SchemaElement): ColumnType | undefined =>
+  (Object.keys(SCHEMA_ELEMENTS) as ColumnType[]).find(
+    (type) =>
+      SCHEMA_ELEMENTS[type].type === element.type && SCHEMA_ELEMENTS[type].converted_type === element.converted_type,
+  )
+
 /** zstd where the runtime has it (Node >= 22.15), else snappy; both are read by Athena. */
 const zstdCompress = (zlib as { zstdCompressSync?: (input: Uint8Array) => Buffer }).zstdCompressSync
 export const PAGE_CODEC: PageCodec = zstdCompress

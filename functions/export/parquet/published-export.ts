@@ -6,7 +6,9 @@
  * and one ranged GET), whatever its size.
  */
 import { parquetMetadata } from 'hyparquet'
+import { type ColumnType, PSEUDONYMIZED_METADATA_KEY } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { columnTypeOf } from './encode.ts'
 
 /** Footer key of the service's columns, JSON `[{ name, header }]`: the CSV's columns, not the registry's. */
 export const EXPORT_COLUMNS_METADATA_KEY = 'inventory.export_columns'
@@ -18,8 +20,14 @@ const TRAILER_BYTES = 8
 
 export interface PublishedExport {
   readonly rows: number
+  /** The object's size. */
+  readonly bytes: number
   /** Absent from objects written before the footer recorded them. */
   readonly columns?: readonly { readonly name: string; readonly header: string }[]
+  /** The file's own columns (the registry's, companions and lineage included) with their types. */
+  readonly fields: readonly { readonly name: string; readonly type: ColumnType | undefined }[]
+  /** The columns written as pseudonyms; absent from objects written before the footer recorded them. */
+  readonly pseudonymized?: readonly string[]
 }
 
 /**
@@ -33,17 +41,21 @@ export const readPublishedExport = async (store: WarehouseStore, key: string): P
   const needed = first.tail.readUInt32LE(first.tail.length - TRAILER_BYTES) + TRAILER_BYTES
   if (needed > first.size) return undefined
   const tail = needed <= first.tail.length ? first.tail : (await store.readTail(key, needed))?.tail
-  return tail === undefined ? undefined : footerExport(tail)
+  return tail === undefined ? undefined : footerExport(tail, first.size)
 }
 
-const footerExport = (tail: Buffer): PublishedExport | undefined => {
+const footerExport = (tail: Buffer, bytes: number): PublishedExport | undefined => {
   try {
     const metadata = parquetMetadata(tail)
     const value = (key: string) => metadata.key_value_metadata?.find((entry) => entry.key === key)?.value
     const columns = value(EXPORT_COLUMNS_METADATA_KEY)
+    const pseudonymized = value(PSEUDONYMIZED_METADATA_KEY)
     return {
       rows: Number(metadata.num_rows),
+      bytes,
       ...(columns === undefined ? {} : { columns: JSON.parse(columns) as PublishedExport['columns'] }),
+      fields: metadata.schema.slice(1).map((element) => ({ name: element.name, type: columnTypeOf(element) })),
+      ...(pseudonymized === undefined ? {} : { pseudonymized: JSON.parse(pseudonymized) as string[] }),
     }
   } catch {
     return undefined

@@ -7,6 +7,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { InternalError } from '../core/errors.ts'
+import { PSEUDONYMIZED_METADATA_KEY } from '../core/constants.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
@@ -48,6 +49,8 @@ interface TableEncoderSetup {
   readonly types: ColumnTypeInferrer
   /** The registry's schema before this export. */
   readonly previous: TableSchema | undefined
+  /** The columns whose values are pseudonyms, recorded in the footer. @default none */
+  readonly pseudonymized?: readonly string[] | undefined
   readonly run: RunIdentity
   /** Temporary file for the spool (the encoder creates it; its owner deletes it). */
   readonly spoolPath: string
@@ -226,6 +229,10 @@ export class TableEncoder {
       'inventory.export_run_id': this.#setup.run.runId,
       // What a guarded re-export of this date compares with (parquet/published-export.ts).
       [EXPORT_COLUMNS_METADATA_KEY]: JSON.stringify(this.#setup.columns.map(({ name, header }) => ({ name, header }))),
+      // What a rewrite of history reads to tell a date whose values are pseudonyms already (path/rewrite.ts).
+      [PSEUDONYMIZED_METADATA_KEY]: JSON.stringify(
+        this.#setup.columns.map((c) => c.name).filter((name) => this.#setup.pseudonymized?.includes(name)),
+      ),
     })
     this.#output.write(file.start())
     return file

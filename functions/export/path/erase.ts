@@ -8,7 +8,7 @@
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ColumnType, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
+import { ColumnType, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
 import { ConfigError, UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
@@ -16,6 +16,7 @@ import type { RunRecord } from '../core/run-record.ts'
 import { pseudonym } from '../normalize/personal-data.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { publishedPseudonyms } from '../schema/history.ts'
 import { readTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -208,7 +209,15 @@ export const eraseRows = async (
     type,
     textOf,
   }))
-  const source = warehouseSource(store, { columns, filters, spoolDirectory: deps.spoolDirectory })
+  // The pseudonyms it reads back stay pseudonyms, and the footer keeps saying so (a later rewrite reads it).
+  const pseudonymized = publishedPseudonyms(table, schema)
+  const source = warehouseSource(store, {
+    mode: RunMode.ERASE,
+    columns,
+    pseudonymized,
+    filters,
+    spoolDirectory: deps.spoolDirectory,
+  })
   const stored = asStored(table)
   const dates: ErasedDate[] = []
   const wanted = only === undefined ? undefined : new Set(only)

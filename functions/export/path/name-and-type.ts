@@ -7,7 +7,7 @@
  */
 import type { TableConfig } from '../core/config.ts'
 import type { ColumnType } from '../core/constants.ts'
-import { type ColumnTypeChange, ColumnTypeChangedError } from '../core/errors.ts'
+import { HistoryRewriteNeededError } from '../core/errors.ts'
 import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import {
@@ -20,6 +20,7 @@ import type { NamedColumn } from '../normalize/columns.ts'
 import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
+import { publishedColumnChanges } from '../schema/history.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 
 export interface NamedTable {
@@ -51,7 +52,6 @@ export const nameAndType = (
   const known = previous && knownColumns(previous)
   const named = nameKnownColumns(records.header, RESERVED_COLUMN_NAMES, known)
   const controlled = controlColumns(table.id, table.columns, named, table.columnTypes)
-  if (previous) refuseTypeChanges(table, previous)
   const columns = controlled.columns
   return {
     columns,
@@ -71,11 +71,11 @@ const knownColumns = (schema: TableSchema): KnownColumns => ({
   latest: schema.latestExport?.columns,
 })
 
-/** A `columnTypes` entry that differs from its column's published type would do nothing: it fails the table. */
-const refuseTypeChanges = (table: TableConfig, previous: TableSchema): void => {
-  const changes: ColumnTypeChange[] = Object.entries(table.columnTypes).flatMap(([column, requested]) => {
-    const published = previous.columns.find((c) => c.name === column && c.textOf === undefined)?.type
-    return published === undefined || published === requested ? [] : [{ column, published, requested }]
-  })
-  if (changes.length > 0) throw new ColumnTypeChangedError({ tableId: table.id, tableName: table.name, changes })
+/**
+ * A setting that changes a published column (its type, a drop, a pseudonym) would apply to new dates only: the
+ * table is refused, with `npm run rewrite` as the next step, before anything is read or written.
+ */
+export const refuseHistoryChanges = (table: TableConfig, registered: TableSchema | undefined): void => {
+  const changes = registered === undefined ? [] : publishedColumnChanges(table, registered)
+  if (changes.length > 0) throw new HistoryRewriteNeededError({ tableId: table.id, tableName: table.name, changes })
 }

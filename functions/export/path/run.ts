@@ -26,7 +26,7 @@ import type { WarehouseStore } from '../publish/store.ts'
 import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
-import { exportTable, type TableAttempt } from './table-export.ts'
+import { exportTable, type HistoryRewrite, type TableAttempt } from './table-export.ts'
 import type { RunTelemetry, TableProgress } from './telemetry.ts'
 
 export interface RunDependencies {
@@ -61,6 +61,8 @@ interface RunOptions {
   readonly tables?: readonly string[] | undefined
   /** Publish what the upstream change guards would hold: an operator checked the change. */
   readonly acceptChanges?: boolean | undefined
+  /** A rewrite of the date's history (path/rewrite.ts): written against its schema, the registry left as it is. */
+  readonly history?: HistoryRewrite | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -108,7 +110,14 @@ export const runExport = async (
     })
     tokenOwner = checked.tokenOwner
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, { config, deps, run, signal, acceptChanges: options.acceptChanges }),
+      exportOneTable(table, {
+        config,
+        deps,
+        run,
+        signal,
+        acceptChanges: options.acceptChanges,
+        history: options.history,
+      }),
     )
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
@@ -144,7 +153,7 @@ export const runExport = async (
 }
 
 /** A table that pseudonymizes cannot run without the key: a configuration error before anything is downloaded. */
-const requireKeyWhenPseudonymizing = (
+export const requireKeyWhenPseudonymizing = (
   all: readonly TableConfig[],
   selected: readonly TableConfig[],
   key: PseudonymizationKey | undefined,
@@ -166,6 +175,7 @@ interface TableRunContext {
   readonly run: RunIdentity
   readonly signal: AbortSignal
   readonly acceptChanges: boolean | undefined
+  readonly history: HistoryRewrite | undefined
 }
 
 /** Exports one table within its own time budget; the outcome, succeeded or failed, goes to telemetry too. */
@@ -257,6 +267,7 @@ const exportWithRetries = async (
       catalog: deps.catalog,
       guards: config.export.guards,
       acceptChanges: context.acceptChanges,
+      history: context.history,
       limits: config.limits,
       parseThreads: deps.parseThreads,
       pseudonymizationKey: deps.pseudonymizationKey,

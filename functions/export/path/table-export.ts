@@ -33,19 +33,18 @@ import { recordExportDate } from '../schema/export-dates.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
-import { expireDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
-import { type NamedTable, nameAndType } from './name-and-type.ts'
+import { type NamedTable, nameAndType, refuseHistoryChanges } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import {
-  archiveWarning,
+  archive,
   catalogWarnings,
   columnRecord,
+  expire,
   Held,
-  retentionWarning,
   unknownOverrides,
   withChangeHistory,
 } from './table-steps.ts'
@@ -70,6 +69,14 @@ interface TableExportContext {
   readonly acceptChanges?: boolean | undefined
   /** The key of `columns.pseudonymize`; required by a table that pseudonymizes (runExport checks it first). */
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /** A rewrite of the date's history: the registry and catalog are left to the rewrite (path/rewrite.ts). */
+  readonly history?: HistoryRewrite | undefined
+}
+
+/** A date written again by `npm run rewrite`, against the schema the settings ask for. */
+export interface HistoryRewrite {
+  /** Used as the registry: the columns and types every date gets (schema/history.ts). */
+  readonly schema: TableSchema
 }
 
 /** A landed table's outcome, but for what only the run knows: its attempts and how long they took. */
@@ -122,8 +129,10 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     const read = held.hold(await openTableRead(table, opened.body, { ...context, charset: bytes.charset }), (r) =>
       r.records.close(),
     )
-    // A column dropped now is gone from the registry too: nothing keeps writing it, nor compares with it.
-    const stored = await readTableSchema(context.store, table.name)
+    // A setting that changes a published column is refused; a rewrite writes against the schema it asks for.
+    const { history } = context
+    const stored = history?.schema ?? (await readTableSchema(context.store, table.name))
+    if (history === undefined) refuseHistoryChanges(table, stored)
     const previous = stored && withoutColumns(stored, table.columns.drop)
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
     const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
@@ -135,9 +144,11 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
-    const registered = await registerTableSchema(context.store, guarded.schema, table.columns.drop)
-    const cataloged = await catalogWarnings(context.catalog, registered, context.store.root)
-    const expired = await expire(table, context)
+    const registered = history
+      ? undefined
+      : await registerTableSchema(context.store, guarded.schema, table.columns.drop)
+    const cataloged = registered ? await catalogWarnings(context.catalog, registered, context.store.root) : []
+    const expired = await expire(table, context.store, context.run.exportDate)
     const details = read.details()
     const warnings = [
       ...(bytes.warnings ?? []),
@@ -242,6 +253,8 @@ const encode = async (
       ),
       (counter) => counter.close(),
     )
+  // The columns this date publishes as pseudonyms: those hashed now, and those read back as pseudonyms (history).
+  const pseudonymized = [...table.columns.pseudonymize, ...(bytes.pseudonyms ?? [])]
   const encoder = held.hold(
     new TableEncoder(
       {
@@ -251,6 +264,7 @@ const encode = async (
         columns: named.columns,
         types: named.types,
         previous,
+        pseudonymized,
         // A date's own rows, rewritten (history), keep the run and time they were exported at.
         run: bytes.lineage ? { ...context.run, ...bytes.lineage } : context.run,
         spoolPath,
@@ -275,7 +289,7 @@ const encode = async (
     await upload.drained()
   }
   const { plan, rows } = await encoder.finish()
-  return { upload, plan: withChangeHistory(plan, table), rows, keys: keys?.report() }
+  return { upload, plan: withChangeHistory(plan, table, pseudonymized), rows, keys: keys?.report() }
 }
 
 interface GuardedTable {
@@ -355,38 +369,6 @@ const commit = async (
   const object = await upload.commit()
   await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
   return object
-}
-
-/** Archive: the raw body commits after the data; a failure to archive is reported but does not undo good data. */
-const archive = async (
-  raw: RawArchiveWriter | undefined,
-): Promise<{ readonly object?: PublishedObject; readonly warnings: readonly string[] }> => {
-  if (raw === undefined) return { warnings: [] }
-  try {
-    const { key, bytes } = await raw.commit()
-    return { object: { key, location: key, bytes }, warnings: [] }
-  } catch (error) {
-    return { warnings: [archiveWarning(error)] }
-  }
-}
-
-/**
- * Expire: once the date is in place, the dates past the table's retention go (schema/retention.ts). A removal that
- * fails is reported with the table, published all the same: the next run of the table removes what is left.
- */
-const expire = async (
-  table: TableConfig,
-  context: TableExportContext,
-): Promise<{ readonly dates: readonly string[]; readonly warnings: readonly string[] }> => {
-  try {
-    const { dates } = await expireDates(context.store, table.name, table.retention ?? false)
-    const own = context.run.exportDate
-    // A backfill older than the retention keeps is removed by the run that wrote it; the run says so.
-    const warnings = dates.includes(own) ? [`dt=${own} is past the table's retention: it was written and removed`] : []
-    return { dates, warnings }
-  } catch (error) {
-    return { dates: [], warnings: [retentionWarning(error)] }
-  }
 }
 
 async function* tapBytes(source: AsyncIterable<Buffer>, tap: (chunk: Buffer) => Promise<void>): AsyncGenerator<Buffer> {

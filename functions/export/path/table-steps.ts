@@ -5,10 +5,13 @@ import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { TableConfig } from '../core/config.ts'
 import { LOCAL_GLUE_DATABASE } from '../core/constants.ts'
 import { toExportError } from '../core/errors.ts'
-import type { ColumnRecord } from '../core/run-record.ts'
+import type { ColumnRecord, PublishedObject } from '../core/run-record.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
+import type { WarehouseStore } from '../publish/store.ts'
 import type { WritePlan } from '../schema/plan.ts'
+import { expireDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
+import type { RawArchiveWriter } from '../source/raw-archive.ts'
 
 /** What the path holds open (files, uploads, readers): released in reverse order, once, when the path ends. */
 export class Held {
@@ -53,9 +56,9 @@ export const catalogWarnings = async (
  * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
  * `exportDates` (written before the relation existed) is read once for them and written back without.
  */
-export const withChangeHistory = (plan: WritePlan, table: TableConfig): WritePlan => {
+export const withChangeHistory = (plan: WritePlan, table: TableConfig, pseudonymized: readonly string[]): WritePlan => {
   const { key: _, exportDates: _legacy, ...schema } = plan.schema
-  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}) } }
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}), pseudonymized } }
 }
 
 export const columnRecord = ({ name, header, type, textOf }: ColumnRecord): ColumnRecord => ({
@@ -76,4 +79,36 @@ export const unknownOverrides = (table: TableConfig, columns: readonly NamedColu
   return Object.keys(table.columnTypes)
     .filter((name) => !names.includes(name))
     .map((name) => `columnTypes names "${name}", which is not a column of this table (columns: ${names.join(', ')})`)
+}
+
+/** Archive: the raw body commits after the data; a failure to archive is reported but does not undo good data. */
+export const archive = async (
+  raw: RawArchiveWriter | undefined,
+): Promise<{ readonly object?: PublishedObject; readonly warnings: readonly string[] }> => {
+  if (raw === undefined) return { warnings: [] }
+  try {
+    const { key, bytes } = await raw.commit()
+    return { object: { key, location: key, bytes }, warnings: [] }
+  } catch (error) {
+    return { warnings: [archiveWarning(error)] }
+  }
+}
+
+/**
+ * Expire: once the date is in place, the dates past the table's retention go (schema/retention.ts). A removal that
+ * fails is reported with the table, published all the same: the next run of the table removes what is left.
+ */
+export const expire = async (
+  table: TableConfig,
+  store: WarehouseStore,
+  own: string,
+): Promise<{ readonly dates: readonly string[]; readonly warnings: readonly string[] }> => {
+  try {
+    const { dates } = await expireDates(store, table.name, table.retention ?? false)
+    // A backfill older than the retention keeps is removed by the run that wrote it; the run says so.
+    const warnings = dates.includes(own) ? [`dt=${own} is past the table's retention: it was written and removed`] : []
+    return { dates, warnings }
+  } catch (error) {
+    return { dates: [], warnings: [retentionWarning(error)] }
+  }
 }

@@ -18,7 +18,7 @@ export const mergeSchemas = (
   const registered = stored && withoutColumns(stored, removed)
   if (registered === undefined) return mine
   // `exportDates` (an older registry's list of dates) is dropped: the dates relation holds them now.
-  const { key: _registeredKey, exportDates: _legacyDates, ...base } = registered
+  const { key: _registeredKey, pseudonymized: _registeredPseudonyms, exportDates: _legacyDates, ...base } = registered
   const columns = [...registered.columns]
   const position = new Map(columns.map((c, i) => [c.name, i]))
   for (const column of mine.columns) {
@@ -45,6 +45,10 @@ export const mergeSchemas = (
     columns,
     ...latestOf(registered.latestExport, mine.latestExport),
     ...(mine.key === undefined ? {} : { key: mine.key }),
+    // As the key: the newest export's settings, so a column taken out of pseudonymize and put back is rewritten.
+    ...((mine.pseudonymized ?? registered.pseudonymized) === undefined
+      ? {}
+      : { pseudonymized: mine.pseudonymized ?? registered.pseudonymized }),
   }
 }
 
@@ -57,7 +61,9 @@ const latestOf = (registered?: ExportBaseline, mine?: ExportBaseline): { latestE
 /** The schema without the named columns, in its columns and its latest export's. */
 export const withoutColumns = (schema: TableSchema, names: readonly string[]): TableSchema => {
   if (names.length === 0) return schema
-  const keep = (column: { readonly name: string }) => !names.includes(column.name)
+  // A dropped column's `__text` companion holds its values too.
+  const keep = (column: { readonly name: string; readonly textOf?: string | undefined }) =>
+    !names.includes(column.name) && (column.textOf === undefined || !names.includes(column.textOf))
   const { latestExport } = schema
   return {
     ...schema,

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod'
 import { ColumnType, EXPORT_DATE_PATTERN, SCHEMAS_FOLDER } from '../core/constants.ts'
-import { WriteConflictError } from '../core/errors.ts'
+import { StateCorruptError, WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { mergeSchemas } from './merge.ts'
 import { parseStateObject } from './state-object.ts'
@@ -33,6 +33,7 @@ const TableSchemaDocument = z.looseObject({
     }),
   ),
   key: z.array(name).min(1).optional(),
+  pseudonymized: z.array(name).optional(),
   exportDates: z.array(date).optional(),
   latestExport: z
     .looseObject({
@@ -80,3 +81,34 @@ export const registerTableSchema = async (
     }
   }
 }
+
+/**
+ * Replaces the registry with `change` of it (a rewrite of history moving every column at once, which a merge, that
+ * keeps published types, cannot): read with its version, changed, written only if nobody wrote in between, else
+ * again. Returns the schema as written; nothing is written when the change leaves it as it is.
+ */
+export const replaceTableSchema = async (
+  store: WarehouseStore,
+  table: string,
+  change: (registered: TableSchema) => TableSchema,
+): Promise<TableSchema> => {
+  const key = schemaKey(table)
+  for (let attempt = 1; ; attempt++) {
+    const current = await store.getObjectVersion(key)
+    if (current === undefined)
+      throw new StateCorruptError({ where: store.root, key, reason: 'it is gone', hint: REGISTRY_GONE })
+    const registered = parseRegistry(store, table, current.body)
+    const changed = change(registered)
+    const text = `${JSON.stringify(changed, null, 2)}\n`
+    if (text === current.body.toString('utf8')) return changed
+    try {
+      await store.putObjectIfVersion(key, text, 'application/json', current.version)
+      return changed
+    } catch (error) {
+      if (!(error instanceof WriteConflictError) || attempt >= MAX_REGISTER_ATTEMPTS) throw error
+    }
+  }
+}
+
+const REGISTRY_GONE =
+  'the registry was removed while the table was rewritten; re-export the table, then run the rewrite again'

@@ -48,6 +48,12 @@ export interface TableSchema {
   /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
   readonly key?: readonly string[]
   /**
+   * `tables[].columns.pseudonymize` as of the last export: the columns published as pseudonyms, so a column added
+   * to it later is known to be in clear on the dates already written. Absent from registries written before it was
+   * recorded: then the configured list is taken as the one the dates were written with.
+   */
+  readonly pseudonymized?: readonly string[]
+  /**
    * Read only, from registries written before the dates relation (schema/export-dates.ts): the dates published
    * then. The next export of the table moves them to the relation and writes the registry without them.
    */

@@ -24,6 +24,11 @@ export interface TableBytes {
   readonly archive: boolean
   /** The run and time the rows were first exported at, when the bytes are a published date's own (history). */
   readonly lineage?: { readonly runId: string; readonly exportedAt: Date } | undefined
+  /**
+   * Columns whose values already are pseudonyms (a date's own Parquet, read back): not pseudonymized again, and
+   * recorded as pseudonyms in the footer of what is written from them.
+   */
+  readonly pseudonyms?: readonly string[] | undefined
   /** What the source left out (an erasure request), once the body has been read. */
   readonly erasure?: (() => ErasureRecord) | undefined
   /** Lines reported with the table's outcome (an archive no run record vouches for). */

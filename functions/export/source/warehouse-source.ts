@@ -1,5 +1,5 @@
 /**
- * A date's own Parquet as a table source, for changing history (erasure requests): the object an export published
+ * A date's own Parquet as a table source, for changing history (erasure requests, rewrites): the object an export published
  * is read back row group by row group and handed to the table's path as the CSV it stands for, under the header
  * texts the registry keeps, so naming, typing, encoding and publishing are the export's own. Each typed value is
  * written in a spelling the path reads back as the same value (`cellText`); a value kept in its `<column>__text`
@@ -10,7 +10,14 @@ import { open, rm } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import { zstdDecompressSync } from 'node:zlib'
 import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetRead } from 'hyparquet'
-import { type ColumnType, DATA_OBJECT_NAME, LineageColumn, PARTITION_KEY, RunMode } from '../core/constants.ts'
+import {
+  type ColumnType,
+  DATA_OBJECT_NAME,
+  LineageColumn,
+  PARTITION_KEY,
+  PSEUDONYMIZED_METADATA_KEY,
+  type RunMode,
+} from '../core/constants.ts'
 import { DataError, StateCorruptError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
@@ -33,8 +40,12 @@ export interface RowFilter {
 }
 
 export interface WarehouseSourceOptions {
+  /** What the run records say the dates were written for. */
+  readonly mode: typeof RunMode.ERASE | typeof RunMode.REWRITE
   /** The table's registered columns (schema/registry.ts), in registry order. */
   readonly columns: readonly HistoryColumn[]
+  /** The columns published as pseudonyms, for an object whose footer does not record them (schema/history.ts). */
+  readonly pseudonymized: readonly string[]
   /** Rows matching every entry are left out. @default none: every row is kept */
   readonly filters?: readonly RowFilter[]
   /** Where the object is spooled for random access (the Lambda's /tmp, or the OS temp folder). */
@@ -94,7 +105,7 @@ const spooledParquet = async (
 const COMPRESSORS = { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)) }
 
 export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceOptions): TableSource => ({
-  mode: RunMode.ERASE,
+  mode: options.mode,
   warnings: [],
   check: async () => ({}),
   open: async (table, { exportDate }) => {
@@ -148,6 +159,10 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
     const [first] =
       Number(metadata.num_rows) > 0 ? await readRows(0, 1, [LineageColumn.RUN_ID, LineageColumn.EXPORTED_AT]) : []
     const lineage = first && { runId: String(first[0]), exportedAt: first[1] as Date }
+    const recorded = metadata.key_value_metadata?.find((entry) => entry.key === PSEUDONYMIZED_METADATA_KEY)?.value
+    const pseudonyms = ((recorded && (JSON.parse(recorded) as string[])) || options.pseudonymized).filter((name) =>
+      data.some((c) => c.name === name),
+    )
     let removed = 0
     let received = 0
     let cancelled = false
@@ -206,6 +221,7 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
         void close()
       },
       archive: false,
+      pseudonyms,
       ...(lineage ? { lineage } : {}),
       ...(filters.length > 0
         ? { erasure: () => ({ columns: filters.map((f) => f.column), rowsRemoved: removed }) }

@@ -2,6 +2,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PSEUDONYMIZED_METADATA_KEY } from '../../../functions/export/core/constants.ts'
 import { EXPORT_COLUMNS_METADATA_KEY, readPublishedExport } from '../../../functions/export/parquet/published-export.ts'
 import { FolderWarehouseStore } from '../../../functions/export/publish/fs.ts'
 import { tempDir } from '../../support/cli.ts'
@@ -27,21 +28,32 @@ const put = async (key: string, bytes: Uint8Array) => {
 }
 
 describe("a published object's export, read from its footer", () => {
-  it('gives the row count and the columns with their headers', async () => {
+  it('gives the row count, the size, the columns with their headers and types, and the pseudonymized ones', async () => {
     const columns = [{ name: 'asset_id', header: 'Asset ID' }]
     const key = await put(
       't/dt=2026-11-20/data.parquet',
       parquet(3, [
         { key: EXPORT_COLUMNS_METADATA_KEY, value: JSON.stringify(columns) },
         { key: 'inventory.export_run_id', value: 'run-1' },
+        { key: PSEUDONYMIZED_METADATA_KEY, value: '["a"]' },
       ]),
     )
-    expect(await readPublishedExport(store, key)).toEqual({ rows: 3, columns })
+    const bytes = (await store.readTail(key, 8))!.size
+    expect(await readPublishedExport(store, key)).toEqual({
+      rows: 3,
+      bytes,
+      columns,
+      fields: [{ name: 'a', type: 'string' }],
+      pseudonymized: ['a'],
+    })
   })
 
   it('gives the row count alone for an object written before the footer recorded the columns', async () => {
     const key = await put('t/dt=2026-11-21/data.parquet', parquet(5))
-    expect(await readPublishedExport(store, key)).toEqual({ rows: 5 })
+    const published = await readPublishedExport(store, key)
+    expect(published).toMatchObject({ rows: 5, fields: [{ name: 'a', type: 'string' }] })
+    expect(published).not.toHaveProperty('columns')
+    expect(published).not.toHaveProperty('pseudonymized')
   })
 
   it('reads a footer larger than the first read with a second one', async () => {

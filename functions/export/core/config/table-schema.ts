@@ -146,7 +146,9 @@ export const TableConfigSchema = z.strictObject({
       }
     })
     .default({})
-    .describe('Types forced by column name when a column is first published, e.g. `{"serial_number": "string"}`'),
+    .describe(
+      'Types forced by column name, e.g. `{"serial_number": "string"}`; another type for a published column needs `npm run rewrite` first',
+    ),
   archiveRaw: z
     .boolean()
     .default(false)
@@ -201,7 +203,7 @@ export const TableConfigSchema = z.strictObject({
       'Exported column names that identify a row, e.g. `["device_id"]`; gives the table a `<table>_changes` view (`npm run check` suggests one)',
     ),
   columns: ColumnControlsSchema.prefault({}).describe(
-    'Personal data: columns to drop or pseudonymize before anything is written (`npm run check` lists the columns that look personal)',
+    'Personal data: columns to drop or pseudonymize before anything is written (`npm run check` lists the columns that look personal); adding a published column needs `npm run rewrite` first',
   ),
 })
 

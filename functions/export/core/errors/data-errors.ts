@@ -66,30 +66,30 @@ export class ControlledColumnError extends ExportError {
   }
 }
 
-/** A `columnTypes` entry asks for another type than the one a column was published with. */
-export interface ColumnTypeChange {
+/** A column setting that would change what a published column holds: its type, or whether it is kept or in clear. */
+export interface PublishedColumnChange {
   readonly column: string
-  readonly published: string
-  readonly requested: string
+  /** What the setting asks for, as the message says it: `string (published as bigint)`, `dropped`, `pseudonymized`. */
+  readonly change: string
 }
 
 /**
- * `tables[].columnTypes` asks for a type other than a column's published one. A published type never changes (the
- * dates already written keep it), so the entry could only do nothing; failing says so instead of reporting ok.
+ * `tables[].columnTypes`, `columns.drop` or `columns.pseudonymize` changes a published column. The dates already
+ * written keep the old type, the dropped column or the clear values, and Athena needs one type per column across
+ * them: applied to new dates only, the setting would split the history (or leave personal data in clear in it), so
+ * the table is refused until `npm run rewrite` brings every date in line (path/rewrite.ts).
  */
-export class ColumnTypeChangedError extends ExportError {
-  readonly changes: readonly ColumnTypeChange[]
-  constructor(details: { tableId: string; tableName: string; changes: readonly ColumnTypeChange[] }) {
-    const list = details.changes
-      .map((c) => `${c.column} is published as ${c.published}, columnTypes asks for ${c.requested}`)
-      .join('; ')
+export class HistoryRewriteNeededError extends ExportError {
+  readonly changes: readonly PublishedColumnChange[]
+  constructor(details: { tableId: string; tableName: string; changes: readonly PublishedColumnChange[] }) {
+    const list = details.changes.map((c) => `${c.column}: ${c.change}`).join('; ')
     super(
-      ErrorCode.COLUMN_TYPE_CHANGED,
+      ErrorCode.HISTORY_REWRITE_NEEDED,
       FailureClass.CONFIG,
-      `${tableSubject(details.tableId)}tables[].columnTypes of ${details.tableName} changes the type of a published column: ${list}`,
+      `${tableSubject(details.tableId)}the configuration of ${details.tableName} changes published columns (${list}); the dates already published do not have the change`,
       {
         tableId: details.tableId,
-        hint: `a published column keeps its type on every date; nothing was published and the last good data stays. Remove the entry from columnTypes (values that no longer fit the published type are kept as text in <column>__text), or give the values a new column name in the saved table; changing the type of the dates already published means rewriting the table's history`,
+        hint: `nothing was published and the last good data stays. Run npm run rewrite -- --table ${details.tableName} (with the same --config and --out) to apply the change to every published date, then export again; or undo the change`,
       },
     )
     this.changes = details.changes

@@ -1,0 +1,217 @@
+/**
+ * A rewrite of history after a column setting changed (`columnTypes`, `columns.drop`, `columns.pseudonymize` of a
+ * published column, which the export refuses until then): every date of the table read from its own Parquet
+ * (source/warehouse-source.ts) and written again through the table's path (`runExport`), against the schema the
+ * settings ask for (schema/history.ts), each object replaced atomically or left as it was. The registry, and so
+ * the export's refusal, Glue and the views, move only once every date is in line, so a run stopped in the middle
+ * leaves a state the next run finishes: a date is known to be in line from its footer alone (its columns, their
+ * types, and which of them hold pseudonyms), and is skipped. No value is logged, recorded or put in an error.
+ */
+import type { TableCatalog } from '../catalog/table-catalog.ts'
+import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { ColumnType, DATA_OBJECT_NAME, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
+import { UsageError } from '../core/errors.ts'
+import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
+import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
+import type { RunRecord } from '../core/run-record.ts'
+import { type PublishedExport, readPublishedExport } from '../parquet/published-export.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import { publishedPseudonyms, rewrittenSchema, withCompanions } from '../schema/history.ts'
+import { withoutColumns } from '../schema/merge.ts'
+import { readTableSchema, replaceTableSchema } from '../schema/registry.ts'
+import { storedDates } from '../schema/retention.ts'
+import { companionName, type TableSchema } from '../schema/table-schema.ts'
+import { warehouseSource } from '../source/warehouse-source.ts'
+import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
+import { catalogWarnings } from './table-steps.ts'
+import type { RunTelemetry } from './telemetry.ts'
+
+export interface RewriteDeps {
+  readonly store: WarehouseStore
+  readonly telemetry: RunTelemetry
+  readonly spoolDirectory: string
+  /** Needed when a date has a column to pseudonymize. */
+  readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /** Told the table's new schema once every date is in line (Glue on AWS). */
+  readonly catalog?: TableCatalog | undefined
+}
+
+export interface RewrittenDate {
+  readonly exportDate: string
+  /** The date's rows and its object's size before the rewrite. */
+  readonly rows: number
+  readonly bytes: number
+  /** The date's rewrite, when one ran (not in a dry run). */
+  readonly record?: RunRecord
+}
+
+export interface RewriteResult {
+  readonly table: string
+  /** The dates rewritten (or, in a dry run, that would be); dates already in line are left out. */
+  readonly dates: readonly RewrittenDate[]
+  /** The first date whose rewrite failed: the rewrite stopped there, and a rerun goes on from it. */
+  readonly failed?: RewrittenDate
+  /** Whether the registry (and the catalog) moved to the new schema: every date is in line. */
+  readonly finished: boolean
+  /** The catalog's warnings when it was told. */
+  readonly warnings: readonly string[]
+}
+
+export interface RewriteOptions {
+  /** List the dates, rows and bytes that would change, and write nothing. @default false */
+  readonly dryRun?: boolean
+  /** Only these export dates (one batch of a fanned-out rewrite). @default every stored date */
+  readonly dates?: readonly string[]
+  /**
+   * Move the registry and the catalog once the dates are done, after checking every stored date is in line (a
+   * date that is not leaves them as they are, `finished: false`). @default true without `dates`, false with them
+   */
+  readonly finish?: boolean
+  readonly onDate?: (date: RewrittenDate) => void
+}
+
+type RewriteConfig = Pick<ExportConfig, 'export' | 'limits'>
+
+const dataKey = (table: string, exportDate: string) => `${table}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
+
+/** What a date's rewrite does, from its footer. */
+interface PendingWork {
+  /** Its columns still in clear that are to be pseudonymized. */
+  readonly toHash: readonly string[]
+  /** Whether it removes personal data (a dropped column, a clear value): its raw bodies go then. */
+  readonly personal: boolean
+}
+
+/** What `exportDate`'s file needs, or undefined when it already is as `target` wants. */
+const pendingWork = (
+  published: PublishedExport | undefined,
+  target: TableSchema,
+  table: TableConfig,
+  pseudonyms: readonly string[],
+): PendingWork | undefined => {
+  if (published === undefined) return { toHash: [], personal: false }
+  const typeOf = new Map(target.columns.map((c) => [c.name, c.type]))
+  const typed = target.columns.filter((c) => c.textOf === undefined && c.type !== ColumnType.STRING)
+  const allowed = new Set(typed.map((c) => companionName(c.name)))
+  const fieldsInLine = published.fields.every(
+    ({ name, type }) =>
+      LINEAGE_COLUMN_NAMES.includes(name) || (typeOf.has(name) ? typeOf.get(name) === type : allowed.has(name)),
+  )
+  const hashed = published.pseudonymized ?? pseudonyms
+  const present = new Set(published.fields.map((f) => f.name))
+  const toHash = table.columns.pseudonymize.filter((c) => present.has(c) && !hashed.includes(c))
+  if (fieldsInLine && toHash.length === 0) return undefined
+  const dropped = published.fields.some(({ name }) => table.columns.drop.includes(name))
+  return { toHash, personal: dropped || toHash.length > 0 }
+}
+
+/**
+ * The table as the path reads its own Parquet back: a plain UTF-8 CSV; only `toHash` still to pseudonymize. The
+ * types come from the rewritten schema, as published types: a value the new type cannot hold is kept in the
+ * column's `__text` companion, where a `columnTypes` entry would fail the date (VALUE_OUT_OF_RANGE).
+ */
+const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig => ({
+  ...table,
+  columnTypes: {},
+  format: 'csv',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  delimiter: ',',
+  shortRows: 'fail',
+  archiveRaw: false,
+  retention: false,
+  sheet: undefined,
+  columns: { ...table.columns, drop: [], pseudonymize: [...toHash] },
+})
+
+/** Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry. */
+export const rewriteHistory = async (
+  config: RewriteConfig,
+  table: TableConfig,
+  deps: RewriteDeps,
+  { dryRun = false, dates, finish = dates === undefined, onDate }: RewriteOptions = {},
+): Promise<RewriteResult> => {
+  const { store } = deps
+  const stored = await readTableSchema(store, table.name)
+  if (stored === undefined) {
+    throw new UsageError(`${table.name} has no schema registry in ${store.root}: nothing of it was published there`)
+  }
+  const target = rewrittenSchema(table, stored)
+  // Checked before any date moves: a schema the catalog would refuse leaves the whole history as it is.
+  deps.catalog?.check(target)
+  const pseudonyms = publishedPseudonyms(table, stored)
+  // The columns as stored (a dropped one is not read); the companions too, so a misfit's text is carried over.
+  const columns = withoutColumns(stored, table.columns.drop).columns.map(({ name, header, type, textOf }) => ({
+    name,
+    header,
+    type,
+    textOf,
+  }))
+  const source = warehouseSource(store, {
+    mode: RunMode.REWRITE,
+    columns,
+    pseudonymized: pseudonyms,
+    spoolDirectory: deps.spoolDirectory,
+  })
+  const all = await storedDates(store, table.name)
+  const unknown = (dates ?? []).filter((d) => !all.includes(d))
+  if (unknown.length > 0) throw new UsageError(`${table.name} has no export date ${unknown.join(', ')}`)
+  const done: RewrittenDate[] = []
+  for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
+    const published = await readPublishedExport(store, dataKey(table.name, exportDate))
+    const work = pendingWork(published, target, table, pseudonyms)
+    if (work === undefined) continue
+    let record: RunRecord | undefined
+    if (!dryRun) {
+      // Before anything of the date moves (its raw bodies): without the key the date could not be rewritten.
+      const stored = asStored(table, work.toHash)
+      requireKeyWhenPseudonymizing([stored], [stored], deps.pseudonymizationKey)
+      // As an erasure does: the raw bodies hold in clear what the date no longer has (reprocess needs none of it).
+      if (work.personal) {
+        for (const key of await store.listKeys(`${RAW_FOLDER}/${table.name}/${PARTITION_KEY}=${exportDate}/`)) {
+          await store.deleteObject(key)
+        }
+      }
+      record = await runExport(
+        { ...config, tables: [stored] },
+        { ...deps, source, catalog: deps.catalog },
+        {
+          exportDate,
+          acceptChanges: true,
+          history: { schema: target },
+        },
+      )
+    }
+    const date = { exportDate, rows: published?.rows ?? 0, bytes: published?.bytes ?? 0, ...(record ? { record } : {}) }
+    done.push(date)
+    onDate?.(date)
+    if (record?.status === 'failed')
+      return { table: table.name, dates: done, failed: date, finished: false, warnings: [] }
+  }
+  if (dryRun || !finish) return { table: table.name, dates: done, finished: false, warnings: [] }
+  return { table: table.name, dates: done, ...(await moveRegistry(table, deps, target, pseudonyms, all)) }
+}
+
+/** Once every date is in line: the registry, with the companions the dates have, then the catalog. */
+const moveRegistry = async (
+  table: TableConfig,
+  deps: RewriteDeps,
+  target: TableSchema,
+  pseudonyms: readonly string[],
+  all: readonly string[],
+): Promise<{ finished: boolean; warnings: readonly string[] }> => {
+  const companions = new Map<string, string[]>()
+  for (const exportDate of all) {
+    const published = await readPublishedExport(deps.store, dataKey(table.name, exportDate))
+    if (pendingWork(published, target, table, pseudonyms) !== undefined) return { finished: false, warnings: [] }
+    for (const { name } of published?.fields ?? []) {
+      if (target.columns.some((c) => c.textOf === undefined && companionName(c.name) === name)) {
+        companions.set(name, [...(companions.get(name) ?? []), exportDate])
+      }
+    }
+  }
+  const registered = await replaceTableSchema(deps.store, table.name, (current) =>
+    withCompanions(rewrittenSchema(table, current), companions),
+  )
+  return { finished: true, warnings: await catalogWarnings(deps.catalog, registered, deps.store.root) }
+}
