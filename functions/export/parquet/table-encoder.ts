@@ -6,8 +6,8 @@
  * is exactly what encoding all rows with the final plan gives.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { InternalError } from '../core/errors.ts'
 import { PSEUDONYMIZED_METADATA_KEY } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { BatchSpool } from '../normalize/batch-spool.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
