@@ -8,7 +8,7 @@
  * finish, and the next export, refused before, is published.
  */
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { GlueClient } from '@aws-sdk/client-glue'
 import { DeleteObjectCommand } from '@aws-sdk/client-s3'
@@ -152,6 +152,7 @@ afterAll(async () => {
   output?.restore()
   await emulator?.close()
   await aws?.close()
+  if (work) await rm(work, { recursive: true, force: true })
 })
 
 describe('an erasure request fanned out by the synthesized state machine, as IAM decides it', () => {
