@@ -30,7 +30,7 @@ export type { RunRecord, TableOutcome } from './core/run-record.ts'
 export { DEFAULT_STACK_NAME, stackResourceNames } from './core/stack-names.ts'
 export { describeGuards } from './guards/guards.ts'
 // The state machine's input for an erasure request on AWS (`npm run erase -- --aws-event`).
-export { DEFAULT_BATCH_DATES, eraseEvent, MAX_BATCH_DATES } from './lambda/history-event.ts'
+export { DEFAULT_BATCH_DATES, eraseEvent, MAX_BATCH_DATES, rewriteEvent } from './lambda/history-event.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { type ErasureCondition, type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
 export { type RewriteOptions, type RewriteResult, type RewrittenDate, rewriteHistory } from './path/rewrite.ts'

@@ -3,20 +3,11 @@
  * columns hold the given values, through the export's own path; `--dry-run` counts them and writes nothing.
  * The values are never printed: only the columns, the dates and the counts.
  */
-import {
-  ConfigError,
-  DEFAULT_BATCH_DATES,
-  eraseEvent,
-  eraseRows,
-  MAX_BATCH_DATES,
-  UsageError,
-  type ValueCondition,
-} from '../export/index.ts'
+import { eraseEvent, eraseRows, UsageError, type ValueCondition } from '../export/index.ts'
 import { REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
-import { openHistoryCommand, pickHistoryTable } from './history-command.ts'
-import { readPseudonymizationKey } from './pseudonymization-key.ts'
+import { awsEventInput, BATCH_SIZE_FLAG, openHistoryCommand } from './history-command.ts'
 import type { TerminalOutput } from './terminal.ts'
 
 const { date: _date, table: _table, ...SHARED } = REPROCESS_FLAGS
@@ -38,11 +29,7 @@ export const ERASE_FLAGS = {
     type: 'boolean',
     help: "print the deployed state machine's input for this request and change nothing: each value as\nits digests, made with the deployed pseudonymization key (--pseudonymization-key-file)",
   },
-  'batch-size': {
-    type: 'string',
-    value: 'N',
-    help: `with --aws-event: export dates per invocation (1 to ${MAX_BATCH_DATES}; default ${DEFAULT_BATCH_DATES})`,
-  },
+  ...BATCH_SIZE_FLAG,
   ...SHARED,
 } as const satisfies FlagSpecs
 
@@ -74,9 +61,11 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   const own = { withValue: ['--where', '--table', '--batch-size'], switches: ['--dry-run', '--aws-event'] }
   const selector = { table: values.table, config: values.config }
   if (values['aws-event'] === true) {
-    const { table, command } = await pickHistoryTable(argv, selector, own)
-    const key = await readPseudonymizationKey(command.pseudonymizationKeyFile)
-    output.out(JSON.stringify(awsEvent(table.name, conditions, key, values), undefined, 2))
+    const { table, key, batchSize } = await awsEventInput(argv, selector, own, values, {
+      why: "the event carries each value as its digest with the deployed key, so that the value never enters the state machine's history",
+      docs: 'docs/personal-data.md#erasure-requests-on-aws',
+    })
+    output.out(JSON.stringify(eraseEvent(key, table.name, conditions, batchSize), undefined, 2))
     return ExitCode.OK
   }
   const { config, table, deps } = await openHistoryCommand(argv, selector, own, output)
@@ -96,35 +85,4 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
       : `${result.table}: ${rows.toLocaleString('en-US')} ${rows === 1 ? 'row' : 'rows'} matching ${by} ${dryRun ? 'would be removed from' : 'removed from'} ${result.dates.length} ${result.dates.length === 1 ? 'date' : 'dates'}${result.dates.length > 0 ? ` (${result.dates.map((d) => `dt=${d.exportDate}`).join(', ')})` : ''}`,
   )
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
-}
-
-/** The state machine's input: the values as digests made with the deployed key, which is therefore required. */
-const awsEvent = (
-  table: string,
-  conditions: readonly ValueCondition[],
-  key: Awaited<ReturnType<typeof readPseudonymizationKey>>,
-  values: { 'dry-run'?: boolean | undefined; 'batch-size'?: string | undefined },
-) => {
-  if (values['dry-run'] === true) {
-    throw new UsageError('--dry-run and --aws-event do not go together: --aws-event changes nothing either')
-  }
-  if (key === undefined) {
-    throw new ConfigError(
-      'pseudonymization key',
-      [
-        {
-          field: '--pseudonymization-key-file',
-          message:
-            "is needed with --aws-event: the event carries each value as its digest with the deployed key, so that the value never enters the state machine's history",
-        },
-      ],
-      "give the key of the stack's PseudonymizationSecretArn output (docs/personal-data.md#erasure-requests-on-aws); nothing was printed",
-    )
-  }
-  const text = values['batch-size']
-  const size = text === undefined ? undefined : Number(text)
-  if (size !== undefined && (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_DATES)) {
-    throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_BATCH_DATES}`)
-  }
-  return eraseEvent(key, table, conditions, size)
 }

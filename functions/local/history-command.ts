@@ -1,11 +1,22 @@
 /**
  * What `npm run erase` and `npm run rewrite` share: one configured table picked by `--table`, the warehouse it is
- * published in (a folder or S3, with Glue when asked), the pseudonymization key and the terminal's telemetry.
+ * published in (a folder or S3, with Glue when asked), the pseudonymization key and the terminal's telemetry; and,
+ * with `--aws-event`, the deployed key and the batch size the state machine's input is made with.
  */
 import os from 'node:os'
 import path from 'node:path'
-import { closestKey, parseConfigWithoutSource, type TableConfig, UsageError } from '../export/index.ts'
+import {
+  ConfigError,
+  closestKey,
+  DEFAULT_BATCH_DATES,
+  MAX_BATCH_DATES,
+  type PseudonymizationKey,
+  parseConfigWithoutSource,
+  type TableConfig,
+  UsageError,
+} from '../export/index.ts'
 import { parseExportArgs, REPROCESS_FLAGS } from './args.ts'
+import type { FlagSpecs } from './flags.ts'
 import { readPseudonymizationKey } from './pseudonymization-key.ts'
 import { type TerminalOutput, terminalTelemetry } from './terminal.ts'
 import { openWarehouse } from './warehouse-target.ts'
@@ -60,4 +71,44 @@ export const pickHistoryTable = async (argv: readonly string[], selector: Select
     )
   }
   return { config, table, command }
+}
+
+/** `--batch-size`, the same for every command with `--aws-event`. */
+export const BATCH_SIZE_FLAG = {
+  'batch-size': {
+    type: 'string',
+    value: 'N',
+    help: `with --aws-event: export dates per invocation (1 to ${MAX_BATCH_DATES}; default ${DEFAULT_BATCH_DATES})`,
+  },
+} as const satisfies FlagSpecs
+
+/**
+ * What a command's `--aws-event` is made from: the table (without opening the warehouse), the deployed key, which
+ * is therefore required (`needed` says what for), and `--batch-size`.
+ */
+export const awsEventInput = async (
+  argv: readonly string[],
+  selector: Selector,
+  own: OwnFlags,
+  values: { 'dry-run'?: boolean | undefined; 'batch-size'?: string | undefined },
+  needed: { readonly why: string; readonly docs: string },
+): Promise<{ table: TableConfig; key: PseudonymizationKey; batchSize: number | undefined }> => {
+  if (values['dry-run'] === true) {
+    throw new UsageError('--dry-run and --aws-event do not go together: --aws-event changes nothing either')
+  }
+  const { table, command } = await pickHistoryTable(argv, selector, own)
+  const key = await readPseudonymizationKey(command.pseudonymizationKeyFile)
+  if (key === undefined) {
+    throw new ConfigError(
+      'pseudonymization key',
+      [{ field: '--pseudonymization-key-file', message: `is needed with --aws-event: ${needed.why}` }],
+      `give the key of the stack's PseudonymizationSecretArn output (${needed.docs}); nothing was printed`,
+    )
+  }
+  const text = values['batch-size']
+  const batchSize = text === undefined ? undefined : Number(text)
+  if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_DATES)) {
+    throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_BATCH_DATES}`)
+  }
+  return { table, key, batchSize }
 }

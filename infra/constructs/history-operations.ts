@@ -1,9 +1,10 @@
 /**
- * History operations on AWS (an erasure request today): a Step Functions state machine that invokes the export
- * function with the history event it is started with (the *plan*: the table's export dates in batches), then, in an
- * inline Map bounded by `maxConcurrency`, once per batch with the same request and the batch's dates. The value of
- * a condition is never in the input (the CLI prints digests, docs/personal-data.md), and the state machine logs
- * errors only, without execution data.
+ * History operations on AWS (an erasure request, a rewrite after a column setting changed): a Step Functions state
+ * machine that invokes the export function with the history event it is started with (the *plan*: the table's
+ * export dates in batches), then, in an inline Map bounded by `maxConcurrency`, once per batch with the same request
+ * and the batch's dates, then once more with the request and `"finish": true` (a rewrite moves the registry there,
+ * once, after every date is in line). The value of a condition is never in the input (the CLI prints digests,
+ * docs/personal-data.md), and the state machine logs errors only, without execution data.
  */
 import { Duration } from 'aws-cdk-lib'
 import type { IFunction } from 'aws-cdk-lib/aws-lambda'
@@ -12,10 +13,12 @@ import {
   DefinitionBody,
   Fail,
   JitterType,
+  JsonPath,
   LogLevel,
   Map as MapState,
   StateMachine,
   StateMachineType,
+  TaskInput,
 } from 'aws-cdk-lib/aws-stepfunctions'
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks'
 import { Construct } from 'constructs'
@@ -109,11 +112,31 @@ export class HistoryOperations extends Construct {
       resultPath: '$.batches',
     }).itemProcessor(batch)
 
+    const finish = new LambdaInvoke(this, 'Finish', {
+      comment: 'Once every batch is done: {"history": the same request, "finish": true}; a rewrite moves the registry',
+      lambdaFunction: fn,
+      payload: TaskInput.fromObject({ history: JsonPath.objectAt('$$.Execution.Input.history'), finish: true }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      resultPath: '$.finish',
+    })
+      .addRetry(LAMBDA_SERVICE_RETRY)
+      .addRetry(THROTTLED_RETRY)
+      .addCatch(
+        new Fail(this, 'FinishFailed', {
+          comment: 'What the function said: a date not in line (start the same input again) or another failure',
+          errorPath: '$.failure.Error',
+          causePath: '$.failure.Cause',
+        }),
+        { resultPath: '$.failure' },
+      )
+
     this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.THREE_MONTHS })
     this.stateMachine = new StateMachine(this, 'StateMachine', {
-      comment: 'Inventory export history operations (erasure requests): plan, then one invocation per batch of dates',
+      comment:
+        'Inventory export history operations (erasure requests, rewrites): plan, one invocation per batch of dates, finish',
       stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromChainable(plan.next(batches)),
+      definitionBody: DefinitionBody.fromChainable(plan.next(batches).next(finish)),
       // Errors only and no execution data: the inputs hold digests, and nothing of them belongs in the logs.
       logs: { destination: this.logGroup, level: LogLevel.ERROR, includeExecutionData: false },
     })

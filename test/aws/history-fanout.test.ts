@@ -1,12 +1,14 @@
 /**
- * An erasure request on AWS, offline: a table with 30 export dates published by the handler into the harness's S3
+ * An erasure request and a rewrite on AWS, offline: a table with 30 export dates published by the handler into the harness's S3
  * (IAM decided with the synthesized exporter role), then the synthesized state machine's definition driven as Step
  * Functions runs it (state-machine.ts): the plan task with the input `npm run erase -- --aws-event` prints, then the
- * Map's batches, at most MaxConcurrency at once, each invocation decided for the state machine's role. The rows go
- * from every date and nothing else changes; the value in clear is in no event, answer, log line or object.
+ * Map's batches, at most MaxConcurrency at once, then the finish, each invocation decided for the state machine's
+ * role. The rows go from every date and nothing else changes; the value in clear is in no event, answer, log line or
+ * object. Then a column retyped to string: every date is rewritten by the batches, the registry moves once, at the
+ * finish, and the next export, refused before, is published.
  */
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { GlueClient } from '@aws-sdk/client-glue'
 import { DeleteObjectCommand } from '@aws-sdk/client-s3'
@@ -150,6 +152,7 @@ afterAll(async () => {
   output?.restore()
   await emulator?.close()
   await aws?.close()
+  if (work) await rm(work, { recursive: true, force: true })
 })
 
 describe('an erasure request fanned out by the synthesized state machine, as IAM decides it', () => {
@@ -194,7 +197,9 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     output = undefined
 
     // One plan, then one invocation per batch of 4 dates, never more than MaxConcurrency at once.
-    expect(execution.invocations.map((i) => i.state)).toEqual(['Plan', ...Array(8).fill('Batch')])
+    expect(execution.invocations.map((i) => i.state)).toEqual(['Plan', ...Array(8).fill('Batch'), 'Finish'])
+    expect(execution.invocations.at(-1)!.payload).toEqual({ history: event.history, finish: true })
+    expect((result as { finish: unknown }).finish).toEqual({ operation: 'erase', table: 'devices', finished: true })
     expect(execution.peakConcurrency).toBeLessThanOrEqual(MAX_CONCURRENCY)
     expect(execution.peakConcurrency).toBeGreaterThan(1)
     const batches = (result as { batches: { rows: number; dates: number }[] }).batches
@@ -270,4 +275,74 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
       (await states.decide({ action: 's3:GetObject', resource: `arn:aws:s3:::${NAMES.bucket}/inventory/x` })).allowed,
     ).toBe(false)
   })
+})
+
+/** The state machine run on `event` by the function as deployed with `runtimeConfig`, quietly. */
+const execute = async (event: unknown) => {
+  const handler = handlerFor(functionEnvironment())
+  const quiet = captureOutput()
+  return runStateMachine(stateMachine().definition, event, {
+    authorizer: new Authorizer(rolePolicies(template, 'HistoryOperationsStateMachineRole', NAMES)),
+    invoke: (_arn, payload) => handler(payload as never, lambdaContext()),
+  }).finally(() => quiet.restore())
+}
+
+describe('a rewrite fanned out by the synthesized state machine, as IAM decides it', () => {
+  it('retypes a column on all 30 dates in batches, moves the registry once at the finish, and the next export is published', async () => {
+    // The refusals test before this one asked for denied deletes on purpose; this test's requests start here.
+    const decided = aws.authorizer.decisions.length
+    const retyped = structuredClone(runtimeConfig) as { tables: { name: string; columnTypes: object }[] }
+    retyped.tables.find((t) => t.name === 'devices')!.columnTypes = { ram_gb: 'string' }
+    runtimeConfig = retyped
+    const next = '2026-10-31'
+    emulator.upstream.setDate(next)
+    const quiet = captureOutput()
+    const refused = await handlerFor(functionEnvironment())({ tables: ['devices'], exportDate: next }, lambdaContext())
+      .catch((error: unknown) => error)
+      .finally(() => quiet.restore())
+    expect(JSON.stringify(refused)).toContain('HISTORY_REWRITE_NEEDED')
+    expect(typeof (await devicesOf(DATES[0]!))[0]!.ram_gb).toBe('bigint')
+
+    const config = path.join(work, 'retyped.json')
+    const changed = input()
+    await writeFile(
+      config,
+      JSON.stringify({ ...changed, tables: [{ ...changed.tables[0], columnTypes: { ram_gb: 'string' } }] }),
+    )
+    const printed = await runCommandInProcess('rewrite', [
+      ...['--config', config, '--table', 'devices', '--aws-event', '--batch-size', '4'],
+      ...['--pseudonymization-key-file', path.join(work, 'key')],
+    ])
+    expect(printed.exitCode, printed.stderr).toBe(0)
+    const event = JSON.parse(printed.stdout) as { history: Record<string, unknown> }
+    expect(event.history).toEqual({
+      operation: 'rewrite',
+      table: 'devices',
+      keyCheck: expect.any(String),
+      batchSize: 4,
+    })
+
+    const registry = `arn:aws:s3:::${NAMES.bucket}/inventory/_schemas/devices.json`
+    const writesBefore = aws.authorizer.decisions.length
+    const { output: result, execution } = await execute(event)
+    expect(execution.invocations.map((i) => i.state)).toEqual(['Plan', ...Array(8).fill('Batch'), 'Finish'])
+    expect((result as { finish: unknown }).finish).toEqual({ operation: 'rewrite', table: 'devices', finished: true })
+    const writes = aws.authorizer.decisions
+      .slice(writesBefore)
+      .filter((d) => d.action === 's3:PutObject' && d.resource === registry)
+    expect(writes).toHaveLength(1)
+    for (const date of DATES) {
+      const rows = await devicesOf(date)
+      expect(rows.every((r) => r.ram_gb === null || typeof r.ram_gb === 'string')).toBe(true)
+    }
+
+    const again = captureOutput()
+    const published = await handlerFor(functionEnvironment())(
+      { tables: ['devices'], exportDate: next },
+      lambdaContext(),
+    ).finally(() => again.restore())
+    expect(published.status).toBe('succeeded')
+    expect(typeof (await devicesOf(next)).find((r) => r.ram_gb !== null)!.ram_gb).toBe('string')
+    expect(aws.authorizer.decisions.slice(decided).filter((d) => !d.allowed)).toEqual([])
+  }, 300_000)
 })

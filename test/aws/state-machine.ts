@@ -1,6 +1,7 @@
 /**
  * A synthesized state machine driven the way Step Functions runs it, for the subset the stack's definitions use
- * (history-operations.ts): Task states whose Resource is a Lambda function's ARN (payloadResponseOnly), an inline
+ * (history-operations.ts): Task states whose Resource is a Lambda function's ARN (payloadResponseOnly; the payload
+ * is the state's input, or its Parameters with `key.$` paths), an inline
  * Map (ItemsPath, ItemSelector, MaxConcurrency, ItemProcessor), Retry by error name, Catch with ResultPath, Fail
  * with ErrorPath and CausePath, ResultPath and ResultSelector. Each invocation is first decided by IAM for the
  * state machine's role, as Step Functions' call to Lambda would be.
@@ -16,6 +17,7 @@ interface State {
   readonly End?: boolean
   readonly ResultPath?: string | null
   readonly ResultSelector?: Json
+  readonly Parameters?: Json
   readonly Retry?: readonly { ErrorEquals: string[]; MaxAttempts?: number }[]
   readonly Catch?: readonly { ErrorEquals: string[]; ResultPath?: string; Next: string }[]
   readonly ItemsPath?: string
@@ -104,11 +106,12 @@ export const runStateMachine = async (
     const decision = await options.authorizer.decide({ action: 'lambda:InvokeFunction', resource })
     if (!decision.allowed)
       throw Object.assign(new Error(`not authorized to invoke ${resource}`), { name: 'Lambda.AWSLambdaException' })
-    execution.invocations.push({ state: name, payload: stateInput })
+    const payload = state.Parameters ? select(state.Parameters, stateInput, context) : stateInput
+    execution.invocations.push({ state: name, payload })
     inFlight++
     execution.peakConcurrency = Math.max(execution.peakConcurrency, inFlight)
     try {
-      const answer = await options.invoke(resource, stateInput)
+      const answer = await options.invoke(resource, payload)
       return state.ResultSelector ? select(state.ResultSelector, answer, context) : answer
     } finally {
       inFlight--

@@ -1,7 +1,7 @@
 /**
  * The history operations' state machine (infra/constructs/history-operations.ts) as synthesized: made only when
  * `deployment.historyOperations.enabled`, its plan and batch tasks invoking the export function, its Map bounded by
- * maxConcurrency, its logs errors only without execution data, its role invoking nothing else.
+ * maxConcurrency, its finish after the Map with the request and `"finish": true`, its logs errors only without execution data, its role invoking nothing else.
  */
 import { Match } from 'aws-cdk-lib/assertions'
 import { describe, expect, it } from 'vitest'
@@ -42,6 +42,7 @@ describe('the history operations state machine', () => {
     }
     expect(definition.StartAt).toBe('Plan')
     expect(definition.States.Plan).toMatchObject({ Type: 'Task', Resource: 'FUNCTION', Next: 'Batches' })
+    expect(definition.States.Batches).toMatchObject({ Next: 'Finish' })
     const map = definition.States.Batches as {
       MaxConcurrency: number
       ItemsPath: string
@@ -59,6 +60,17 @@ describe('the history operations state machine', () => {
     ])
     expect(batch.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'BatchFailed' }])
     expect(map.ItemProcessor.States.BatchFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error' })
+    const finish = definition.States.Finish as { Retry: Json[]; Catch: Json[] }
+    expect(finish).toMatchObject({
+      Type: 'Task',
+      Resource: 'FUNCTION',
+      End: true,
+      Parameters: { 'history.$': '$$.Execution.Input.history', finish: true },
+      ResultPath: '$.finish',
+    })
+    expect(finish.Retry.map((r) => r.ErrorEquals)).toEqual(batch.Retry.slice(0, 2).map((r) => r.ErrorEquals))
+    expect(finish.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'FinishFailed' }])
+    expect(definition.States.FinishFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error' })
     template.hasOutput('HistoryStateMachineArn', { Value: { Ref: Match.stringLikeRegexp('HistoryOperations') } })
   })
 

@@ -2,7 +2,8 @@
  * The history events at the handler (lambda/history.ts): a batch made by `eraseEvent` matches a pseudonymized
  * column by its stored pseudonym and a plain one by the digests of its texts, as the clear value would; a batch
  * starts no date it has no time for and says which dates are left; a function without the key, or an event made
- * with another key, is refused before anything changes; the event never carries the value in clear.
+ * with another key, is refused before anything changes; the event never carries the value in clear. A rewrite's
+ * finish moves the registry only once every date is in line, and rewrites nothing itself.
  */
 import { randomBytes } from 'node:crypto'
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager'
@@ -10,7 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { PseudonymizationKey } from '../../functions/export/core/pseudonymization-key.ts'
 import { createHandler } from '../../functions/export/lambda/handler.ts'
-import { eraseEvent } from '../../functions/export/lambda/history-event.ts'
+import { eraseEvent, rewriteEvent } from '../../functions/export/lambda/history-event.ts'
 import { emptyGlueCatalog } from '../support/aws-mocks.ts'
 import { type CapturedOutput, captureOutput, lambdaContext } from '../support/emf.ts'
 import { readWithHyparquet } from '../support/hyparquet-read.ts'
@@ -31,10 +32,10 @@ let output: CapturedOutput
 const { client: secretsClient, mock: secrets } = tokenSecretStandIn(DEMO_TOKEN)
 const { client: glueClient } = emptyGlueCatalog()
 
-const newHandler = (withKeySecret = true) =>
+const newHandler = (withKeySecret = true, tables: readonly Record<string, unknown>[] = TABLES) =>
   createHandler({
     environment: {
-      ...lambdaEnvironment({ source: { baseUrl: emulator.baseUrl }, tables: TABLES }),
+      ...lambdaEnvironment({ source: { baseUrl: emulator.baseUrl }, tables }),
       ...(withKeySecret ? { PSEUDONYMIZATION_SECRET_ARN: KEY_SECRET_ARN } : {}),
     },
     s3Client: s3.client,
@@ -190,5 +191,55 @@ describe('history events at the handler', () => {
     expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
     expect((error as Error).message).toMatch(/history\.where\.0: has unknown fields: "value"/)
     expect((error as Error).message).not.toContain('secret-7')
+  })
+
+  it('answers an erasure finished at its finish, which changes nothing', async () => {
+    const event = eraseEvent(PseudonymizationKey.fromText(KEY, 'test'), 'devices', [
+      { column: 'device_id', value: '000003' },
+    ])
+    expect(await newHandler()({ ...event, finish: true }, lambdaContext())).toEqual({
+      operation: 'erase',
+      table: 'devices',
+      finished: true,
+    })
+    expect((await rowsOf('devices', DATES[0]!)).some((r) => r.device_id === '000003')).toBe(true)
+  })
+
+  // Last: the registry it moves would make the next test's exports refuse the old settings.
+  it("moves a rewrite's registry at the finish only once every date is in line, and rewrites nothing there", async () => {
+    const registry = () => s3.read('inventory/_schemas/devices.json')
+    const before = await registry()
+    const retyped = newHandler(
+      true,
+      TABLES.map((t) => (t.name === 'devices' ? { ...t, columnTypes: { ram_gb: 'string' } } : t)),
+    )
+    const event = rewriteEvent(PseudonymizationKey.fromText(KEY, 'test'), 'devices')
+    await retyped({ ...event, dates: [DATES[0]!] }, lambdaContext())
+    const error = await retyped({ ...event, finish: true }, lambdaContext()).catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      name: 'HistoryRewriteUnfinishedError',
+      code: 'HISTORY_REWRITE_UNFINISHED',
+      retryable: false,
+    })
+    expect((error as Error).message).toBe(
+      'table 1001: a date of devices is not yet in line with the configuration; the registry has not moved',
+    )
+    expect((error as { hint?: string }).hint).toMatch(/^start the same execution input again/)
+    expect(await registry()).toEqual(before)
+    expect(typeof (await rowsOf('devices', DATES[1]!)).find((r) => r.ram_gb !== null)!.ram_gb).toBe('bigint')
+
+    await retyped({ ...event, dates: DATES.slice(1) }, lambdaContext())
+    expect(await registry()).toEqual(before)
+    const objects = await Promise.all(DATES.map((d) => s3.read(`inventory/devices/dt=${d}/data.parquet`)))
+    expect(await retyped({ ...event, finish: true }, lambdaContext())).toEqual({
+      operation: 'rewrite',
+      table: 'devices',
+      finished: true,
+    })
+    expect(await registry()).not.toEqual(before)
+    expect(await Promise.all(DATES.map((d) => s3.read(`inventory/devices/dt=${d}/data.parquet`)))).toEqual(objects)
+    emulator.upstream.setDate('2026-03-04')
+    const summary = await retyped({ tables: ['devices'], exportDate: '2026-03-04' }, lambdaContext())
+    expect(summary.status).toBe('succeeded')
   })
 })

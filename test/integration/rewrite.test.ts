@@ -3,7 +3,7 @@
  * configuration retyped two columns, dropped one and pseudonymized one: the export refuses the table until the
  * rewrite ran; then every date has one type per column, no file or line holds a dropped or a now-pseudonymized
  * value in clear, the rows keep their lineage, the next export goes through, a rerun changes nothing, and a run
- * killed in the middle is finished by the next.
+ * killed in the middle is finished by the next; `--aws-event` prints the state machine's input instead.
  */
 import { spawn } from 'node:child_process'
 import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
 import { parseConfigWithoutSource } from '../../functions/export/core/config/parse.ts'
 import { PseudonymizationKey } from '../../functions/export/core/pseudonymization-key.ts'
+import { rewriteEvent } from '../../functions/export/lambda/history-event.ts'
 import { rewriteHistory } from '../../functions/export/path/rewrite.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
 import { queryWarehouse } from '../../functions/local/warehouse-sql.ts'
@@ -224,6 +225,25 @@ describe('npm run rewrite', () => {
     expect(result.stderr).toContain('next step:')
     expect(await objects(out)).toEqual(first)
     expect(await allFiles(path.join(out, '_raw'))).toEqual(raw)
+  })
+
+  it('--aws-event prints the state machine input without reading the warehouse, and refuses without the key', async () => {
+    const nowhere = path.join(work, 'no-such-warehouse')
+    const printed = await rewrite(nowhere, '--aws-event', '--batch-size', '2')
+    expect(printed.exitCode, printed.stderr).toBe(0)
+    const key = PseudonymizationKey.fromText(KEY, 'test')
+    expect(JSON.parse(printed.stdout)).toEqual(rewriteEvent(key, 'devices', 2))
+    const keyless = await runCommandInProcess('rewrite', ['--config', after, '--table', 'devices', '--aws-event'])
+    expect(keyless.exitCode).toBe(2)
+    expect(keyless.stdout).toBe('')
+    expect(keyless.stderr).toContain(
+      'error [CONFIG_INVALID]: invalid pseudonymization key: --pseudonymization-key-file: is needed with --aws-event: the event carries the key check of the deployed key',
+    )
+    const both = await rewrite(nowhere, '--aws-event', '--dry-run')
+    expect(both.exitCode).toBe(2)
+    expect(both.stderr).toContain('--dry-run and --aws-event do not go together')
+    const big = await rewrite(nowhere, '--aws-event', '--batch-size', '400')
+    expect(big.stderr).toContain('--batch-size must be a whole number from 1 to 366')
   })
 
   it('does not hash again the pseudonyms of a date an erasure rewrote in between', async () => {

@@ -21,7 +21,7 @@ import { archiveSource } from '../source/archive-source.ts'
 import { readCaCertificates } from '../source/ca-certificates.ts'
 import { serviceSource } from '../source/service-source.ts'
 import { applySecretBaseUrl } from '../source/token.ts'
-import { type HistoryBatch, type HistoryPlan, runHistoryInvocation } from './history.ts'
+import { type HistoryBatch, type HistoryFinish, type HistoryPlan, runHistoryInvocation } from './history.ts'
 import { type HistoryInvocation, type HistoryRequest, isHistoryEvent, parseHistoryEvent } from './history-event.ts'
 import { type ExportInvocation, type InvocationRequest, parseEvent } from './invocation-event.ts'
 import { createLambdaTelemetry } from './lambda-telemetry.ts'
@@ -31,16 +31,17 @@ import { startWatchdog } from './watchdog.ts'
 /** The schedule's input as is, or an EventBridge "Scheduled Event" carrying it in `detail` (invocation-event.ts). */
 export type ExportEvent = ExportInvocation | ScheduledEvent<ExportInvocation> | null | undefined
 
-/** A history event (history-event.ts), as the state machine sends it: the plan, or a batch with its dates. */
+/** A history event (history-event.ts), as the state machine sends it: the plan, a batch with its dates, the finish. */
 export interface HistoryEvent {
   readonly history: HistoryRequest
   readonly dates?: readonly string[]
+  readonly finish?: true
 }
 
-/** The handler: a run's summary for a run's event, a plan or a batch's answer for a history event. */
+/** The handler: a run's summary for a run's event, a plan's, a batch's or the finish's answer for a history event. */
 export interface ExportHandler {
   (event: ExportEvent, context: Context): Promise<ExportSummary>
-  (event: HistoryEvent, context: Context): Promise<HistoryPlan | HistoryBatch>
+  (event: HistoryEvent, context: Context): Promise<HistoryPlan | HistoryBatch | HistoryFinish>
 }
 
 export { type ExportInvocation, type InvocationRequest, parseEvent }
@@ -132,7 +133,7 @@ export const createHandler = (deps: HandlerDependencies = {}): ExportHandler => 
   const handle = async (
     event: ExportEvent | HistoryEvent,
     context: Context,
-  ): Promise<ExportSummary | HistoryPlan | HistoryBatch> => {
+  ): Promise<ExportSummary | HistoryPlan | HistoryBatch | HistoryFinish> => {
     container ??= openContainer(deps).catch((error: unknown) => {
       container = undefined
       throw error
@@ -220,7 +221,7 @@ const historyInvocation = async (
   invocation: HistoryInvocation,
   context: Context,
   deps: HandlerDependencies,
-): Promise<HistoryPlan | HistoryBatch> => {
+): Promise<HistoryPlan | HistoryBatch | HistoryFinish> => {
   const { config } = settings
   const telemetry = createLambdaTelemetry({ logger, serviceName: settings.serviceName })
   let pseudonymizationKey: PseudonymizationKey
@@ -232,7 +233,7 @@ const historyInvocation = async (
           {
             field: LambdaEnvironment.PSEUDONYMIZATION_SECRET_ARN,
             message:
-              "is not set: a history event's conditions are digests made with the pseudonymization key, which this function has no secret for",
+              "is not set: a history event carries digests made with the pseudonymization key (its key check, an erasure's conditions), and a rewrite may pseudonymize with it; this function has no secret for it",
           },
         ],
         'set deployment.historyOperations to true and deploy: the stack then makes (or imports) the key and the state machine; nothing was changed',

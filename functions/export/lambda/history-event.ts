@@ -2,7 +2,9 @@
  * The history events (docs/operations.md: "History events"): `{"history": {...}}`, which the state machine of
  * infra/constructs/history-operations.ts starts with, is the *plan* (answer the table's export dates in batches);
  * the same request with the batch's `dates` beside it, `{"history": {...}, "dates": [...]}`, is a *batch* (run the
- * operation on those dates), so every operation's request reaches its batches as it was started. Strict and
+ * operation on those dates), so every operation's request reaches its batches as it was started; the same request
+ * with `"finish": true` beside it is the *finish*, run once after every batch (a rewrite moves the registry then).
+ * Strict and
  * bounded as the run's event is. A condition carries its value only as keyed digests (path/erase.ts DigestCondition): Step Functions keeps
  * every input in its execution history, so the value in clear never enters an event.
  */
@@ -22,7 +24,7 @@ const MAX_CONDITIONS = 16
 const MAX_NAME = 256
 
 /** The operations a history event may name; each is one entry of lambda/history.ts's table of operations. */
-export const HistoryOperation = { ERASE: 'erase' } as const
+export const HistoryOperation = { ERASE: 'erase', REWRITE: 'rewrite' } as const
 export type HistoryOperation = (typeof HistoryOperation)[keyof typeof HistoryOperation]
 const OPERATION_NAMES = Object.values(HistoryOperation) as [HistoryOperation, ...HistoryOperation[]]
 
@@ -56,6 +58,7 @@ const HistoryEventSchema = z.strictObject(
   {
     history: HistorySchema,
     dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
+    finish: z.literal(true, { error: 'must be true: the finish after every batch' }).optional(),
   },
   { error: 'must be a JSON object' },
 )
@@ -63,10 +66,11 @@ const HistoryEventSchema = z.strictObject(
 /** A history request, as the operator's input to the state machine states it. */
 export type HistoryRequest = Readonly<z.infer<typeof HistorySchema>>
 
-/** A parsed history event: a plan when `dates` is absent, else a batch of those dates. */
+/** A parsed history event: a batch of `dates`, the finish, or else the plan. */
 export interface HistoryInvocation {
   readonly request: HistoryRequest
   readonly dates?: readonly string[] | undefined
+  readonly finish?: true | undefined
 }
 
 /** What the key check digests: the same for every request, so it names the key and nothing else. */
@@ -89,14 +93,40 @@ export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
     }))
     throw new ConfigError('history event', problems)
   }
-  const { history, dates } = result.data
+  const { history, dates, finish } = result.data
   const problems: ConfigProblem[] = []
   if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
     problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
   }
+  if (history.operation === HistoryOperation.REWRITE && history.where !== undefined) {
+    problems.push({
+      field: 'history.where',
+      message: 'is not allowed for rewrite: a rewrite applies the configuration to every row of every date',
+    })
+  }
+  if (dates !== undefined && finish !== undefined) {
+    problems.push({ field: 'finish', message: 'cannot go with dates: a batch runs dates, the finish runs after them' })
+  }
   if (problems.length > 0) throw new ConfigError('history event', problems)
-  return { request: history, ...(dates === undefined ? {} : { dates }) }
+  return { request: history, ...(dates === undefined ? {} : { dates }), ...(finish === undefined ? {} : { finish }) }
 }
+
+/** The request of an operation's event: the table, an erasure's conditions, the key check, the plan's batch size. */
+const historyRequest = (
+  key: PseudonymizationKey,
+  operation: HistoryOperation,
+  table: string,
+  batchSize: number | undefined,
+  where?: HistoryRequest['where'],
+): { readonly history: HistoryRequest } => ({
+  history: {
+    operation,
+    table,
+    ...(where === undefined ? {} : { where }),
+    keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
+    ...(batchSize === undefined ? {} : { batchSize }),
+  },
+})
 
 /**
  * The state machine's input for an erasure request, made on the operator's machine with the deployed key: each
@@ -107,12 +137,21 @@ export const eraseEvent = (
   table: string,
   conditions: readonly ValueCondition[],
   batchSize?: number,
-): { readonly history: HistoryRequest } => ({
-  history: {
-    operation: HistoryOperation.ERASE,
+): { readonly history: HistoryRequest } =>
+  historyRequest(
+    key,
+    HistoryOperation.ERASE,
     table,
-    where: conditions.map((condition) => digestCondition(key, condition)),
-    keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
-    ...(batchSize === undefined ? {} : { batchSize }),
-  },
-})
+    batchSize,
+    conditions.map((condition) => digestCondition(key, condition)),
+  )
+
+/**
+ * The state machine's input for a rewrite after a column setting changed: no condition, and the key check, since a
+ * newly pseudonymized column is hashed with the deployed key, which must be the one the operator holds.
+ */
+export const rewriteEvent = (
+  key: PseudonymizationKey,
+  table: string,
+  batchSize?: number,
+): { readonly history: HistoryRequest } => historyRequest(key, HistoryOperation.REWRITE, table, batchSize)

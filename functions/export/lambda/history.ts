@@ -1,17 +1,24 @@
 /**
  * History operations as Lambda events, fanned out by a state machine (infra/constructs/history-operations.ts): the
  * plan lists a table's export dates in batches, and each batch runs the operation on its dates, one date at a
- * time, starting no date it could not finish in the invocation's time. Each operation is one entry of OPERATIONS,
- * with the shape every history operation of path/ has (`eraseRows`: the table, the dates, `onDate`), so a rerun of
- * a batch skips what an earlier one finished and a failed date is left as it was.
+ * time, starting no date it could not finish in the invocation's time, and the finish runs once after every batch
+ * (a rewrite moves the registry then, never a batch: batches run at once). Each operation is one entry of
+ * OPERATIONS, with the shape every history operation of path/ has (`eraseRows`, `rewriteHistory`: the table, the
+ * dates, `onDate`), so a rerun of a batch skips what an earlier one finished and a failed date is left as it was.
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ConfigError, HistoryBatchFailedError, HistoryBatchIncompleteError } from '../core/errors.ts'
+import {
+  ConfigError,
+  HistoryBatchFailedError,
+  HistoryBatchIncompleteError,
+  HistoryRewriteUnfinishedError,
+} from '../core/errors.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { RunRecord } from '../core/run-record.ts'
 import { pseudonym } from '../normalize/personal-data.ts'
 import { type DigestCondition, eraseRows } from '../path/erase.ts'
+import { rewriteHistory } from '../path/rewrite.ts'
 import type { RunTelemetry } from '../path/telemetry.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { storedDates } from '../schema/retention.ts'
@@ -51,6 +58,12 @@ interface OperationSpec {
     deps: HistoryDeps,
     options: { dryRun?: boolean; dates: readonly string[] },
   ) => Promise<{ readonly dates: readonly DateOutcome[]; readonly failed?: DateOutcome | undefined }>
+  /** What the finish does once every batch ran: whether the operation is complete. @default nothing: it is */
+  readonly finish?: (
+    config: ExportConfig,
+    table: TableConfig,
+    deps: HistoryDeps,
+  ) => Promise<{ readonly finished: boolean; readonly warnings: readonly string[] }>
 }
 
 /** The table of operations: a history event names one of these. */
@@ -59,9 +72,19 @@ const OPERATIONS: Record<HistoryOperation, OperationSpec> = {
     run: (config, table, request, deps, options) =>
       eraseRows(config, table, request.where as readonly DigestCondition[], deps, options),
   },
-  // rewrite: `npm run rewrite`'s rewriteHistory(config, table, deps, { dryRun, dates, onDate }) is wired here at
-  // merge, as { run: (config, table, _request, deps, options) => rewriteHistory(config, table, deps, options) };
-  // add 'rewrite' to HistoryOperation (history-event.ts) with it.
+  rewrite: {
+    // A batch never moves the registry: the batches run at once, and it moves only when every date is in line.
+    run: (config, table, _request, deps, options) => rewriteHistory(config, table, deps, { ...options, finish: false }),
+    // No date is rewritten here: every stored date is checked to be in line, then the registry and Glue move.
+    finish: (config, table, deps) => rewriteHistory(config, table, deps, { dates: [], finish: true }),
+  },
+}
+
+/** The finish's answer: whether the operation is complete (a rewrite's registry has moved). */
+export interface HistoryFinish {
+  readonly operation: HistoryOperation
+  readonly table: string
+  readonly finished: boolean
 }
 
 /** The plan's answer: the state machine's Map runs one batch per entry of `batches`. */
@@ -159,10 +182,30 @@ export const runHistoryBatch = async (
   }
 }
 
-/** A history event's answer: the plan or the batch it asks for. */
+/**
+ * Once every batch ran: the operation's finish (a rewrite checks every date is in line, then moves the registry and
+ * the catalog). A date not in line leaves everything as it was and fails coded, naming the rerun.
+ */
+export const finishHistory = async (
+  config: ExportConfig,
+  request: HistoryRequest,
+  deps: HistoryDeps,
+): Promise<HistoryFinish> => {
+  const table = configuredTable(config, request.table)
+  checkKey(deps.pseudonymizationKey, request)
+  const result = await OPERATIONS[request.operation].finish?.(config, table, deps)
+  for (const warning of result?.warnings ?? []) deps.telemetry.warn(`${table.name}: ${warning}`, { table: table.name })
+  if (result?.finished === false) throw new HistoryRewriteUnfinishedError({ tableId: table.id, tableName: table.name })
+  deps.telemetry.info(`history ${request.operation}: ${table.name}: finished`, { table: table.name })
+  return { operation: request.operation, table: table.name, finished: true }
+}
+
+/** A history event's answer: the plan, the batch or the finish it asks for. */
 export const runHistoryInvocation = (
   config: ExportConfig,
-  { request, dates }: HistoryInvocation,
+  { request, dates, finish }: HistoryInvocation,
   deps: HistoryDeps,
-): Promise<HistoryPlan | HistoryBatch> =>
-  dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps)
+): Promise<HistoryPlan | HistoryBatch | HistoryFinish> => {
+  if (finish === true) return finishHistory(config, request, deps)
+  return dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps)
+}

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { PseudonymizationKey } from '../../../functions/export/core/pseudonymization-key.ts'
-import { eraseEvent, parseHistoryEvent } from '../../../functions/export/lambda/history-event.ts'
+import { eraseEvent, parseHistoryEvent, rewriteEvent } from '../../../functions/export/lambda/history-event.ts'
 import { pseudonym } from '../../../functions/export/normalize/personal-data.ts'
 import { digestCondition } from '../../../functions/export/path/erase.ts'
 
@@ -54,7 +54,28 @@ describe('parseHistoryEvent', () => {
     expect(parseHistoryEvent(batch)).toEqual({ request: event.history, dates: ['2026-10-01', '2026-10-02'] })
   })
 
+  it('reads a finish, and a rewrite without conditions', () => {
+    expect(parseHistoryEvent({ ...event, finish: true })).toEqual({ request: event.history, finish: true })
+    const rewrite = rewriteEvent(KEY, 'devices', 3)
+    expect(rewrite.history).toEqual({
+      operation: 'rewrite',
+      table: 'devices',
+      keyCheck: event.history.keyCheck,
+      batchSize: 3,
+    })
+    expect(parseHistoryEvent(rewrite)).toEqual({ request: rewrite.history })
+  })
+
   it.each([
+    [
+      { history: { ...rewriteEvent(KEY, 'devices').history, where: event.history.where } },
+      'history.where: is not allowed for rewrite: a rewrite applies the configuration to every row of every date',
+    ],
+    [
+      { ...event, dates: ['2026-10-01'], finish: true },
+      'finish: cannot go with dates: a batch runs dates, the finish runs after them',
+    ],
+    [{ ...event, finish: false }, 'finish: must be true: the finish after every batch'],
     [
       { history: { ...event.history, where: [{ column: 'device_id', value: '007' }] } },
       'history.where.0: has unknown fields: "value"',
@@ -63,7 +84,7 @@ describe('parseHistoryEvent', () => {
       { history: { ...event.history, where: [{ column: 'device_id', digest: 'ABC' }] } },
       'history.where.0.digest: must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it',
     ],
-    [{ history: { ...event.history, operation: 'drop' } }, 'history.operation: must be one of: erase'],
+    [{ history: { ...event.history, operation: 'drop' } }, 'history.operation: must be one of: erase, rewrite'],
     [{ ...event, dates: ['2026-02-30'] }, 'dates.0: '],
     [{ ...event, dates: [] }, 'dates: must name a date'],
     [{ history: { ...event.history, dates: ['2026-10-01'] } }, 'history: has unknown fields: "dates"'],

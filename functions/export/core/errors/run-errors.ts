@@ -90,6 +90,25 @@ export class HistoryBatchFailedError extends ExportError {
   }
 }
 
+/**
+ * The finish of a rewrite on AWS found a date not yet in line with the configuration (a batch that did not run, a
+ * date published meanwhile): the registry, the catalog and the views stay as they were, and so does the export's
+ * refusal of the table.
+ */
+export class HistoryRewriteUnfinishedError extends ExportError {
+  constructor(details: { tableId: string; tableName: string }) {
+    super(
+      ErrorCode.HISTORY_REWRITE_UNFINISHED,
+      FailureClass.INTERNAL,
+      `${tableSubject(details.tableId)}a date of ${details.tableName} is not yet in line with the configuration; the registry has not moved`,
+      {
+        tableId: details.tableId,
+        hint: 'start the same execution input again: its plan lists every date, its batches rewrite the dates not in line and skip the others, and its finish moves the registry',
+      },
+    )
+  }
+}
+
 /** The token could not be read from its source. */
 export class TokenUnavailableError extends ExportError {
   constructor(source: string, cause?: unknown) {
