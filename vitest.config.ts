@@ -12,8 +12,10 @@ const SHARED_PROCESS = ['test/unit/**/*.test.ts', 'test/emulator/**/*.test.ts', 
 
 export default defineConfig({
   test: {
-    // Every test file's temporary folders in one, removed afterwards (pass or fail).
+    // Every test file's temporary folders in one, removed afterwards (pass or fail); the run fails if anything new
+    // is left in the OS temp folder all the same.
     setupFiles: ['test/support/temp-root.ts'],
+    globalSetup: ['test/support/temp-check.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
