@@ -1,52 +1,37 @@
 /**
- * Global setup of `npm test` (vitest.config.ts): the run leaves nothing in the OS temp folder. It lists the folder
- * when the run starts and again when it ends, and fails the run naming every entry that is new. Each test file's
- * scratch goes into a folder of its own that is removed afterwards (test/support/temp-root.ts); what this catches
- * is whatever escaped it: a process started without TMPDIR, a path built from a hard-coded /tmp, a file's folder
- * left behind by a worker that was killed.
+ * Global setup of `npm test` (vitest.config.ts): the run leaves nothing in the OS temp folder. Before any test
+ * file starts, it points TMPDIR at a folder of the run's own there, which every worker, child process and thread
+ * inherits; each test file's scratch goes into a folder of its own inside it, removed when the file's tests end
+ * (test/support/temp-root.ts). When the run ends, anything still in the run's folder failed to be removed (a
+ * worker killed before its file's end, a process that outlived its test): the run fails, naming it, and the folder
+ * goes. Node's compile cache stays in the OS temp folder: it is a cache across runs.
  *
- * Left out: Node's compile cache (a cache across runs), and the temp folders of other test runs still going on
- * the same machine (test/support/temp-root.ts names them after their process, which is still alive).
+ * The run's own folder rather than a comparison of the whole OS temp folder before and after: on a machine doing
+ * anything else (an editor, another checkout's tests), that folder gains entries during a run that no test made.
+ * Paths that ignore TMPDIR are kept out of the code instead (test/unit/temp-paths.test.ts).
  */
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
+import path from 'node:path'
 
-const CACHES = new Set(['node-compile-cache'])
-const TEST_FILE_ROOT = /^inventory-tests-(\d+)-/
-
-/** Whether process `pid` is running (signal 0 only checks). */
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** The entries of `after` that were not in `before`, except caches and the folders of test files still running. */
-export const leftovers = (
-  before: ReadonlySet<string>,
-  after: readonly string[],
-  alive: (pid: number) => boolean = isAlive,
-): string[] =>
-  after
-    .filter((name) => !before.has(name) && !CACHES.has(name))
-    .filter((name) => {
-      const pid = TEST_FILE_ROOT.exec(name)?.[1]
-      return pid === undefined || !alive(Number(pid))
-    })
+/** What is left in `root`, as paths relative to it, each folder with its contents under it, sorted. */
+export const leftovers = (root: string): string[] =>
+  readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .map((entry) => entry.split(path.sep).join('/'))
     .sort()
 
 export default function setup(): () => void {
-  const folder = os.tmpdir()
-  const before = new Set(readdirSync(folder))
+  const shared = os.tmpdir()
+  process.env.NODE_COMPILE_CACHE ||= path.join(shared, 'node-compile-cache')
+  const root = mkdtempSync(path.join(shared, 'inventory-test-run-'))
+  process.env.TMPDIR = root
   return () => {
-    const left = leftovers(before, readdirSync(folder))
+    process.env.TMPDIR = shared
+    const left = leftovers(root)
+    rmSync(root, { recursive: true, force: true, maxRetries: 3 })
     if (left.length > 0) {
-      throw new Error(
-        `the tests left ${left.length} entries in ${folder}, which a test must remove (pass or fail): ${left.join(', ')}`,
-      )
+      const shown = left.slice(0, 20).join(', ') + (left.length > 20 ? `, and ${left.length - 20} more` : '')
+      throw new Error(`the tests left ${left.length} entries in the OS temp folder (${root}), removed now: ${shown}`)
     }
   }
 }

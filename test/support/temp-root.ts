@@ -1,11 +1,12 @@
 /**
  * Setup file of every test file (vitest.config.ts): the file's temporary folders, whoever makes them (tempDir,
  * tokenFile, a test's own mkdtemp, the CLI and the threads it starts, which inherit TMPDIR), go into one folder
- * of the OS temp folder, removed when the file's tests are done, whether they passed or failed.
+ * of the run's temp folder (test/support/temp-check.ts), removed when the file's tests are done, whether they
+ * passed or failed.
  *
  * os.tmpdir() reads TMPDIR on every call, so pointing it at the folder before the test file is imported catches
- * every path built from it. Node's compile cache (functions/local/cli.mjs) stays in the shared temp folder: it is
- * a cache across runs, not a test's scratch.
+ * every path built from it. Node's compile cache (functions/local/cli.mjs) stays in the OS temp folder: it is a
+ * cache across runs, not a test's scratch.
  *
  * The folder's path is one per process, made again for each file: where files share a process (the projects
  * without isolation, vitest.config.ts), a library that keeps the first os.tmpdir() it saw (aws-cdk-lib's
