@@ -1,10 +1,9 @@
 /** Synthesizes the stack in-process for the infrastructure tests; no AWS account, no network. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { App, type CfnElement, NestedStack, type Stack } from 'aws-cdk-lib'
 import { Template } from 'aws-cdk-lib/assertions'
-import { afterAll } from 'vitest'
 import { parseDeployConfig } from '../../infra/deployment-config.ts'
 import { ExportStack } from '../../infra/export-stack.ts'
 
@@ -89,12 +88,11 @@ export interface SynthesizeOptions {
   readonly outdir?: string
 }
 
-const scratch = mkdtempSync(join(tmpdir(), 'inventory-infra-test-'))
-// Registered on the root suite of each test file that imports this module.
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
-
-/** A fresh folder for one synthesis, removed after the test file. */
-export const scratchDir = (): string => mkdtempSync(join(scratch, 'cdk.out-'))
+/**
+ * A fresh folder for one synthesis, removed after the test file with the file's temporary folder
+ * (test/support/temp-root.ts). Not a folder made when this module loads: files that share a process load it once.
+ */
+export const scratchDir = (): string => mkdtempSync(join(tmpdir(), 'cdk.out-'))
 
 /** Parses `input` with the stack's schema and synthesizes the stack with the cdk.json context. */
 export const synthesize = (input: unknown, options: SynthesizeOptions = {}): Synthesized => {

@@ -10,6 +10,10 @@
  * about 28 MiB over 268,000 more rows: a leak of about 110 bytes a row fails it (a copy of each batch's bytes kept
  * on the main thread, 160 bytes a row, is 41 MiB). The capped run keeps the main thread to 64 MiB where its peak
  * heap is about 24 MiB: keeping 140 bytes a row of 300,000 rows runs it out of heap.
+ *
+ * The larger run is that capped run: the cap barely moves the process's resident memory, since the main thread's
+ * heap is a small part of it (2026-12-02: 184 MiB at 133,929 rows, 199 at 401,786 capped, as 187 and 202 were
+ * uncapped), so a third export of the same table would prove nothing the second does not.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { benchInput } from '../../bench/generate.ts'
@@ -21,16 +25,14 @@ const MiB = 2 ** 20
 let small: MemoryFigures
 let large: MemoryFigures
 let rows: { small: number; large: number }
-let largeFile: string
 
 beforeAll(async () => {
   const inputs = await tempDir('inventory-memory-input-')
   const smallInput = await benchInput(inputs, 30)
   const largeInput = await benchInput(inputs, 90)
   rows = { small: smallInput.rows, large: largeInput.rows }
-  largeFile = largeInput.file
   small = await exportWithProbe(smallInput.file)
-  large = await exportWithProbe(largeInput.file)
+  large = await exportWithProbe(largeInput.file, ['--max-old-space-size=64'])
 }, 300_000)
 
 describe('a table streams through in bounded memory', () => {
@@ -54,9 +56,9 @@ describe('a table streams through in bounded memory', () => {
 
   // The main thread's peak heap counts garbage V8 has not collected yet, which depends on when it chose to: a
   // heap cap shows instead that what the main thread keeps does not grow with the table.
-  it('fits 300,000 rows in a 64 MiB main-thread heap: what it keeps does not grow with the table', async () => {
-    const capped = await exportWithProbe(largeFile, ['--max-old-space-size=64'])
-    expect(capped.exitCode).toBe(0)
-    expect(capped.stdout).toMatch(/devices\s+ok/)
-  }, 120_000)
+  it('fits 300,000 rows in a 64 MiB main-thread heap: what it keeps does not grow with the table', () => {
+    expect(rows.large).toBeGreaterThan(300_000)
+    expect(large.exitCode).toBe(0)
+    expect(large.stdout).toMatch(/devices\s+ok/)
+  })
 })
