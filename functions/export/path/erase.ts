@@ -20,7 +20,13 @@ import { publishedPseudonyms } from '../schema/history.ts'
 import { readTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
-import { cellText, type HistoryColumn, type RowFilter, warehouseSource } from '../source/warehouse-source.ts'
+import {
+  asReadBack,
+  cellText,
+  type HistoryColumn,
+  type RowFilter,
+  warehouseSource,
+} from '../source/warehouse-source.ts'
 import { runExport } from './run.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
@@ -163,23 +169,6 @@ const rowFilters = (
   })
 }
 
-/**
- * The table as the path reads its own Parquet back: a plain UTF-8 CSV, every column already controlled (a
- * pseudonym is not pseudonymized again; a dropped column is no longer registered), kept whatever its retention.
- */
-const asStored = (table: TableConfig): TableConfig => ({
-  ...table,
-  format: 'csv',
-  encoding: 'utf-8',
-  invalidBytes: 'fail',
-  delimiter: ',',
-  shortRows: 'fail',
-  archiveRaw: false,
-  retention: false,
-  sheet: undefined,
-  columns: { ...table.columns, drop: [], pseudonymize: [] },
-})
-
 /** Removes the matching rows from every date of `table` (or, with `dryRun`, counts them). */
 export const eraseRows = async (
   config: ErasureConfig,
@@ -218,7 +207,7 @@ export const eraseRows = async (
     filters,
     spoolDirectory: deps.spoolDirectory,
   })
-  const stored = asStored(table)
+  const stored = asReadBack(table)
   const dates: ErasedDate[] = []
   const wanted = only === undefined ? undefined : new Set(only)
   for (const exportDate of await storedDates(store, table.name)) {

@@ -21,7 +21,7 @@ import { withoutColumns } from '../schema/merge.ts'
 import { readTableSchema, replaceTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import { companionName, type TableSchema } from '../schema/table-schema.ts'
-import { warehouseSource } from '../source/warehouse-source.ts'
+import { asReadBack, warehouseSource } from '../source/warehouse-source.ts'
 import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
 import { catalogWarnings } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
@@ -110,19 +110,10 @@ const pendingWork = (
  * types come from the rewritten schema, as published types: a value the new type cannot hold is kept in the
  * column's `__text` companion, where a `columnTypes` entry would fail the date (VALUE_OUT_OF_RANGE).
  */
-const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig => ({
-  ...table,
-  columnTypes: {},
-  format: 'csv',
-  encoding: 'utf-8',
-  invalidBytes: 'fail',
-  delimiter: ',',
-  shortRows: 'fail',
-  archiveRaw: false,
-  retention: false,
-  sheet: undefined,
-  columns: { ...table.columns, drop: [], pseudonymize: [...toHash] },
-})
+const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig => {
+  const readBack = asReadBack(table)
+  return { ...readBack, columnTypes: {}, columns: { ...readBack.columns, pseudonymize: [...toHash] } }
+}
 
 /** Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry. */
 export const rewriteHistory = async (

@@ -10,6 +10,7 @@ import { open, rm } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import { zstdDecompressSync } from 'node:zlib'
 import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetRead } from 'hyparquet'
+import type { TableConfig } from '../core/config.ts'
 import {
   type ColumnType,
   DATA_OBJECT_NAME,
@@ -228,4 +229,22 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
         : {}),
     }
   },
+})
+
+/**
+ * The table as the path reads this source's CSV: plain UTF-8 with commas, every column already controlled (a
+ * pseudonym is not pseudonymized again; a dropped column is no longer registered), nothing archived, kept
+ * whatever its retention. Erasure and rewrite start from it.
+ */
+export const asReadBack = (table: TableConfig): TableConfig => ({
+  ...table,
+  format: 'csv',
+  encoding: 'utf-8',
+  invalidBytes: 'fail',
+  delimiter: ',',
+  shortRows: 'fail',
+  archiveRaw: false,
+  retention: false,
+  sheet: undefined,
+  columns: { ...table.columns, drop: [], pseudonymize: [] },
 })
