@@ -14,6 +14,7 @@ import {
   ConfigError,
   DataError,
   DeadlineError,
+  ErasedRowsHeldError,
   ErrorCode,
   type ExportError,
   GuardHoldError,
@@ -341,6 +342,7 @@ const failedOutcome = (
   objects: [],
   durationMs,
   ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
+  ...(error instanceof ErasedRowsHeldError ? { erased: error.erased } : {}),
   error: {
     code: error.code,
     failureClass: error.failureClass,
