@@ -28,7 +28,7 @@ import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
 import { exportTable, type HistoryRewrite, type TableAttempt } from './table-export.ts'
-import type { RunTelemetry, TableProgress } from './telemetry.ts'
+import { RUN_STARTED, type RunTelemetry, type TableProgress } from './telemetry.ts'
 
 export interface RunDependencies {
   /** Where the tables' bytes come from: the service (serviceSource) or the raw archive (archiveSource). */
@@ -95,7 +95,7 @@ export const runExport = async (
   const signal = deps.signal ?? new AbortController().signal
   const { source, telemetry } = deps
   for (const warning of source.warnings) telemetry.warn(warning)
-  telemetry.info('export run started', {
+  telemetry.info(RUN_STARTED, {
     runId: run.runId,
     exportDate: run.exportDate,
     mode: source.mode,
