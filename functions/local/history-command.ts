@@ -171,7 +171,7 @@ export const openHistoryCommand = async (
   const dates = await selectedDates(store, table, selection)
   const pseudonymizationKey = await readPseudonymizationKey(command.pseudonymizationKeyFile)
   const telemetry = terminalTelemetry(output, { logFormat: command.logFormat, reading: 'warehouse' })
-  telemetry.info(what(table, dates), { table: table.name })
+  telemetry.info(what(table, dates))
   return {
     config,
     table,
