@@ -159,7 +159,9 @@ export const terminalTelemetry = (
     },
     tableStarted: (table: TableConfig) => {
       active.set(table.name, { startedAt: Date.now(), progress: { bytes: 0, rows: 0 } })
-      if (!history) {
+      // A date that takes less than the progress interval says nothing more than the command's own lines.
+      if (history) lastProgress.set(table.name, Date.now())
+      else {
         output.err(
           reading === 'service'
             ? `${table.name}: downloading table ${table.id}`
