@@ -38,13 +38,13 @@ export const ERASE_FLAGS = {
   table: {
     type: 'string',
     value: 'NAME|ID',
-    help: 'the table to erase from: one of the --config tables, or without one a table the\nwarehouse publishes (by its name or its saved table id)',
+    help: 'the table to erase from: one of the --config tables, or without one a table\nthe warehouse publishes (by its name or its saved table id)',
   },
   where: {
     type: 'string',
     multiple: true,
     value: 'COLUMN=VALUE',
-    help: 'remove the rows whose column holds this value (repeatable: the values of one column are\nseveral people; columns given together must all match the same row); for a\npseudonymized column give the value in clear: its pseudonym is matched',
+    help: 'remove the rows whose column holds this value; repeatable: the values of one\ncolumn are several people, columns given together must all match one row; for\na pseudonymized column give the value in clear (its pseudonym is matched)',
   },
   'where-file': {
     type: 'string',
@@ -54,11 +54,11 @@ export const ERASE_FLAGS = {
   },
   ...DATE_FLAGS,
   'dry-run': { type: 'boolean', help: 'print the dates and rows that would change, and change nothing' },
-  list: { type: 'boolean', help: 'list the erasure requests recorded in the warehouse (with --table, its own)' },
+  list: { type: 'boolean', help: 'list the erasure requests recorded in the warehouse (with --table: its own)' },
   forget: {
     type: 'string',
     value: 'ID',
-    help: 'forget a recorded erasure request: the next exports publish its rows again if the\nservice still has them',
+    help: 'forget a recorded erasure request: the next exports publish its rows again\nif the service still has them',
   },
   'aws-event': {
     type: 'boolean',
@@ -67,9 +67,9 @@ export const ERASE_FLAGS = {
   ...BATCH_SIZE_FLAG,
   ...historyFlags({
     config:
-      "the configuration holding the table (its key, columnTypes and controls); without it,\nthe warehouse's registry says them",
-    out: 'the warehouse to erase in: a folder (default ./warehouse), or S3, with your AWS\ncredentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
-    key: 'file holding the pseudonymization key (else INVENTORY_PSEUDONYMIZATION_KEY): the request is\nrecorded as digests made with it, and a pseudonymized column is matched by it',
+      "the configuration holding the table (its key, columnTypes and controls);\nwithout it, the warehouse's registry says them",
+    out: 'the warehouse to erase in: a folder (default ./warehouse), or S3, with your\nAWS credentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
+    key: 'file holding the pseudonymization key (else INVENTORY_PSEUDONYMIZATION_KEY):\nthe request is recorded as digests made with it',
   }),
 } as const satisfies FlagSpecs
 

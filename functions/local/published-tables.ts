@@ -58,6 +58,6 @@ export const publishedTable = async (flag: string, store: WarehouseStore): Promi
     flag,
     `a table published in ${store.root} (by its name or saved table id)`,
     tables.map((t) => t.name),
-    'name one of the published tables, or give --config FILE',
+    'name one of the published tables',
   )
 }

@@ -32,9 +32,9 @@ export const REWRITE_FLAGS = {
   ...BATCH_SIZE_FLAG,
   ...historyFlags({
     config:
-      'the configuration whose columnTypes, columns.drop and columns.pseudonymize every date\nis brought in line with (required)',
-    out: 'the warehouse to rewrite in: a folder (default ./warehouse), or S3, with your AWS\ncredentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
-    key: `file holding the pseudonymization key (else INVENTORY_PSEUDONYMIZATION_KEY), for a newly\npseudonymized column and for a table with recorded erasure requests`,
+      'the configuration whose columnTypes, columns.drop and columns.pseudonymize\nevery date is brought in line with (required)',
+    out: 'the warehouse to rewrite in: a folder (default ./warehouse), or S3, with your\nAWS credentials (AWS_PROFILE, SSO, AWS_ACCESS_KEY_ID...; AWS_REGION)',
+    key: 'file holding the pseudonymization key (else INVENTORY_PSEUDONYMIZATION_KEY),\nfor a newly pseudonymized column or a table with recorded erasure requests',
   }),
 } as const satisfies FlagSpecs
 

@@ -251,8 +251,10 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     const next = '2026-10-31'
     emulator.upstream.setDate(next)
     const quiet = captureOutput()
-    const summary = await handlerFor(functionEnvironment())({ tables: ['devices'], exportDate: next }, lambdaContext())
-      .finally(() => quiet.restore())
+    const summary = await handlerFor(functionEnvironment())(
+      { tables: ['devices'], exportDate: next },
+      lambdaContext(),
+    ).finally(() => quiet.restore())
     expect(summary.status).toBe('succeeded')
     expect((await devicesOf(next)).some((r) => r.device_id === DEVICE)).toBe(false)
     const record = JSON.parse((await aws.s3.read(`inventory/${summary.runRecord.split('/inventory/')[1]}`))!.toString())

@@ -256,3 +256,18 @@ describe('npm run erase: what a request covers', () => {
     expect(await state(out)).toEqual(before)
   })
 })
+
+describe("the history commands' help", () => {
+  it("is each command's own, and shows the optional flags as optional", async () => {
+    const help = async (command: string) => (await runCommandInProcess(command, ['--help'])).stdout
+    const configLine = (text: string | undefined) => /^ {2}--config FILE +(.*)$/m.exec(text ?? '')![1]
+    const [eraseHelp, rewriteHelp, reprocessHelp] = await Promise.all(['erase', 'rewrite', 'reprocess'].map(help))
+    expect(new Set([eraseHelp, rewriteHelp, reprocessHelp].map(configLine)).size).toBe(3)
+    expect(configLine(eraseHelp!)).not.toMatch(/rebuild/)
+    expect(configLine(rewriteHelp!)).not.toMatch(/rebuild/)
+    expect(eraseHelp).toMatch(/^Usage: npm run erase -- --table NAME\|ID .*\n.* \[--dry-run\] \[--config FILE\]/)
+    expect(eraseHelp).toContain('npm run erase -- --list [--table NAME|ID]')
+    expect(eraseHelp).toContain('npm run erase -- --forget ID')
+    expect(rewriteHelp).toMatch(/^Usage: npm run rewrite -- --table NAME\|ID --config FILE \[--date/)
+  })
+})

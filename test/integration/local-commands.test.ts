@@ -190,6 +190,20 @@ describe('npm run ddl', () => {
     expect(result.exitCode).toBe(0)
     await expect(`${result.stdout}\n`).toMatchFileSnapshot('../fixtures/ddl/demo-tables.sql')
   })
+
+  it('--table prints a published table by its name or its saved table id, and names the tables for another', async () => {
+    const tables = async (...flags: string[]) => {
+      const result = await runCommandInProcess('ddl', ['--out', demoWarehouse, ...flags])
+      return { ...result, tables: [...result.stdout.matchAll(/^-- (\w+): saved table/gm)].map((m) => m[1]) }
+    }
+    expect((await tables('--table', 'devices', '--table', '1003')).tables).toEqual(['devices', 'users'])
+    const unknown = await tables('--table', 'device')
+    expect(unknown.exitCode).toBe(2)
+    expect(unknown.stderr).toMatch(/--table "device" is not a table published in .*; did you mean "devices"\?/)
+    expect(unknown.stderr).toContain(
+      'next step: name one of the published tables: devices, installed_software, payroll_devices, users',
+    )
+  })
 })
 
 describe('the demo', () => {

@@ -146,9 +146,9 @@ describe('npm run rewrite', () => {
     // The plan and its summary on one stream, in order.
     const lines = result.stdout.split('\n')
     expect(lines).toHaveLength(4)
-    DATES.forEach((date, i) =>
-      expect(lines[i]).toMatch(new RegExp(`^devices: dt=${date}: 3\\d\\d rows, .* would be rewritten$`)),
-    )
+    for (const [i, date] of DATES.entries()) {
+      expect(lines[i]).toMatch(new RegExp(`^devices: dt=${date}: 3\\d\\d rows, .* would be rewritten$`))
+    }
     expect(lines[3]).toMatch(/^devices: 3 dates \(.* rows, .*\) would be rewritten; nothing was changed$/)
     expect(result.stderr).toBe(`devices: checking every export date against ${after}`)
     expect(await objects(out)).toEqual(first)
@@ -166,7 +166,9 @@ describe('npm run rewrite', () => {
     expect(result.exitCode, result.stderr).toBe(0)
     for (const date of DATES)
       expect(result.stdout).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* rewritten`))
-    expect(result.stdout).toMatch(/devices: 3 dates \(.*\) rewritten; every date is in line with the configuration and the registry has moved/)
+    expect(result.stdout).toMatch(
+      /devices: 3 dates \(.*\) rewritten; every date is in line with the configuration and the registry has moved/,
+    )
     // Its progress once, in its own words: not a run started, nor the rows read, per date.
     expect(result.stderr).not.toContain('export run started')
     expect(result.stderr).not.toContain('reading the published rows')
