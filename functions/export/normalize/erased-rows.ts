@@ -35,6 +35,11 @@ export interface ErasedRows {
 
 /** Distinct cells whose digests are remembered, as the controls remember pseudonyms. */
 const MEMO_SIZE = 1 << 16
+/** Cells looked up before a column that repeats in fewer than one in ten stops being remembered. */
+const MEMO_SAMPLE = 4096
+
+const latin1 = (cell: Uint8Array): string =>
+  Buffer.from(cell.buffer, cell.byteOffset, cell.byteLength).toString('latin1')
 
 /** Columns named by `requests` that `columns` lacks: their rows could not be told apart. */
 export const unmatchableColumns = (
@@ -62,16 +67,23 @@ export const dropErasedRows = (
     }
     return [...byColumn].map(([column, digests]) => ({ column, digests }))
   })
-  const memo = new Map<string, string>()
+  // Remembered per column while it pays: a column of unique values (an id) stops remembering after a sample.
+  const memos = columns.map(() => ({ map: new Map<string, string>(), looked: 0, found: 0, on: true }))
   const digestOf = (column: number, cell: Uint8Array): string => {
-    const text = Buffer.from(cell.buffer, cell.byteOffset, cell.byteLength).toString('latin1')
-    if (columns[column]!.pseudonymized) return text
-    let digest = memo.get(text)
-    if (digest === undefined) {
-      if (memo.size >= MEMO_SIZE) memo.clear()
-      digest = pseudonym(key, cell)
-      memo.set(text, digest)
+    if (columns[column]!.pseudonymized) return latin1(cell)
+    const memo = memos[column]!
+    if (!memo.on) return pseudonym(key, cell)
+    const text = latin1(cell)
+    memo.looked++
+    let digest = memo.map.get(text)
+    if (digest !== undefined) {
+      memo.found++
+      return digest
     }
+    if (memo.looked === MEMO_SAMPLE && memo.found * 10 < memo.looked) memo.on = false
+    if (memo.map.size >= MEMO_SIZE) memo.map.clear()
+    digest = pseudonym(key, cell)
+    memo.map.set(text, digest)
     return digest
   }
   let dropped = 0
