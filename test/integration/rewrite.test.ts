@@ -307,6 +307,38 @@ describe('npm run rewrite', () => {
     expect(await registry()).not.toContain('serial_number')
   })
 
+  it('rewrites the dates --date or --from/--to pick, moving the registry once the others are in line too', async () => {
+    const out = await copyOf('dated')
+    const registry = () => readFile(path.join(out, '_schemas', 'devices.json'), 'utf8')
+    const untouched = await registry()
+    const first = await rewrite(out, '--date', DATES[0]!)
+    expect(first.exitCode, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(
+      /devices: 1 date \(3\d\d rows, .*\) rewritten; other dates are not yet in line, so the registry has not moved/,
+    )
+    expect(await registry()).toBe(untouched)
+    // By its saved table id, the rest of the range: then every date is in line, and the registry moves.
+    const rest = await runCommandInProcess('rewrite', [...rewriteArgs(out), '--table', '1001', '--from', DATES[1]!])
+    expect(rest.exitCode, rest.stderr).toBe(0)
+    expect(rest.stdout).toMatch(
+      /devices: 2 dates .* rewritten; every date is in line with the configuration and the registry has moved/,
+    )
+    // A date it does not hold, or a range that is none, changes nothing.
+    const before = await objects(out)
+    for (const flags of [
+      ['--date', '2026-11-01'],
+      ['--from', DATES[2]!, '--to', DATES[1]!],
+      ['--to', '2026-13-01'],
+    ]) {
+      const bad = await rewrite(out, ...flags)
+      expect(bad.exitCode, flags.join(' ')).toBe(2)
+      expect(bad.stderr).toMatch(
+        /^error \[USAGE_INVALID\]: (devices has no export date dt=2026-11-01|--from .* is after --to|--to )/,
+      )
+    }
+    expect(await objects(out)).toEqual(before)
+  })
+
   it('changes nothing when run again', async () => {
     const out = await copyOf('again')
     expect((await rewrite(out)).exitCode).toBe(0)
