@@ -207,6 +207,17 @@ describe('npm run ddl', () => {
 })
 
 describe('the demo', () => {
+  it('takes a configuration without a source, and refuses one that names a service', async () => {
+    const folder = await tempDir()
+    const withSource = path.join(folder, 'with-source.json')
+    await writeFile(withSource, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '1001' }] }))
+    const refused = await runExportInProcess(['--demo', '--config', withSource, '--out', folder])
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stderr).toContain(
+      `error [USAGE_INVALID]: --demo uses the built-in stand-in, and --config ${withSource} names a service (source); drop its source section, or drop --demo`,
+    )
+  })
+
   it('runs without a warning: its data keeps its own key', () => {
     expect(demo.stderr).not.toMatch(/warning/i)
     expect(demo.stdout).not.toMatch(/warning/i)
