@@ -9,7 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import type { Context, ScheduledEvent } from 'aws-lambda'
 import { glueTableCatalog } from '../catalog/glue.ts'
-import type { ExportConfig } from '../core/config.ts'
+import { type ExportConfig, selectedTables } from '../core/config.ts'
 import { FailureClass, LambdaEnvironment } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
 import { ConfigError, DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
@@ -292,9 +292,7 @@ const needsKey = async (
   store: S3WarehouseStore,
   keys: PseudonymizationKeyReader | undefined,
 ): Promise<boolean> => {
-  const tables = settings.config.tables.filter(
-    (t) => wanted === undefined || wanted.length === 0 || wanted.includes(t.name) || wanted.includes(t.id),
-  )
+  const tables = selectedTables(settings.config.tables, wanted)
   if (tables.some((t) => t.columns.pseudonymize.length > 0)) return true
   if (keys === undefined) return false
   const erased = await tablesWithErasureRequests(store)

@@ -21,7 +21,7 @@ export const MAX_BATCH_DATES = 366
 /** Dates per batch when the plan event sets no `batchSize`: a few minutes of rewriting for a 1 GB daily table. */
 export const DEFAULT_BATCH_DATES = 5
 /** Conditions of one request: the values of the CLI's `--where` and `--where-file`, one per person. */
-export const MAX_CONDITIONS = 2000
+const MAX_CONDITIONS = 2000
 /**
  * Bytes of a history event the CLI prints at most: half of Step Functions' 256 KiB for an execution's input and
  * state, which also hold the plan's batches and the batches' answers.

@@ -251,11 +251,8 @@ export const eraseRows = async (
       }
       record = await runExport(
         { ...config, tables: [stored] },
-        {
-          ...{ source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog },
-          // The path applies every recorded request, this one included, with the key they were made with.
-          pseudonymizationKey: deps.pseudonymizationKey,
-        },
+        // The path applies every recorded request, this one included, with the key they were made with.
+        { ...deps, source },
         { exportDate, acceptChanges: true },
       )
     }

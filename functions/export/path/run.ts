@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
-import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { type ExportConfig, selectedTables, type TableConfig } from '../core/config.ts'
 import { RunMode } from '../core/constants.ts'
 import {
   ConfigError,
@@ -90,7 +90,7 @@ export const runExport = async (
     exportDate: options.exportDate ?? startedAt.toISOString().slice(0, 10),
     exportedAt: startedAt,
   }
-  const tables = selectTables(config.tables, options.tables)
+  const tables = selectedTables(config.tables, options.tables)
   requireKeyWhenPseudonymizing(config.tables, tables, deps.pseudonymizationKey)
   const signal = deps.signal ?? new AbortController().signal
   const { source, telemetry } = deps
@@ -352,11 +352,6 @@ const failedOutcome = (
     ...(error.hint === undefined ? {} : { hint: error.hint }),
   },
 })
-
-const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] | undefined): readonly TableConfig[] =>
-  wanted === undefined || wanted.length === 0
-    ? tables
-    : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
 
 /** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
 const mapWithConcurrency = async <T, R>(
