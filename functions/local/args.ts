@@ -230,8 +230,6 @@ export const exportCommandOf = (values: Flags, flags: FlagSpecs): ExportCommand 
 
 type Flags = FlagValues<typeof EXPORT_FLAGS>
 
-export type { Flags as ExportFlagValues }
-
 /**
  * The demo runs only when asked for (--demo) or when nothing points at a real service: a --table or --token-file
  * without a source would otherwise quietly export the stand-in's tables and report success.
