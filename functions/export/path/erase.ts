@@ -3,8 +3,10 @@
  * through the table's own path (`runExport`) fed by the date's own Parquet (source/warehouse-source.ts), so each
  * object is replaced exactly as an export replaces it, or left as it was. A date is rewritten only when it holds a
  * matching row, so a rerun after a crash or a failure finishes what is left and a finished request changes nothing.
- * A date's raw bodies (`_raw/`) hold the rows as received: they are deleted before the date is rewritten.
- * The values are never logged, recorded or put in an error: only the column names and the counts are.
+ * A date's raw bodies (`_raw/`) hold the rows as received: they are deleted before the date is rewritten. Before
+ * any date, the request is recorded as keyed digests (schema/erasure-requests.ts), so every later run of the table
+ * leaves its rows out while the service still has them. The values are never logged, recorded in clear or put in
+ * an error: only the column names and the counts are.
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
