@@ -147,20 +147,17 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     const before = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     const userId = String(before[0]!.user_id)
 
+    const keyFile = path.join(work, 'erase-key')
+    await writeFile(keyFile, 'e'.repeat(40))
     const erased = await cli([
-      'erase',
-      '--config',
-      config,
-      '--out',
-      out,
-      '--table',
-      'users',
-      '--where',
-      `user_id=${userId}`,
+      ...['erase', '--config', config, '--out', out, '--table', 'users', '--where', `user_id=${userId}`],
+      ...['--pseudonymization-key-file', keyFile],
     ])
 
     expect(erased.exitCode, erased.stderr).toBe(0)
     expect(erased.stdout).toContain(`users: 1 row matching user_id removed from 1 date (dt=${DATE})`)
+    // The request is recorded in the bucket, beside the table's registry.
+    expect(await s3Keys('erased/_erasures/users/')).toEqual([expect.stringMatching(/\/[0-9a-f]{12}\.json$/)])
     const after = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     expect(after.map((row) => row.user_id)).toEqual(before.slice(1).map((row) => row.user_id))
     expect(await s3Keys(`erased/_raw/users/`)).toEqual([])
