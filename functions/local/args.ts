@@ -82,7 +82,7 @@ const KEY_FILE_FLAG = {
 } as const
 const DEMO_FLAG = {
   type: 'boolean',
-  help: 'use the built-in stand-in service and its demo tables (may be combined with --out,\n--stack, --date)',
+  help: 'use the built-in stand-in service and its demo tables (may be combined with --out,\n--stack, --date, and --config FILE without a source: its tables and settings)',
 } as const
 
 /** `npm start`. */
@@ -117,12 +117,16 @@ export const CHECK_FLAGS = {
 /** `npm run reprocess`: reads the archive, never the service. */
 export const REPROCESS_FLAGS = {
   date: { ...DATE_FLAG, help: 'the export date to rebuild (required)' },
-  config: { type: 'string', value: 'FILE', help: 'the configuration whose tables (and per-table options) to rebuild' },
+  config: {
+    type: 'string',
+    value: 'FILE',
+    help: 'the configuration whose tables (and per-table options) to rebuild; --table picks among them',
+  },
   table: {
     type: 'string',
     multiple: true,
-    value: 'ID=NAME',
-    help: 'a table to rebuild (repeatable), when there is no configuration file',
+    value: 'NAME|ID',
+    help: 'a table to rebuild (repeatable): one of the --config tables, or without one a table\npublished in the warehouse (by its name or its saved table id; ID=NAME for any other)',
   },
   out: {
     ...OUT_FLAG,
@@ -174,8 +178,10 @@ export interface ExportCommand {
 export const parseExportArgs = async (
   argv: readonly string[],
   flags: FlagSpecs = EXPORT_FLAGS,
-): Promise<ExportCommand> => {
-  const values: Flags = parseFlags(flags, argv).values
+): Promise<ExportCommand> => exportCommandOf(parseFlags(flags, argv).values, flags)
+
+/** The command that flag values (of `flags`, parsed) make: the configuration input, the warehouse, the key file. */
+export const exportCommandOf = (values: Flags, flags: FlagSpecs): ExportCommand => {
   const dateProblem = values.date === undefined ? undefined : exportDateProblem(values.date)
   if (dateProblem) throw new UsageError(`--date ${dateProblem}, got "${values.date}"`)
   // reprocess takes no --demo: it reads the archive, never a service.
@@ -186,6 +192,11 @@ export const parseExportArgs = async (
   }
   const tableFormat = parseFormatFlag(values.format, values.table !== undefined || values.config === undefined)
   const fromFile = values.config ? readConfigFile(values.config) : {}
+  if (demo && fromFile.source !== undefined) {
+    throw new UsageError(
+      `--demo uses the built-in stand-in, and --config ${values.config} names a service (source); drop its source section, or drop --demo`,
+    )
+  }
   const configInput: Record<string, unknown> = { ...fromFile }
   const source = { ...(fromFile.source as object | undefined) } as Record<string, unknown>
   if (values['base-url'] !== undefined) source.baseUrl = values['base-url']
@@ -229,7 +240,8 @@ const demoMode = (values: Flags): boolean => {
     (flag) => values[flag as keyof Flags] !== undefined,
   )
   if (values.demo && source.length + needsSource.length > 0) {
-    const clash = [...source, ...needsSource].filter((flag) => !WAREHOUSE_FLAGS.includes(flag))
+    // A configuration without a source gives the demo its tables and settings (retention, columnTypes...).
+    const clash = [...source, ...needsSource].filter((flag) => !WAREHOUSE_FLAGS.includes(flag) && flag !== 'config')
     if (clash.length > 0) {
       throw new UsageError(`--demo uses the built-in stand-in and its demo tables; drop ${flagList(clash)}`)
     }
@@ -247,7 +259,7 @@ const WAREHOUSE_FLAGS: readonly string[] = ['out', 'glue-database', 'stack']
 
 const flagList = (flags: readonly string[]): string => flags.map((flag) => `--${flag}`).join(', ')
 
-const parseTableFlag = (value: string): { id: string; name?: string } => {
+export const parseTableFlag = (value: string): { id: string; name?: string } => {
   const [id, name, ...rest] = value.split('=') as [string, string | undefined, ...string[]]
   // `1=a=b` used to land as table a; a second `=` is a typo, never part of a name.
   if (rest.length > 0) throw new UsageError(`--table must be ID or ID=NAME with one "=", got "${value}"`)

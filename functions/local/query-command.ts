@@ -1,6 +1,7 @@
 /**
  * `npm run query -- "SQL"`: SQL over the local warehouse with the names analysts use in Athena.
- * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table.
+ * `npm run ddl`: the Athena DDL (tables with partition projection, latest views) for every registered table, or those
+ * `--table` names.
  */
 import path from 'node:path'
 import {
@@ -15,10 +16,10 @@ import {
   tableViews,
   UsageError,
   WarehouseEmptyError,
-  type WarehouseStore,
 } from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
+import { publishedTable, publishedTables } from './published-tables.ts'
 import { type QueryResult, renderCsv, renderJson, renderResult } from './query-formats.ts'
 import type { TerminalOutput } from './terminal.ts'
 import { localWarehouseFolder, openWarehouse, parseWarehouseTarget } from './warehouse-target.ts'
@@ -43,6 +44,12 @@ const DDL_FLAGS = {
     ...OUT_FLAG,
     value: 'DIR|s3://BUCKET[/PREFIX]',
     help: 'the warehouse whose registry to read: a folder (default ./warehouse), or S3 with your\nAWS credentials (then also the default --location-root)',
+  },
+  table: {
+    type: 'string',
+    multiple: true,
+    value: 'NAME|ID',
+    help: 'only this published table, by its name or its saved table id (repeatable)',
   },
   database: { type: 'string', value: 'NAME', help: 'Glue database (default inventory)' },
   'location-root': {
@@ -77,21 +84,11 @@ const ddlLocationRoot = (flag: string | undefined, s3Root: string | undefined): 
   return flag.replace(/\/+$/, '')
 }
 
-/** The tables with a readable schema registry under `_schemas/`. */
-const registeredTables = async (store: WarehouseStore): Promise<string[]> => {
-  const names = (await store.listKeys('_schemas')).filter((key) => key.endsWith('.json'))
-  const tables: string[] = []
-  for (const key of names) {
-    const name = key.slice(key.lastIndexOf('/') + 1, -'.json'.length)
-    if (await readTableSchema(store, name)) tables.push(name)
-  }
-  return tables.sort()
-}
-
-const DDL_USAGE = `Usage: npm run ddl -- [--out DIR|s3://BUCKET[/PREFIX]] [--database NAME] [--location-root S3_URI]
+const DDL_USAGE = `Usage: npm run ddl -- [--out DIR|s3://BUCKET[/PREFIX]] [--table NAME|ID]... [--database NAME]
+                   [--location-root S3_URI]
 
 Prints the Athena CREATE EXTERNAL TABLE (with partition projection) and CREATE VIEW statements for every table
-in the warehouse's schema registry, for accounts that do not let the exporter write to Glue.
+in the warehouse's schema registry (or the --table ones), for accounts that do not let the exporter write to Glue.
 
 ${flagHelp(DDL_FLAGS)}`
 
@@ -143,8 +140,12 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
   const store = target.kind === 'folder' ? new FolderWarehouseStore(target.folder) : (await openWarehouse(target)).store
   const database = values.database ?? 'inventory'
   const locationRoot = ddlLocationRoot(values['location-root'], target.kind === 'folder' ? undefined : store.root)
-  const tables = await registeredTables(store)
-  if (tables.length === 0) throw new WarehouseEmptyError(store.root)
+  const published = await publishedTables(store)
+  if (published.length === 0) throw new WarehouseEmptyError(store.root)
+  const tables =
+    values.table === undefined
+      ? published.map((t) => t.name)
+      : [...new Set(await Promise.all(values.table.map(async (flag) => (await publishedTable(flag, store)).name)))]
   const statements: string[] = []
   for (const table of tables) {
     const schema = (await readTableSchema(store, table))!

@@ -22,12 +22,26 @@ export const openS3Warehouse = async (
 ): Promise<{ readonly store: WarehouseStore; readonly catalog: TableCatalog | undefined }> => {
   const location = target.kind === 'stack' ? await stackLocation(target.stackName) : target
   const client = new S3Client({})
+  await checkRegion(client, `--out ${location.url}`)
   await checkBucket(client, location)
   const S3WarehouseStore = await loadS3WarehouseStore()
   const store = new S3WarehouseStore(client, location.bucket, location.prefix)
   const glueTableCatalog = location.glueDatabase === undefined ? undefined : await loadGlueTableCatalog()
   const catalog = glueTableCatalog?.(new GlueClient({}), location.glueDatabase!, store.root)
   return { store, catalog }
+}
+
+/** Without a region the SDK's request fails as if the network did: the missing setting is named instead. */
+const checkRegion = async (client: { config: { region: () => Promise<string> } }, what: string): Promise<string> => {
+  try {
+    return await client.config.region()
+  } catch (error) {
+    throw new AwsUnavailableError(`${what}: no AWS region is set`, error, {
+      ...S3_HINTS,
+      network:
+        "set AWS_REGION to the bucket's region (or use a profile that has one: AWS_PROFILE); nothing was written",
+    })
+  }
 }
 
 /** Lists one key under the prefix: the bucket exists, and these credentials may list where the export writes. */
@@ -57,12 +71,7 @@ const stackLocation = async (stackName: string): Promise<ResolvedTarget> => {
   const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation')
   const client = new CloudFormationClient({})
   try {
-    let region: string
-    try {
-      region = await client.config.region()
-    } catch (error) {
-      throw new AwsUnavailableError('no AWS region is set', error, S3_HINTS)
-    }
+    const region = await checkRegion(client, `cannot read stack ${stackName}`)
     const outputs = await readStackOutputs(client, { stackName, region, hints: STACK_HINTS }, [
       StackOutput.BUCKET,
       StackOutput.PREFIX,

@@ -30,9 +30,11 @@ export const withServiceSession = async <T>(
   const demo = command.demo ? await (await import('./demo.ts')).startDemoService(command.exportDate) : undefined
   try {
     const format = command.tableFormat
+    // With --config, the demo exports that file's tables with its settings; else its own four tables.
+    const tables = command.configFile === undefined ? demo?.configInput.tables : command.configInput.tables
     const demoInput = demo && {
-      ...demo.configInput,
-      tables: demo.configInput.tables.map((table) => (format ? { ...table, format } : table)),
+      source: demo.configInput.source,
+      tables: (tables as readonly object[] | undefined)?.map((table) => (format ? { ...table, format } : table)),
     }
     const input = demoInput ? { ...command.configInput, ...demoInput } : command.configInput
     const config = parseExportConfig(input, command.configOrigin)

@@ -8,6 +8,7 @@ import {
   printableJson,
   processEnvironment,
   type RetryEvent,
+  RUN_STARTED,
   type RunRecord,
   type RunTelemetry,
   type TableConfig,
@@ -143,8 +144,12 @@ export const terminalTelemetry = (
     lastStatus = now
     output.status([...active.keys()].map(describe).join(' | '))
   }
+  // A history command runs the path once per date and says what it does itself, once.
+  const history = reading === 'warehouse'
   return {
-    info: (message, fields) => output.err(`${message}${plainFields(fields)}`),
+    info: (message, fields) => {
+      if (!(history && message === RUN_STARTED)) output.err(`${message}${plainFields(fields)}`)
+    },
     warn: (message, fields) => output.err(`warning: ${message}${plainFields(fields)}`),
     error: (message, fields) => {
       const error = fields?.error as Partial<ReturnType<ExportError['toJSON']>> | undefined
@@ -154,13 +159,15 @@ export const terminalTelemetry = (
     },
     tableStarted: (table: TableConfig) => {
       active.set(table.name, { startedAt: Date.now(), progress: { bytes: 0, rows: 0 } })
-      output.err(
-        reading === 'service'
-          ? `${table.name}: downloading table ${table.id}`
-          : reading === 'archive'
-            ? `${table.name}: reading the archived export of table ${table.id}`
-            : `${table.name}: reading the published rows of table ${table.id}`,
-      )
+      // A date that takes less than the progress interval says nothing more than the command's own lines.
+      if (history) lastProgress.set(table.name, Date.now())
+      else {
+        output.err(
+          reading === 'service'
+            ? `${table.name}: downloading table ${table.id}`
+            : `${table.name}: reading the archived export of table ${table.id}`,
+        )
+      }
       redraw(true)
     },
     tableProgress: (table: TableConfig, progress: TableProgress) => {
@@ -179,9 +186,11 @@ export const terminalTelemetry = (
       if (outcome.status === 'succeeded') {
         // The sheet's name, the warnings and the guards' column headers come from the workbook or the CSV.
         const from = outcome.format === 'xlsx' ? ` from worksheet "${printable(outcome.sheet ?? '')}" of the xlsx` : ''
-        output.err(
-          `${outcome.name}: ${paint('done', Tone.GOOD, colour)}, ${outcome.rows?.toLocaleString('en-US')} rows${from}`,
-        )
+        if (!history) {
+          output.err(
+            `${outcome.name}: ${paint('done', Tone.GOOD, colour)}, ${outcome.rows?.toLocaleString('en-US')} rows${from}`,
+          )
+        }
         for (const warning of outcome.warnings ?? []) output.err(`warning: ${outcome.name}: ${printable(warning)}`)
         if (outcome.guards) output.err(`warning: ${outcome.name}: guards: ${printable(describeGuards(outcome.guards))}`)
         if (outcome.expiredDates) {
@@ -249,10 +258,13 @@ const shortLocation = (location: string): string =>
 
 export const renderSummary = (record: RunRecord, warehouseRoot: string, colour = false): string => {
   const archived = record.tables.some((t) => t.objects.some((o) => !o.key.endsWith('.parquet')))
+  // Shown when a table has recorded erasure requests: the rows they matched, left out (or held).
+  const erased = record.tables.some((t) => t.erased !== undefined)
   const header = [
     'table',
     'status',
     'rows',
+    ...(erased ? ['erased'] : []),
     'data columns',
     'lineage columns',
     record.mode === 'reprocess' ? 'archive read' : 'received',
@@ -268,6 +280,7 @@ export const renderSummary = (record: RunRecord, warehouseRoot: string, colour =
       ? `ok${t.guards ? ` (${t.guards.map((g) => `${g.code} ${g.action}`).join(', ')})` : ''}`
       : `${t.error?.failureClass === 'guard' ? 'HELD' : 'FAILED'} ${t.error?.code ?? ''}`.trim(),
     t.rows === undefined ? '-' : t.rows.toLocaleString('en-US'),
+    ...(erased ? [t.erased === undefined ? '-' : t.erased.rows.toLocaleString('en-US')] : []),
     t.columns === undefined ? '-' : String(t.columns.filter((c) => !isLineageColumn(c)).length),
     t.columns === undefined ? '-' : String(t.columns.filter(isLineageColumn).length),
     formatBytes(t.bytesReceived),

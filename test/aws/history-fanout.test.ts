@@ -4,7 +4,8 @@
  * Functions runs it (state-machine.ts): the plan task with the input `npm run erase -- --aws-event` prints, then the
  * Map's batches, at most MaxConcurrency at once, then the finish, each invocation decided for the state machine's
  * role. The rows go from every date and nothing else changes; the value in clear is in no event, answer, log line or
- * object. Then a column retyped to string: every date is rewritten by the batches, the registry moves once, at the
+ * object, and its digests are in the recorded request alone, which keeps them out of the next scheduled export
+ * (counted in its run record) and which the function's role may not delete. Then a column retyped to string: every date is rewritten by the batches, the registry moves once, at the
  * finish, and the next export, refused before, is published.
  */
 import { randomBytes } from 'node:crypto'
@@ -230,15 +231,40 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
       })
     }
     const digests = (event.history.where as { digest: string }[]).map((c) => c.digest)
-    const written = await Promise.all((await keys('')).map(async (key) => (await aws.s3.read(`inventory/${key}`))!))
+    // The plan recorded the request: the one object that holds its digests, never the value.
+    const [request] = await keys('_erasures/devices/')
+    expect(request).toMatch(/^_erasures\/devices\/[0-9a-f]{12}\.json$/)
+    const written = new Map<string, Buffer>()
+    for (const key of await keys('')) written.set(key, (await aws.s3.read(`inventory/${key}`))!)
     for (const needle of [serial, KEY, ...digests]) {
-      expect(written.filter((bytes) => bytes.includes(Buffer.from(needle)))).toEqual([])
+      const holding = [...written].filter(([, bytes]) => bytes.includes(Buffer.from(needle))).map(([key]) => key)
+      expect(holding).toEqual(digests.includes(needle) ? [request] : [])
       expect(logs).not.toContain(needle)
       expect(JSON.stringify(answers)).not.toContain(needle)
     }
     // The inputs Step Functions keeps in its history hold digests only.
     expect(JSON.stringify(execution.invocations)).not.toContain(serial)
     expect(aws.authorizer.decisions.filter((d) => !d.allowed)).toEqual([])
+  }, 300_000)
+
+  it('keeps the rows out of the next scheduled export from a service that still has them, and counts them', async () => {
+    const next = '2026-10-31'
+    emulator.upstream.setDate(next)
+    const quiet = captureOutput()
+    const summary = await handlerFor(functionEnvironment())(
+      { tables: ['devices'], exportDate: next },
+      lambdaContext(),
+    ).finally(() => quiet.restore())
+    expect(summary.status).toBe('succeeded')
+    expect((await devicesOf(next)).some((r) => r.device_id === DEVICE)).toBe(false)
+    const record = JSON.parse((await aws.s3.read(`inventory/${summary.runRecord.split('/inventory/')[1]}`))!.toString())
+    expect(record.tables[0].erased).toEqual({ requests: [expect.stringMatching(/^[0-9a-f]{12}$/)], rows: 1 })
+    // Its raw body held the device as received, so it is not kept; and the function may not forget a request.
+    expect(await keys(`_raw/devices/dt=${next}/`)).toEqual([])
+    const [request] = await keys('_erasures/devices/')
+    await expect(
+      aws.s3.client.send(new DeleteObjectCommand({ Bucket: NAMES.bucket, Key: `inventory/${request}` })),
+    ).rejects.toThrow(/Access Denied|AccessDenied/)
   }, 300_000)
 
   it('is finished by a rerun of the same input, which changes nothing', async () => {

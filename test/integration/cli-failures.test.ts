@@ -302,10 +302,10 @@ describe('help', () => {
     ],
     ['check', ['--base-url URL', '--table ID[=NAME]', '--token-file FILE', '--config FILE', '--demo']],
     ['query', ['--out DIR', '--format table|csv|json']],
-    ['ddl', ['--out DIR|s3://BUCKET[/PREFIX]', '--database NAME', '--location-root S3_URI']],
+    ['ddl', ['--out DIR|s3://BUCKET[/PREFIX]', '--table NAME|ID', '--database NAME', '--location-root S3_URI']],
     [
       'reprocess',
-      ['--date YYYY-MM-DD', '--config FILE', '--table ID=NAME', '--out DIR|s3://BUCKET[/PREFIX]', '--stack NAME'],
+      ['--date YYYY-MM-DD', '--config FILE', '--table NAME|ID', '--out DIR|s3://BUCKET[/PREFIX]', '--stack NAME'],
     ],
     ['reset', ['--out DIR']],
   ])('%s --help lists its flags', async (command, flags) => {

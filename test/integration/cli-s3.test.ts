@@ -29,7 +29,7 @@ afterAll(async () => {
 })
 
 /** The SDK's environment for s3rver, and no shared config, profile or instance metadata to fall back on. */
-const awsEnvironment = (overrides: Record<string, string> = {}) => ({
+const awsEnvironment = (overrides: Record<string, string | undefined> = {}) => ({
   ...s3.sdkEnvironment,
   AWS_CONFIG_FILE: path.join(work, 'no-config'),
   AWS_SHARED_CREDENTIALS_FILE: path.join(work, 'no-credentials'),
@@ -37,7 +37,7 @@ const awsEnvironment = (overrides: Record<string, string> = {}) => ({
   AWS_PROFILE: '',
   ...overrides,
 })
-const cli = (argv: readonly string[], overrides?: Record<string, string>) =>
+const cli = (argv: readonly string[], overrides?: Record<string, string | undefined>) =>
   runCliProcess(argv, awsEnvironment(overrides))
 
 const s3Keys = async (prefix: string): Promise<string[]> => {
@@ -147,20 +147,17 @@ describe('npm start --out s3://BUCKET/PREFIX', () => {
     const before = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     const userId = String(before[0]!.user_id)
 
+    const keyFile = path.join(work, 'erase-key')
+    await writeFile(keyFile, 'e'.repeat(40))
     const erased = await cli([
-      'erase',
-      '--config',
-      config,
-      '--out',
-      out,
-      '--table',
-      'users',
-      '--where',
-      `user_id=${userId}`,
+      ...['erase', '--config', config, '--out', out, '--table', 'users', '--where', `user_id=${userId}`],
+      ...['--pseudonymization-key-file', keyFile],
     ])
 
     expect(erased.exitCode, erased.stderr).toBe(0)
     expect(erased.stdout).toContain(`users: 1 row matching user_id removed from 1 date (dt=${DATE})`)
+    // The request is recorded in the bucket, beside the table's registry.
+    expect(await s3Keys('erased/_erasures/users/')).toEqual([expect.stringMatching(/\/[0-9a-f]{12}\.json$/)])
     const after = await readWithHyparquet((await s3.read(`erased/users/dt=${DATE}/data.parquet`))!)
     expect(after.map((row) => row.user_id)).toEqual(before.slice(1).map((row) => row.user_id))
     expect(await s3Keys(`erased/_raw/users/`)).toEqual([])
@@ -269,6 +266,20 @@ describe('npm start --out that S3 or the flags refuse', () => {
       /^error \[AWS_UNAVAILABLE\]: --out s3:\/\/warehouse\/inventory: CredentialsProviderError: /m,
     )
     expect(result.stderr).toMatch(/^next step: sign in /m)
+    noStack(result.stderr)
+  })
+
+  it('ends a missing region with one coded line whose next step names AWS_REGION', async () => {
+    // Unset, not empty: an empty one is refused by the SDK as a hostname, which the command names the same way.
+    const result = await cli(['erase', '--list', '--out', 's3://warehouse/inventory'], {
+      AWS_REGION: undefined,
+      AWS_DEFAULT_REGION: undefined,
+    })
+    expect(result.exitCode).toBe(1)
+    expect(result.stderr).toMatch(
+      /^error \[AWS_UNAVAILABLE\]: --out s3:\/\/warehouse\/inventory: no AWS region is set: Error: Region is missing$/m,
+    )
+    expect(result.stderr).toMatch(/^next step: set AWS_REGION to the bucket's region /m)
     noStack(result.stderr)
   })
 

@@ -4,6 +4,7 @@
  * written or printed holds the value, a rerun changes nothing, and a run killed in the middle is finished by the next.
  */
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse } from 'csv-parse/sync'
@@ -83,8 +84,13 @@ describe('npm run erase', () => {
     const before = await rows(out, 'SELECT dt, count(*) FROM devices GROUP BY dt ORDER BY dt')
     const result = await erase(out, '--table', 'devices', '--where', 'device_id=000007', '--dry-run')
     expect(result.exitCode, result.stderr).toBe(0)
-    for (const date of DATES) expect(result.stderr).toContain(`devices: dt=${date}: 1 row would be removed`)
-    expect(result.stdout).toMatch(/devices: 3 rows matching device_id would be removed from 3 dates/)
+    // The plan and its summary on one stream, in order; the progress once, on the other.
+    expect(result.stdout.split('\n')).toEqual([
+      ...DATES.map((date) => `devices: dt=${date}: 1 row would be removed`),
+      `devices: 3 rows matching device_id would be removed from 3 dates (${DATES.map((d) => `dt=${d}`).join(', ')})`,
+    ])
+    expect(result.stderr).toBe('devices: looking for the rows matching device_id in every export date')
+    expect(existsSync(path.join(out, '_erasures'))).toBe(false)
     expect(await rows(out, 'SELECT dt, count(*) FROM devices GROUP BY dt ORDER BY dt')).toEqual(before)
   })
 
@@ -133,7 +139,9 @@ describe('npm run erase', () => {
     expect(result.stdout).toContain('users: 3 rows matching e_mail removed from 3 dates')
     expect(`${result.stdout}\n${result.stderr}`).not.toContain(clear)
     expect(await rows(out, `SELECT count(*) FROM users WHERE e_mail = '${email}'`)).toEqual([['0']])
-    expect(await filesHolding(out, email)).toEqual([])
+    // Only the recorded request holds the pseudonym: the digest it is matched by, never the value.
+    const [request] = await readdir(path.join(out, '_erasures', 'users'))
+    expect(await filesHolding(out, email)).toEqual([path.join(out, '_erasures', 'users', request!)])
     expect(await filesHolding(out, clear)).toEqual([])
   })
 
@@ -196,9 +204,9 @@ describe('npm run erase', () => {
           keyFile,
           ...flags,
         ],
-        { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+        { cwd: REPO, stdio: ['ignore', 'pipe', 'ignore'] },
       )
-      child.stderr.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('row removed')) child.kill('SIGKILL')
       })
       child.on('close', (_code, killedBy) => resolve(killedBy))

@@ -190,9 +190,34 @@ describe('npm run ddl', () => {
     expect(result.exitCode).toBe(0)
     await expect(`${result.stdout}\n`).toMatchFileSnapshot('../fixtures/ddl/demo-tables.sql')
   })
+
+  it('--table prints a published table by its name or its saved table id, and names the tables for another', async () => {
+    const tables = async (...flags: string[]) => {
+      const result = await runCommandInProcess('ddl', ['--out', demoWarehouse, ...flags])
+      return { ...result, tables: [...result.stdout.matchAll(/^-- (\w+): saved table/gm)].map((m) => m[1]) }
+    }
+    expect((await tables('--table', 'devices', '--table', '1003')).tables).toEqual(['devices', 'users'])
+    const unknown = await tables('--table', 'device')
+    expect(unknown.exitCode).toBe(2)
+    expect(unknown.stderr).toMatch(/--table "device" is not a table published in .*; did you mean "devices"\?/)
+    expect(unknown.stderr).toContain(
+      'next step: name one of the published tables: devices, installed_software, payroll_devices, users',
+    )
+  })
 })
 
 describe('the demo', () => {
+  it('takes a configuration without a source, and refuses one that names a service', async () => {
+    const folder = await tempDir()
+    const withSource = path.join(folder, 'with-source.json')
+    await writeFile(withSource, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [{ id: '1001' }] }))
+    const refused = await runExportInProcess(['--demo', '--config', withSource, '--out', folder])
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stderr).toContain(
+      `error [USAGE_INVALID]: --demo uses the built-in stand-in, and --config ${withSource} names a service (source); drop its source section, or drop --demo`,
+    )
+  })
+
   it('runs without a warning: its data keeps its own key', () => {
     expect(demo.stderr).not.toMatch(/warning/i)
     expect(demo.stdout).not.toMatch(/warning/i)

@@ -115,8 +115,11 @@ afterAll(async () => {
 describe('npm run rewrite', () => {
   it('is what the export asks for: a changed column setting on a published column refuses the table', async () => {
     const out = await copyOf('refused')
+    emulator.requests.length = 0
     const result = await exportDate(after, out, NEXT)
     expect(result.exitCode).toBe(1)
+    // Decided from the configuration and the registry, before the table is downloaded.
+    expect(emulator.requests.filter((r) => r.path.startsWith('/rest/tables/'))).toEqual([])
     expect(result.stdout).toMatch(/devices\s+FAILED HISTORY_REWRITE_NEEDED/)
     expect(result.stderr).toContain(
       'the configuration of devices changes published columns (serial_number: dropped; os_version: double (published as string); ram_gb: string (published as bigint); owner: pseudonymized)',
@@ -140,9 +143,14 @@ describe('npm run rewrite', () => {
     const schema = await readFile(path.join(out, '_schemas', 'devices.json'))
     const result = await rewrite(out, '--dry-run')
     expect(result.exitCode, result.stderr).toBe(0)
-    for (const date of DATES)
-      expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* would be rewritten`))
-    expect(result.stdout).toMatch(/devices: 3 dates \(.* rows, .*\) would be rewritten; nothing was changed/)
+    // The plan and its summary on one stream, in order.
+    const lines = result.stdout.split('\n')
+    expect(lines).toHaveLength(4)
+    for (const [i, date] of DATES.entries()) {
+      expect(lines[i]).toMatch(new RegExp(`^devices: dt=${date}: 3\\d\\d rows, .* would be rewritten$`))
+    }
+    expect(lines[3]).toMatch(/^devices: 3 dates \(.* rows, .*\) would be rewritten; nothing was changed$/)
+    expect(result.stderr).toBe(`devices: checking every export date against ${after}`)
     expect(await objects(out)).toEqual(first)
     expect(await readFile(path.join(out, '_schemas', 'devices.json'))).toEqual(schema)
   })
@@ -157,8 +165,13 @@ describe('npm run rewrite', () => {
     const result = await rewrite(out)
     expect(result.exitCode, result.stderr).toBe(0)
     for (const date of DATES)
-      expect(result.stderr).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* rewritten`))
-    expect(result.stdout).toMatch(/devices: 3 dates \(.*\) rewritten; every date is in line/)
+      expect(result.stdout).toMatch(new RegExp(`devices: dt=${date}: 3\\d\\d rows, .* rewritten`))
+    expect(result.stdout).toMatch(
+      /devices: 3 dates \(.*\) rewritten; every date is in line with the configuration and the registry has moved/,
+    )
+    // Its progress once, in its own words: not a run started, nor the rows read, per date.
+    expect(result.stderr).not.toContain('export run started')
+    expect(result.stderr).not.toContain('reading the published rows')
     // Each date's own file has the same columns and types, ram_gb as text and no serial_number.
     const layouts = await Promise.all(
       DATES.map((d) => describeParquet(path.join(out, 'devices', `dt=${d}`, 'data.parquet'))),
@@ -260,7 +273,11 @@ describe('npm run rewrite', () => {
       ...SETTLED,
       columnTypes: { ...SETTLED.columnTypes, cpu_cores: 'string' },
     })
-    const again = await runCommandInProcess('rewrite', ['--config', later, '--out', out, '--table', 'devices'])
+    // The erasure recorded its request, which every later run of the table matches with the key.
+    const again = await runCommandInProcess('rewrite', [
+      ...['--config', later, '--out', out, '--table', 'devices'],
+      ...['--pseudonymization-key-file', keyFile],
+    ])
     expect(again.exitCode, again.stderr).toBe(0)
     expect(again.stdout).toContain('devices: 3 dates')
     expect(await rows(out, owners)).toEqual(before)
@@ -290,13 +307,48 @@ describe('npm run rewrite', () => {
     expect(await registry()).not.toContain('serial_number')
   })
 
+  it('rewrites the dates --date or --from/--to pick, moving the registry once the others are in line too', async () => {
+    const out = await copyOf('dated')
+    const registry = () => readFile(path.join(out, '_schemas', 'devices.json'), 'utf8')
+    const untouched = await registry()
+    const first = await rewrite(out, '--date', DATES[0]!)
+    expect(first.exitCode, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(
+      /devices: 1 date \(3\d\d rows, .*\) rewritten; other dates are not yet in line, so the registry has not moved/,
+    )
+    expect(await registry()).toBe(untouched)
+    // By its saved table id, the rest of the range: then every date is in line, and the registry moves.
+    const rest = await runCommandInProcess('rewrite', [...rewriteArgs(out), '--table', '1001', '--from', DATES[1]!])
+    expect(rest.exitCode, rest.stderr).toBe(0)
+    expect(rest.stdout).toMatch(
+      /devices: 2 dates .* rewritten; every date is in line with the configuration and the registry has moved/,
+    )
+    // A date it does not hold, or a range that is none, changes nothing.
+    const before = await objects(out)
+    for (const flags of [
+      ['--date', '2026-11-01'],
+      ['--from', DATES[2]!, '--to', DATES[1]!],
+      ['--to', '2026-13-01'],
+    ]) {
+      const bad = await rewrite(out, ...flags)
+      expect(bad.exitCode, flags.join(' ')).toBe(2)
+      expect(bad.stderr).toMatch(
+        /^error \[USAGE_INVALID\]: (devices has no export date dt=2026-11-01|--from .* is after --to|--to )/,
+      )
+    }
+    expect(await objects(out)).toEqual(before)
+  })
+
   it('changes nothing when run again', async () => {
     const out = await copyOf('again')
     expect((await rewrite(out)).exitCode).toBe(0)
     const first = await objects(out)
     const again = await rewrite(out)
     expect(again.exitCode, again.stderr).toBe(0)
-    expect(again.stdout).toContain('devices: 0 dates (0 rows, 0 B) rewritten')
+    // Nothing moved, and it says so.
+    expect(again.stdout).toBe(
+      'devices: 0 dates (0 rows, 0 B) rewritten; every date was in line with the configuration, and so was the registry',
+    )
     expect(await objects(out)).toEqual(first)
   })
 
@@ -308,9 +360,9 @@ describe('npm run rewrite', () => {
       const child = spawn(
         process.execPath,
         [path.join(REPO, 'functions/local/cli.mjs'), 'rewrite', ...rewriteArgs(killed), '--table', 'devices'],
-        { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+        { cwd: REPO, stdio: ['ignore', 'pipe', 'ignore'] },
       )
-      child.stderr.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes(' rewritten')) child.kill('SIGKILL')
       })
       child.on('close', (_code, killedBy) => resolve(killedBy))

@@ -70,6 +70,8 @@ export const DATA_OBJECT_NAME = 'data.parquet'
 export const RUNS_FOLDER = '_runs'
 export const SCHEMAS_FOLDER = '_schemas'
 export const RAW_FOLDER = '_raw'
+/** The erasure requests recorded per table, `<folder>/<table>/<id>.json`: every later export leaves their rows out. */
+export const ERASURES_FOLDER = '_erasures'
 /** One tiny object per table and export date, `<folder>/<table>/dt=<date>/dates.parquet`: the dates relation. */
 export const EXPORT_DATES_FOLDER = '_export_dates'
 export const EXPORT_DATES_OBJECT_NAME = 'dates.parquet'

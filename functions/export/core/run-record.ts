@@ -82,6 +82,8 @@ export interface TableOutcome {
   readonly guards?: readonly GuardFinding[]
   /** What an erasure request (`npm run erase`) left out of the date: the columns matched on, never the values. */
   readonly erasure?: ErasureRecord
+  /** For a table with recorded erasure requests: the requests applied and the rows they matched (left out or held). */
+  readonly erased?: ErasedRowsRecord
   /** Export dates this run removed because they were past the table's `retention`. */
   readonly expiredDates?: readonly string[]
   readonly error?: TableErrorRecord
@@ -90,6 +92,12 @@ export interface TableOutcome {
 export interface ErasureRecord {
   readonly columns: readonly string[]
   readonly rowsRemoved: number
+}
+
+export interface ErasedRowsRecord {
+  /** The ids of the requests recorded for the table (`npm run erase -- --list`). */
+  readonly requests: readonly string[]
+  readonly rows: number
 }
 
 export interface RunRecord {

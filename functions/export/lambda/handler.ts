@@ -9,7 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import type { Context, ScheduledEvent } from 'aws-lambda'
 import { glueTableCatalog } from '../catalog/glue.ts'
-import type { ExportConfig } from '../core/config.ts'
+import { type ExportConfig, selectedTables } from '../core/config.ts'
 import { FailureClass, LambdaEnvironment } from '../core/constants.ts'
 import { type Environment, type LambdaSettings, lambdaSettings, parseLambdaSettings } from '../core/environment.ts'
 import { ConfigError, DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
@@ -17,6 +17,7 @@ import { type PseudonymizationKey, refuseKeyAsToken } from '../core/pseudonymiza
 import { type RunRecord, runRecordKey } from '../core/run-record.ts'
 import { DEFAULT_SPOOL_DIRECTORY, type RunDependencies, runExport } from '../path/run.ts'
 import { S3WarehouseStore, type S3WarehouseStoreOptions } from '../publish/s3.ts'
+import { tablesWithErasureRequests } from '../schema/erasure-requests.ts'
 import { archiveSource } from '../source/archive-source.ts'
 import { readCaCertificates } from '../source/ca-certificates.ts'
 import { serviceSource } from '../source/service-source.ts'
@@ -151,8 +152,15 @@ export const createHandler = (deps: HandlerDependencies = {}): ExportHandler => 
     let pseudonymizationKey: PseudonymizationKey | undefined
     try {
       upstream = reprocess ? { reprocess } : await serviceAccess(tokens, settings.config)
-      // Read only when a table needs it, so a stack without pseudonymized columns never asks for it.
-      if (settings.config.tables.some((t) => t.columns.pseudonymize.length > 0)) {
+      // Read only when a table needs it, so a stack without pseudonymized columns or erasure requests never asks.
+      if (
+        await needsKey(
+          settings,
+          options.tables,
+          new S3WarehouseStore(s3, settings.bucket, settings.config.warehouse.prefix),
+          pseudonymizationKeys,
+        )
+      ) {
         pseudonymizationKey = await pseudonymizationKeys?.read()
       }
       if (!upstream.reprocess) refuseKeyAsToken(pseudonymizationKey, upstream.token, 'the token secret')
@@ -272,6 +280,23 @@ const historyInvocation = async (
     watchdog.dispose()
     telemetry.flush()
   }
+}
+
+/**
+ * Whether the run needs the pseudonymization key: a table pseudonymizes, or (when the stack has the key's secret)
+ * a table of the run has recorded erasure requests, whose digests the key matches.
+ */
+const needsKey = async (
+  settings: LambdaSettings,
+  wanted: readonly string[] | undefined,
+  store: S3WarehouseStore,
+  keys: PseudonymizationKeyReader | undefined,
+): Promise<boolean> => {
+  const tables = selectedTables(settings.config.tables, wanted)
+  if (tables.some((t) => t.columns.pseudonymize.length > 0)) return true
+  if (keys === undefined) return false
+  const erased = await tablesWithErasureRequests(store)
+  return tables.some((t) => erased.has(t.name))
 }
 
 /** The event's choice of source: the raw archive (reprocess), or the service with the token and its settings. */

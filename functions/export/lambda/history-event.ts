@@ -9,34 +9,30 @@
  * every input in its execution history, so the value in clear never enters an event.
  */
 import * as z from 'zod'
+import { DigestConditionSchema, DigestSchema } from '../core/digest-condition.ts'
 import { ConfigError, type ConfigProblem, quotePrefix } from '../core/errors.ts'
 import { exportDateProblem } from '../core/export-date.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
-import { pseudonym } from '../normalize/personal-data.ts'
-import { digestCondition, TYPED_SPELLINGS, type ValueCondition } from '../path/erase.ts'
+import { keyCheck } from '../normalize/personal-data.ts'
+import { digestCondition, type ValueCondition } from '../path/erase.ts'
 
 /** Dates one batch may name, and the largest batch a plan may ask for: a year of daily dates. */
 export const MAX_BATCH_DATES = 366
 /** Dates per batch when the plan event sets no `batchSize`: a few minutes of rewriting for a 1 GB daily table. */
 export const DEFAULT_BATCH_DATES = 5
-/** Conditions of one request; the CLI's `--where` flags. */
-const MAX_CONDITIONS = 16
+/** Conditions of one request: the values of the CLI's `--where` and `--where-file`, one per person. */
+const MAX_CONDITIONS = 2000
+/**
+ * Bytes of a history event the CLI prints at most: half of Step Functions' 256 KiB for an execution's input and
+ * state, which also hold the plan's batches and the batches' answers.
+ */
+export const MAX_HISTORY_EVENT_BYTES = 128 * 1024
 const MAX_NAME = 256
 
 /** The operations a history event may name; each is one entry of lambda/history.ts's table of operations. */
 export const HistoryOperation = { ERASE: 'erase', REWRITE: 'rewrite' } as const
 export type HistoryOperation = (typeof HistoryOperation)[keyof typeof HistoryOperation]
 const OPERATION_NAMES = Object.values(HistoryOperation) as [HistoryOperation, ...HistoryOperation[]]
-
-const Digest = z
-  .string({ error: 'must be a digest printed by npm run erase -- --aws-event' })
-  .regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex digits, as npm run erase -- --aws-event prints it')
-
-const ConditionSchema = z.strictObject({
-  column: z.string().min(1, 'must name a data column').max(MAX_NAME),
-  digest: Digest,
-  typed: z.strictObject(Object.fromEntries(TYPED_SPELLINGS.map((type) => [type, Digest.optional()]))).optional(),
-})
 
 const DateSchema = z
   .string({ error: 'must be a date as YYYY-MM-DD' })
@@ -49,8 +45,10 @@ const DateSchema = z
 const HistorySchema = z.strictObject({
   operation: z.enum(OPERATION_NAMES, { error: `must be one of: ${OPERATION_NAMES.join(', ')}` }),
   table: z.string().min(1, 'must be a table id or name').max(MAX_NAME),
-  where: z.array(ConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
-  keyCheck: Digest.describe('The digest of KEY_CHECK_TEXT: proves the digests were made with the deployed key'),
+  where: z.array(DigestConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
+  keyCheck: DigestSchema.describe(
+    'The key check (normalize/personal-data.ts keyCheck): proves the digests were made with the deployed key',
+  ),
   batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional().describe("The plan's dates per batch"),
 })
 
@@ -72,9 +70,6 @@ export interface HistoryInvocation {
   readonly dates?: readonly string[] | undefined
   readonly finish?: true | undefined
 }
-
-/** What the key check digests: the same for every request, so it names the key and nothing else. */
-export const KEY_CHECK_TEXT = 'inventory-export history event key check'
 
 /** Whether the event is a history event (any object with a `history` field, so a half-formed one is refused). */
 export const isHistoryEvent = (event: unknown): event is { history: unknown } =>
@@ -123,7 +118,7 @@ const historyRequest = (
     operation,
     table,
     ...(where === undefined ? {} : { where }),
-    keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
+    keyCheck: keyCheck(key),
     ...(batchSize === undefined ? {} : { batchSize }),
   },
 })

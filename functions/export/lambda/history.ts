@@ -16,7 +16,7 @@ import {
 } from '../core/errors.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { RunRecord } from '../core/run-record.ts'
-import { pseudonym } from '../normalize/personal-data.ts'
+import { keyCheck } from '../normalize/personal-data.ts'
 import { type DigestCondition, eraseRows } from '../path/erase.ts'
 import { rewriteHistory } from '../path/rewrite.ts'
 import type { RunTelemetry } from '../path/telemetry.ts'
@@ -27,7 +27,6 @@ import {
   type HistoryInvocation,
   type HistoryOperation,
   type HistoryRequest,
-  KEY_CHECK_TEXT,
 } from './history-event.ts'
 
 export interface HistoryDeps {
@@ -49,7 +48,7 @@ interface DateOutcome {
   readonly record?: RunRecord
 }
 
-/** One history operation: how it runs on some dates of a table (`dryRun` with no dates checks the request). */
+/** One history operation: how it runs on some dates of a table (with no dates it checks, and records, the request). */
 interface OperationSpec {
   readonly run: (
     config: ExportConfig,
@@ -116,7 +115,7 @@ const configuredTable = (config: ExportConfig, wanted: string): TableConfig => {
 
 /** Refuses digests made with another key: they would match nothing, and the request would end as done. */
 const checkKey = (key: PseudonymizationKey, request: HistoryRequest): void => {
-  if (pseudonym(key, Buffer.from(KEY_CHECK_TEXT)) === request.keyCheck) return
+  if (keyCheck(key) === request.keyCheck) return
   throw new ConfigError(
     'history event',
     [{ field: 'history.keyCheck', message: 'was made with another pseudonymization key than the deployed one' }],
@@ -132,8 +131,9 @@ export const planHistory = async (
 ): Promise<HistoryPlan> => {
   const table = configuredTable(config, request.table)
   checkKey(deps.pseudonymizationKey, request)
-  // On no date: reads the registry and checks the conditions' columns, and changes nothing.
-  await OPERATIONS[request.operation].run(config, table, request, deps, { dryRun: true, dates: [] })
+  // On no date: checks the request against the table (its registry, the conditions' columns); an erasure is
+  // recorded then, so every export from now on leaves its rows out, before any batch rewrites a date.
+  await OPERATIONS[request.operation].run(config, table, request, deps, { dates: [] })
   const dates = await storedDates(deps.store, table.name)
   const size = request.batchSize ?? DEFAULT_BATCH_DATES
   const batches: string[][] = []

@@ -21,6 +21,15 @@ const PSEUDONYM_LENGTH = 32
 export const pseudonym = (key: PseudonymizationKey, cell: Uint8Array): string =>
   createHmac('sha256', key.hmacKey).update(cell).digest('hex').slice(0, PSEUDONYM_LENGTH)
 
+/** What a key check digests: the same text everywhere, so the check names the key and nothing else. */
+const KEY_CHECK_TEXT = 'inventory-export history event key check'
+
+/**
+ * The digest that proves digests were made with a key (a history event's, an erasure request's), without saying
+ * anything of it: two keys give the same check about once in 2^128.
+ */
+export const keyCheck = (key: PseudonymizationKey): string => pseudonym(key, Buffer.from(KEY_CHECK_TEXT))
+
 /** The columns a table writes once its controls are applied. */
 interface ControlledColumns {
   /** The written columns, in the export's order. */

@@ -3,19 +3,28 @@
  * through the table's own path (`runExport`) fed by the date's own Parquet (source/warehouse-source.ts), so each
  * object is replaced exactly as an export replaces it, or left as it was. A date is rewritten only when it holds a
  * matching row, so a rerun after a crash or a failure finishes what is left and a finished request changes nothing.
- * A date's raw bodies (`_raw/`) hold the rows as received: they are deleted before the date is rewritten.
- * The values are never logged, recorded or put in an error: only the column names and the counts are.
+ * A date's raw bodies (`_raw/`) hold the rows as received: they are deleted before the date is rewritten. Before
+ * any date, the request is recorded as keyed digests (schema/erasure-requests.ts), so every later run of the table
+ * leaves its rows out while the service still has them. The values are never logged, recorded in clear or put in
+ * an error: only the column names and the counts are.
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
 import { ColumnType, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
+import {
+  conditionDigests,
+  type DigestCondition,
+  TYPED_SPELLINGS,
+  type TypedSpelling,
+} from '../core/digest-condition.ts'
 import { ConfigError, UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { RunRecord } from '../core/run-record.ts'
-import { pseudonym } from '../normalize/personal-data.ts'
+import { keyCheck, pseudonym } from '../normalize/personal-data.ts'
 import { bigintAt, booleanAt, dateAt, doubleAt, parsed, timestampAt } from '../normalize/values.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { type ErasureRequest, recordErasureRequest } from '../schema/erasure-requests.ts'
 import { publishedPseudonyms } from '../schema/history.ts'
 import { readTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
@@ -38,26 +47,7 @@ export interface ValueCondition {
   readonly value: string
 }
 
-/** The column types whose stored text is the typed value's own spelling, which may differ from the value given. */
-export const TYPED_SPELLINGS = [
-  ColumnType.BIGINT,
-  ColumnType.DOUBLE,
-  ColumnType.BOOLEAN,
-  ColumnType.DATE,
-  ColumnType.TIMESTAMP,
-] as const
-export type TypedSpelling = (typeof TYPED_SPELLINGS)[number]
-
-/**
- * A condition with the value as keyed digests only (a Lambda event, which Step Functions keeps in its execution
- * history): `digest` is the pseudonym of the value as given (so, for a pseudonymized column, its stored pseudonym),
- * and `typed` that of its spelling in each column type where it reads as a value spelt otherwise (`007` as `7`).
- */
-export interface DigestCondition {
-  readonly column: string
-  readonly digest: string
-  readonly typed?: Readonly<Partial<Record<TypedSpelling, string>>> | undefined
-}
+export { type DigestCondition, TYPED_SPELLINGS, type TypedSpelling } from '../core/digest-condition.ts'
 
 export type ErasureCondition = ValueCondition | DigestCondition
 
@@ -81,6 +71,8 @@ export interface ErasedDate {
 export interface ErasureResult {
   readonly table: string
   readonly columns: readonly string[]
+  /** The request as the warehouse records it (not in a dry run), and whether this call recorded it. */
+  readonly request?: { readonly recorded: ErasureRequest; readonly isNew: boolean }
   readonly dates: readonly ErasedDate[]
   /** The first date whose rewrite failed: the request stopped there, and a rerun goes on from it. */
   readonly failed?: ErasedDate
@@ -134,7 +126,11 @@ const keyNeeded = (column: string, why: string) =>
     { field: '--pseudonymization-key-file', message: `is needed: ${column} ${why}` },
   ])
 
-/** Each condition as a matcher of stored texts, naming the column (never the value) when it cannot be matched. */
+/**
+ * The conditions as matchers of stored texts, one per column: a row matches when each column named holds one of
+ * its values (several values of one column are several people). Names the column, never the value, when it
+ * cannot be matched.
+ */
 const rowFilters = (
   table: TableConfig,
   schema: TableSchema,
@@ -142,31 +138,66 @@ const rowFilters = (
   key: PseudonymizationKey | undefined,
 ): RowFilter[] => {
   const data = schema.columns.filter((c) => c.textOf === undefined && !LINEAGE_COLUMN_NAMES.includes(c.name))
-  return conditions.map((condition) => {
-    const { column } = condition
+  // What the dates hold: a column newly pseudonymized is still in clear until it is rewritten.
+  const pseudonyms = publishedPseudonyms(table, schema)
+  const byColumn = new Map<string, ErasureCondition[]>()
+  for (const condition of conditions)
+    byColumn.set(condition.column, [...(byColumn.get(condition.column) ?? []), condition])
+  return [...byColumn].map(([column, given]) => {
     const registered = data.find((c) => c.name === column)
     if (registered === undefined) {
       throw new UsageError(
         `--where names "${column}", which is not a data column of ${table.name} (columns: ${data.map((c) => c.name).join(', ')})`,
       )
     }
-    const pseudonymized = table.columns.pseudonymize.includes(column)
-    if ('value' in condition) {
-      if (!pseudonymized) {
-        const texts = spellings(condition.value, registered.type)
-        return { column, matches: (text) => texts.includes(text) }
+    const pseudonymized = pseudonyms.includes(column)
+    const texts = new Set<string>()
+    const digests = new Set<string>()
+    for (const condition of given) {
+      if ('value' in condition && !pseudonymized) {
+        for (const text of spellings(condition.value, registered.type)) texts.add(text)
+        continue
       }
-      if (key === undefined) throw keyNeeded(column, 'is pseudonymized, so the value is matched by its pseudonym')
-      const stored = digestOf(key, condition.value)
-      return { column, matches: (text) => text === stored }
+      if (key === undefined) {
+        throw keyNeeded(
+          column,
+          pseudonymized
+            ? 'is pseudonymized, so the value is matched by its pseudonym'
+            : 'is matched by the digest of its stored texts',
+        )
+      }
+      const digest = 'value' in condition ? digestCondition(key, condition) : condition
+      // A pseudonymized column stores the digest itself; any other is compared by the digest of each stored text.
+      for (const each of pseudonymized ? [digest.digest] : conditionDigests(digest, registered.type)) digests.add(each)
     }
-    // A pseudonymized column stores the digest itself; any other is compared by the digest of each stored text.
-    if (pseudonymized) return { column, matches: (text) => text === condition.digest }
-    if (key === undefined) throw keyNeeded(column, 'is matched by the digest of its stored texts')
-    const typed = condition.typed?.[registered.type as TypedSpelling]
-    const digests = new Set(typed === undefined ? [condition.digest] : [condition.digest, typed])
-    return { column, matches: (text) => text !== '' && digests.has(digestOf(key, text)) }
+    const hashed = pseudonymized ? (text: string) => text : (text: string) => digestOf(key!, text)
+    return {
+      column,
+      matches: (text) => texts.has(text) || (text !== '' && digests.size > 0 && digests.has(hashed(text))),
+    }
   })
+}
+
+/**
+ * The request as the warehouse records it, before any date is rewritten: the values as digests with the key
+ * (the same key every later run of the table matches them with), never in clear.
+ */
+const recordRequest = (
+  store: WarehouseStore,
+  table: TableConfig,
+  conditions: readonly ErasureCondition[],
+  key: PseudonymizationKey | undefined,
+) => {
+  if (key === undefined) {
+    throw new ConfigError('pseudonymization key', [
+      {
+        field: '--pseudonymization-key-file',
+        message: `is needed: the request is recorded as digests made with the key, so that every later export of ${table.name} leaves its rows out`,
+      },
+    ])
+  }
+  const where = conditions.map((c) => ('value' in c ? digestCondition(key, c) : c))
+  return recordErasureRequest(store, { table: table.name, keyCheck: keyCheck(key), where })
 }
 
 /** Removes the matching rows from every date of `table` (or, with `dryRun`, counts them). */
@@ -208,6 +239,7 @@ export const eraseRows = async (
     spoolDirectory: deps.spoolDirectory,
   })
   const stored = asReadBack(table)
+  const request = dryRun ? undefined : await recordRequest(store, table, conditions, deps.pseudonymizationKey)
   const dates: ErasedDate[] = []
   const wanted = only === undefined ? undefined : new Set(only)
   for (const exportDate of await storedDates(store, table.name)) {
@@ -221,18 +253,28 @@ export const eraseRows = async (
       }
       record = await runExport(
         { ...config, tables: [stored] },
-        { source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog },
+        // The path applies every recorded request, this one included, with the key they were made with.
+        { ...deps, source },
         { exportDate, acceptChanges: true },
       )
     }
     const date = { exportDate, rows, ...(record ? { record } : {}) }
     dates.push(date)
     onDate?.(date)
-    if (record?.status === 'failed')
-      return { table: table.name, columns: conditions.map((c) => c.column), dates, failed: date }
+    if (record?.status === 'failed') return { ...result(table, conditions, request), dates, failed: date }
   }
-  return { table: table.name, columns: conditions.map((c) => c.column), dates }
+  return { ...result(table, conditions, request), dates }
 }
+
+const result = (
+  table: TableConfig,
+  conditions: readonly ErasureCondition[],
+  request: Awaited<ReturnType<typeof recordRequest>> | undefined,
+) => ({
+  table: table.name,
+  columns: [...new Set(conditions.map((c) => c.column))],
+  ...(request ? { request: { recorded: request.request, isNew: request.recorded } } : {}),
+})
 
 /** The rows of `exportDate` that match, by reading the date through the source without writing anything. */
 const countMatches = async (

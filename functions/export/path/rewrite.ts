@@ -51,8 +51,10 @@ export interface RewriteResult {
   readonly dates: readonly RewrittenDate[]
   /** The first date whose rewrite failed: the rewrite stopped there, and a rerun goes on from it. */
   readonly failed?: RewrittenDate
-  /** Whether the registry (and the catalog) moved to the new schema: every date is in line. */
+  /** Whether every date is in line and the registry (and the catalog) are at the new schema. */
   readonly finished: boolean
+  /** Whether this call changed the registry (a finished rewrite run again changes nothing). */
+  readonly registryMoved?: boolean
   /** The catalog's warnings when it was told. */
   readonly warnings: readonly string[]
 }
@@ -190,7 +192,7 @@ const moveRegistry = async (
   target: TableSchema,
   pseudonyms: readonly string[],
   all: readonly string[],
-): Promise<{ finished: boolean; warnings: readonly string[] }> => {
+): Promise<{ finished: boolean; registryMoved?: boolean; warnings: readonly string[] }> => {
   const companions = new Map<string, string[]>()
   for (const exportDate of all) {
     const published = await readPublishedExport(deps.store, dataKey(table.name, exportDate))
@@ -201,8 +203,11 @@ const moveRegistry = async (
       }
     }
   }
-  const registered = await replaceTableSchema(deps.store, table.name, (current) =>
-    withCompanions(rewrittenSchema(table, current), companions),
-  )
-  return { finished: true, warnings: await catalogWarnings(deps.catalog, registered, deps.store.root) }
+  let before: TableSchema | undefined
+  const registered = await replaceTableSchema(deps.store, table.name, (current) => {
+    before = current
+    return withCompanions(rewrittenSchema(table, current), companions)
+  })
+  const registryMoved = JSON.stringify(before) !== JSON.stringify(registered)
+  return { finished: true, registryMoved, warnings: await catalogWarnings(deps.catalog, registered, deps.store.root) }
 }

@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
-import type { ExportConfig, TableConfig } from '../core/config.ts'
+import { type ExportConfig, selectedTables, type TableConfig } from '../core/config.ts'
 import { RunMode } from '../core/constants.ts'
 import {
   ConfigError,
   DataError,
   DeadlineError,
+  ErasedRowsHeldError,
   ErrorCode,
   type ExportError,
   GuardHoldError,
@@ -27,7 +28,7 @@ import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
 import { exportTable, type HistoryRewrite, type TableAttempt } from './table-export.ts'
-import type { RunTelemetry, TableProgress } from './telemetry.ts'
+import { RUN_STARTED, type RunTelemetry, type TableProgress } from './telemetry.ts'
 
 export interface RunDependencies {
   /** Where the tables' bytes come from: the service (serviceSource) or the raw archive (archiveSource). */
@@ -89,12 +90,12 @@ export const runExport = async (
     exportDate: options.exportDate ?? startedAt.toISOString().slice(0, 10),
     exportedAt: startedAt,
   }
-  const tables = selectTables(config.tables, options.tables)
+  const tables = selectedTables(config.tables, options.tables)
   requireKeyWhenPseudonymizing(config.tables, tables, deps.pseudonymizationKey)
   const signal = deps.signal ?? new AbortController().signal
   const { source, telemetry } = deps
   for (const warning of source.warnings) telemetry.warn(warning)
-  telemetry.info('export run started', {
+  telemetry.info(RUN_STARTED, {
     runId: run.runId,
     exportDate: run.exportDate,
     mode: source.mode,
@@ -341,6 +342,7 @@ const failedOutcome = (
   objects: [],
   durationMs,
   ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
+  ...(error instanceof ErasedRowsHeldError ? { erased: error.erased } : {}),
   error: {
     code: error.code,
     failureClass: error.failureClass,
@@ -350,11 +352,6 @@ const failedOutcome = (
     ...(error.hint === undefined ? {} : { hint: error.hint }),
   },
 })
-
-const selectTables = (tables: readonly TableConfig[], wanted: readonly string[] | undefined): readonly TableConfig[] =>
-  wanted === undefined || wanted.length === 0
-    ? tables
-    : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))
 
 /** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
 const mapWithConcurrency = async <T, R>(

@@ -1,6 +1,7 @@
 /**
- * One table's path, top to bottom, as steps that each return a value: open (the bytes at the table source, hashed
- * and archived as they pass) -> read (decode and parse, or the workbook) -> name and type -> baseline (what this
+ * One table's path, top to bottom, as steps that each return a value: state (the registry and the recorded erasure
+ * requests, before anything is downloaded) -> open (the bytes at the table source, hashed and archived as they
+ * pass) -> read (decode and parse, or the workbook) -> name and type -> drop erased rows -> baseline (what this
  * date's export compares with) -> encode Parquet -> guard (compare with the baseline; a hold publishes nothing)
  * -> commit (the one object, then the dates relation) -> archive -> register -> catalog -> expire (the dates past
  * the table's retention). Each side effect happens once, in its step. Any failure aborts the uploads, so the
@@ -32,22 +33,15 @@ import type { WarehouseStore } from '../publish/store.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
-import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
+import { registerTableSchema } from '../schema/registry.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
-import { type NamedTable, nameAndType, refuseHistoryChanges } from './name-and-type.ts'
+import { type NamedTable, nameAndType } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
-import {
-  archive,
-  catalogWarnings,
-  columnRecord,
-  expire,
-  Held,
-  unknownOverrides,
-  withChangeHistory,
-} from './table-steps.ts'
+import { archiveUnlessErased, dropErased, holdErasedRows, readState, type StoredState } from './stored-state.ts'
+import { catalogWarnings, columnRecord, expire, Held, unknownOverrides, withChangeHistory } from './table-steps.ts'
 import type { TableProgress } from './telemetry.ts'
 
 interface TableExportContext {
@@ -107,8 +101,9 @@ export const exportTable = async (
   let bytes: TableBytes | undefined
   try {
     const { signal, attempt } = context
+    const state = await readState(table, context.store, context)
     bytes = await source.open(table, { exportDate: context.run.exportDate, attempt, signal })
-    return { ok: true, outcome: await landTable(table, bytes, context) }
+    return { ok: true, outcome: await landTable(table, bytes, state, context) }
   } catch (error) {
     return {
       ok: false,
@@ -121,7 +116,12 @@ export const exportTable = async (
 }
 
 /** Everything after the bytes opened: from them to a published, registered and catalogued object. */
-const landTable = async (table: TableConfig, bytes: TableBytes, context: TableExportContext): Promise<LandedTable> => {
+const landTable = async (
+  table: TableConfig,
+  bytes: TableBytes,
+  { stored, erasures }: StoredState,
+  context: TableExportContext,
+): Promise<LandedTable> => {
   // What the steps open, released in reverse whichever way the path ends (the uploads abort unless committed).
   const held = new Held()
   try {
@@ -129,18 +129,23 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     const read = held.hold(await openTableRead(table, opened.body, { ...context, charset: bytes.charset }), (r) =>
       r.records.close(),
     )
-    // A setting that changes a published column is refused; a rewrite writes against the schema it asks for.
     const { history } = context
-    const stored = history?.schema ?? (await readTableSchema(context.store, table.name))
-    if (history === undefined) refuseHistoryChanges(table, stored)
     const previous = stored && withoutColumns(stored, table.columns.drop)
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
-    const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
+    const key = context.pseudonymizationKey
+    const pseudonymized = [...table.columns.pseudonymize, ...(bytes.pseudonyms ?? [])]
+    const { named, erased } = dropErased(table, nameAndType(table, read.records, key, { previous }), erasures, {
+      key,
+      previous,
+      pseudonymized,
+    })
     const baseline = await guardBaseline(table, previous, context)
     const encoded = await encode(table, named, previous, bytes, context, held)
+    const erasedRows = erased?.()
+    holdErasedRows(table, erasedRows, context.acceptChanges)
     const guarded = guard(table, named, baseline, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
-    const archived = await archive(opened.raw)
+    const archived = await archiveUnlessErased(opened.raw, erasedRows)
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
@@ -177,6 +182,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       ...(encoded.keys ? { keys: encoded.keys } : {}),
       ...(expired.dates.length > 0 ? { expiredDates: expired.dates } : {}),
       ...(bytes.erasure ? { erasure: bytes.erasure() } : {}),
+      ...(erasedRows ? { erased: erasedRows } : {}),
       ...(guarded.findings.length > 0 ? { guards: guarded.findings } : {}),
     }
   } finally {

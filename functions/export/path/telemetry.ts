@@ -6,6 +6,9 @@ import type { TableConfig } from '../core/config.ts'
 import type { ExportError } from '../core/errors.ts'
 import type { RunRecord, TableOutcome } from '../core/run-record.ts'
 
+/** The line a run starts with; a history command, which runs once per date, says what it does in its own words. */
+export const RUN_STARTED = 'export run started'
+
 /** How far a table's path has got: bytes received and rows read so far. */
 export interface TableProgress {
   readonly bytes: number

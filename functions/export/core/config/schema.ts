@@ -9,7 +9,14 @@ import { columnControlProblems } from '../column-controls.ts'
 import { VIEW_SUFFIXES } from '../constants.ts'
 import { lambdaTimeoutProblem } from '../lambda-budget.ts'
 import { DEFAULT_STACK_NAME, STACK_NAME_PATTERN, stackResourceNames } from '../stack-names.ts'
-import { defaultTableName, GuardsSchema, RetentionSchema, type TableConfig, TableConfigSchema } from './table-schema.ts'
+import {
+  defaultTableName,
+  ErasedRowsSchema,
+  GuardsSchema,
+  RetentionSchema,
+  type TableConfig,
+  TableConfigSchema,
+} from './table-schema.ts'
 
 const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
@@ -156,6 +163,9 @@ export const WarehouseConfigSchema = z.strictObject({
   retention: RetentionSchema.default(false).describe(
     'Which export dates every table keeps unless it sets its own `retention`: `{"days": N}` keeps the dates less than N days before the newest, `"monthly": M` also the first date of each of the last M months; `false` keeps every date',
   ),
+  erasedRows: ErasedRowsSchema.default('drop').describe(
+    'What an export does with rows a recorded erasure request matches, unless the table sets its own `erasedRows`: `"drop"` leaves them out, `"hold"` holds the table',
+  ),
 })
 
 /** The stack's name: the runtime needs it too, since the default Glue database name derives from it. */
@@ -254,8 +264,12 @@ export const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObje
   const names = stackResourceNames(config.deployment.stackName)
   return {
     ...config,
-    // Each table's retention resolved once, so the table's path reads its own setting and never the warehouse's.
-    tables: config.tables.map((table) => ({ ...table, retention: table.retention ?? config.warehouse.retention })),
+    // Each table's retention and erasedRows resolved once: the table's path reads its own setting, never the warehouse's.
+    tables: config.tables.map((table) => ({
+      ...table,
+      retention: table.retention ?? config.warehouse.retention,
+      erasedRows: table.erasedRows ?? config.warehouse.erasedRows,
+    })),
     warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
   }
 }

@@ -84,6 +84,9 @@ export const RetentionSchema = z.union([
   z.literal(false),
 ])
 
+/** What an export does with a row that a recorded erasure request (`npm run erase`) matches. */
+export const ErasedRowsSchema = z.enum(['drop', 'hold'])
+
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.strictObject({
   id: z
@@ -156,6 +159,9 @@ export const TableConfigSchema = z.strictObject({
   retention: RetentionSchema.optional().describe(
     'Which export dates this table keeps (`{"days": 400}`, `{"days": 90, "monthly": 24}`, or `false`: all); default `warehouse.retention`',
   ),
+  erasedRows: ErasedRowsSchema.optional().describe(
+    'What an export does with rows a recorded erasure request matches (`npm run erase`): `"drop"` leaves them out and counts them, `"hold"` publishes nothing of the table (`ERASED_ROWS_HELD`) until the service no longer has them or `--accept-changes`; default `warehouse.erasedRows`',
+  ),
   guards: TableGuardsSchema.optional().describe(
     'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
   ),
@@ -214,6 +220,7 @@ export type TableConfig = Readonly<Omit<ParsedTableConfig, 'name'> & { name: str
 export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
 export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
 export type RetentionConfig = z.output<typeof RetentionSchema>
+export type ErasedRowsAction = z.output<typeof ErasedRowsSchema>
 
 /** The warehouse name of a table whose configuration gives none. */
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`

@@ -18,3 +18,12 @@ export const unconfiguredTables = (
   const known = new Set(tables.flatMap((table) => [table.id, table.name]))
   return wanted.flatMap((name, index) => (known.has(name) ? [] : [{ index, wanted: name }]))
 }
+
+/** The configured tables a run asks for, by id or name; every table when it names none. */
+export const selectedTables = <T extends Pick<TableConfig, 'id' | 'name'>>(
+  tables: readonly T[],
+  wanted: readonly string[] | undefined,
+): readonly T[] =>
+  wanted === undefined || wanted.length === 0
+    ? tables
+    : tables.filter((t) => wanted.includes(t.id) || wanted.includes(t.name))

@@ -96,6 +96,22 @@ export class HistoryRewriteNeededError extends ExportError {
   }
 }
 
+/**
+ * A recorded erasure request the table's run cannot apply: it needs the key the request's digests were made with
+ * (no key, or another one), or it names a column the export no longer has. The rows it matches could not be told
+ * apart, so nothing of the table is published rather than an erased person again.
+ */
+export class ErasureRequestUnusableError extends ExportError {
+  constructor(details: { tableId: string; tableName: string; request: string; reason: string; hint: string }) {
+    super(
+      ErrorCode.ERASURE_REQUEST_UNUSABLE,
+      FailureClass.CONFIG,
+      `${tableSubject(details.tableId)}the erasure request ${details.request} recorded for ${details.tableName} ${details.reason}`,
+      { tableId: details.tableId, hint: `nothing was published and the last good data stays; ${details.hint}` },
+    )
+  }
+}
+
 export type WorkbookErrorCode =
   | 'NOT_XLSX'
   | 'XLSX_ENCRYPTED'

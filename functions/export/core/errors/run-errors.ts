@@ -152,6 +152,28 @@ export class GuardHoldError extends ExportError {
   }
 }
 
+/**
+ * The export holds rows that recorded erasure requests match, and the table is set to hold them
+ * (`erasedRows: "hold"`): the service still has an erased person. Nothing is published, those rows included.
+ */
+export class ErasedRowsHeldError extends ExportError {
+  /** What the run record keeps of it: the requests that matched and the rows held. */
+  readonly erased: { readonly requests: readonly string[]; readonly rows: number }
+  constructor(details: { tableId: string; tableName: string; requests: readonly string[]; rows: number }) {
+    const rows = `${details.rows} ${details.rows === 1 ? 'row matches' : 'rows match'}`
+    super(
+      ErrorCode.ERASED_ROWS_HELD,
+      FailureClass.GUARD,
+      `${tableSubject(details.tableId)}held: ${rows} recorded erasure requests (${details.requests.join(', ')}) that the service still has. Nothing was published; the previous data stays as it was`,
+      {
+        tableId: details.tableId,
+        hint: `have the person removed in the service, or publish without those rows: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+      },
+    )
+    this.erased = { requests: details.requests, rows: details.rows }
+  }
+}
+
 /** The catalog (Glue) would refuse the table's definition by its documented rules; checked before anything moves. */
 export class CatalogRefusedError extends ExportError {
   constructor(details: { tableId?: string | undefined; name: string; problems: readonly string[] }) {
