@@ -108,14 +108,22 @@ export class HistoryOperations extends Construct {
       itemsPath: '$.plan.batches',
       maxConcurrency: this.maxConcurrency,
       // The request as the execution was started, whatever its operation's fields, and the batch's dates.
-      itemSelector: { 'history.$': '$$.Execution.Input.history', 'dates.$': '$$.Map.Item.Value' },
+      itemSelector: {
+        'history.$': '$$.Execution.Input.history',
+        'dates.$': '$$.Map.Item.Value',
+        'lease.$': '$.plan.lease',
+      },
       resultPath: '$.batches',
     }).itemProcessor(batch)
 
     const finish = new LambdaInvoke(this, 'Finish', {
       comment: 'Once every batch is done: {"history": the same request, "finish": true}; a rewrite moves the registry',
       lambdaFunction: fn,
-      payload: TaskInput.fromObject({ history: JsonPath.objectAt('$$.Execution.Input.history'), finish: true }),
+      payload: TaskInput.fromObject({
+        history: JsonPath.objectAt('$$.Execution.Input.history'),
+        finish: true,
+        lease: JsonPath.stringAt('$.plan.lease'),
+      }),
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
       resultPath: '$.finish',

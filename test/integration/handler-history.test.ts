@@ -92,11 +92,21 @@ describe('history events at the handler', () => {
     expect(JSON.stringify(event)).not.toContain(clear)
 
     const handler = newHandler()
-    const plan = await handler(event, lambdaContext())
-    expect(plan).toEqual({ operation: 'erase', table: 'users', dates: 3, batches: [DATES.slice(0, 2), DATES.slice(2)] })
-    for (const dates of (plan as unknown as { batches: string[][] }).batches) {
-      await handler({ ...event, dates }, lambdaContext())
-    }
+    const plan = (await handler(event, lambdaContext())) as unknown as { batches: string[][]; lease: string }
+    expect(plan).toEqual({
+      operation: 'erase',
+      table: 'users',
+      dates: 3,
+      batches: [DATES.slice(0, 2), DATES.slice(2)],
+      lease: expect.stringMatching(/^erase-[0-9a-f]{16}$/),
+    })
+    // The plan's lease holds the table for the request: the batches share it, and the finish gives it up.
+    const blocked = await newHandler()({ tables: ['users'], exportDate: DATES[2]! }, steppingContext(61_000, 0))
+      .then(() => undefined)
+      .catch((error: unknown) => error)
+    expect(JSON.stringify(blocked)).toContain('TABLE_BUSY')
+    for (const dates of plan.batches) await handler({ ...event, dates, lease: plan.lease }, lambdaContext())
+    await handler({ ...event, finish: true, lease: plan.lease }, lambdaContext())
     for (const date of DATES) {
       const rows = await rowsOf('users', date)
       expect(rows.filter((r) => r.e_mail === row!.e_mail)).toEqual([])

@@ -59,6 +59,11 @@ const HistoryEventSchema = z.strictObject(
     history: HistorySchema,
     dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
     finish: z.literal(true, { error: 'must be true: the finish after every batch' }).optional(),
+    lease: z
+      .string()
+      .regex(/^[a-z]+-[0-9a-f]{16}$/, 'must be the lease the plan answered (`plan.lease`)')
+      .optional()
+      .describe("The owner of the table's lease the plan took, shared by the batches and given up by the finish"),
   },
   { error: 'must be a JSON object' },
 )
@@ -71,6 +76,8 @@ export interface HistoryInvocation {
   readonly request: HistoryRequest
   readonly dates?: readonly string[] | undefined
   readonly finish?: true | undefined
+  /** The lease owner the plan answered; absent in a batch or finish sent by hand (then it takes a lease of its own). */
+  readonly lease?: string | undefined
 }
 
 /** What the key check digests: the same for every request, so it names the key and nothing else. */
@@ -93,7 +100,7 @@ export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
     }))
     throw new ConfigError('history event', problems)
   }
-  const { history, dates, finish } = result.data
+  const { history, dates, finish, lease } = result.data
   const problems: ConfigProblem[] = []
   if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
     problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
@@ -108,7 +115,12 @@ export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
     problems.push({ field: 'finish', message: 'cannot go with dates: a batch runs dates, the finish runs after them' })
   }
   if (problems.length > 0) throw new ConfigError('history event', problems)
-  return { request: history, ...(dates === undefined ? {} : { dates }), ...(finish === undefined ? {} : { finish }) }
+  return {
+    request: history,
+    ...(dates === undefined ? {} : { dates }),
+    ...(finish === undefined ? {} : { finish }),
+    ...(lease === undefined ? {} : { lease }),
+  }
 }
 
 /** The request of an operation's event: the table, an erasure's conditions, the key check, the plan's batch size. */

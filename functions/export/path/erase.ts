@@ -28,6 +28,7 @@ import {
   warehouseSource,
 } from '../source/warehouse-source.ts'
 import { runExport } from './run.ts'
+import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
 /** A condition with the value in clear (the CLI on the operator's machine). */
@@ -61,7 +62,7 @@ export interface DigestCondition {
 
 export type ErasureCondition = ValueCondition | DigestCondition
 
-export interface ErasureDeps {
+export interface ErasureDeps extends HistoryLeaseClaim {
   readonly store: WarehouseStore
   readonly telemetry: RunTelemetry
   readonly spoolDirectory: string
@@ -169,22 +170,37 @@ const rowFilters = (
   })
 }
 
-/** Removes the matching rows from every date of `table` (or, with `dryRun`, counts them). */
-export const eraseRows = async (
+interface ErasureOptions {
+  readonly dryRun?: boolean
+  /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
+  readonly dates?: readonly string[]
+  readonly onDate?: (date: ErasedDate) => void
+}
+
+/**
+ * Removes the matching rows from every date of `table` (or, with `dryRun`, counts them), under the table's lease
+ * (path/table-lease.ts), so no export or other history operation writes the table meanwhile.
+ */
+export const eraseRows = (
   config: ErasureConfig,
   table: TableConfig,
   conditions: readonly ErasureCondition[],
   deps: ErasureDeps,
-  {
-    dryRun = false,
-    dates: only,
-    onDate,
-  }: {
-    dryRun?: boolean
-    /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
-    dates?: readonly string[]
-    onDate?: (date: ErasedDate) => void
-  } = {},
+  options: ErasureOptions = {},
+): Promise<ErasureResult> =>
+  options.dryRun === true
+    ? eraseDates(config, table, conditions, deps, options, undefined)
+    : withHistoryLease(deps.store, table, config.export, deps, RunMode.ERASE, (lease) =>
+        eraseDates(config, table, conditions, deps, options, lease),
+      )
+
+const eraseDates = async (
+  config: ErasureConfig,
+  table: TableConfig,
+  conditions: readonly ErasureCondition[],
+  deps: ErasureDeps,
+  { dryRun = false, dates: only, onDate }: ErasureOptions,
+  lease: TableLease | undefined,
 ): Promise<ErasureResult> => {
   const { store } = deps
   const schema = await readTableSchema(store, table.name)
@@ -212,6 +228,7 @@ export const eraseRows = async (
   const wanted = only === undefined ? undefined : new Set(only)
   for (const exportDate of await storedDates(store, table.name)) {
     if (wanted !== undefined && !wanted.has(exportDate)) continue
+    lease?.signal.throwIfAborted()
     const rows = await countMatches(source, stored, exportDate)
     if (rows === 0) continue
     let record: RunRecord | undefined
@@ -221,7 +238,7 @@ export const eraseRows = async (
       }
       record = await runExport(
         { ...config, tables: [stored] },
-        { source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog },
+        { source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog, lease },
         { exportDate, acceptChanges: true },
       )
     }

@@ -23,10 +23,11 @@ import { storedDates } from '../schema/retention.ts'
 import { companionName, type TableSchema } from '../schema/table-schema.ts'
 import { asReadBack, warehouseSource } from '../source/warehouse-source.ts'
 import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
+import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
 import { catalogWarnings } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
-export interface RewriteDeps {
+export interface RewriteDeps extends HistoryLeaseClaim {
   readonly store: WarehouseStore
   readonly telemetry: RunTelemetry
   readonly spoolDirectory: string
@@ -115,12 +116,28 @@ const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig =>
   return { ...readBack, columnTypes: {}, columns: { ...readBack.columns, pseudonymize: [...toHash] } }
 }
 
-/** Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry. */
-export const rewriteHistory = async (
+/**
+ * Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry; under the
+ * table's lease (path/table-lease.ts), so no export or other history operation writes the table meanwhile.
+ */
+export const rewriteHistory = (
   config: RewriteConfig,
   table: TableConfig,
   deps: RewriteDeps,
-  { dryRun = false, dates, finish = dates === undefined, onDate }: RewriteOptions = {},
+  options: RewriteOptions = {},
+): Promise<RewriteResult> =>
+  options.dryRun === true
+    ? rewriteDates(config, table, deps, options, undefined)
+    : withHistoryLease(deps.store, table, config.export, deps, RunMode.REWRITE, (lease) =>
+        rewriteDates(config, table, deps, options, lease),
+      )
+
+const rewriteDates = async (
+  config: RewriteConfig,
+  table: TableConfig,
+  deps: RewriteDeps,
+  { dryRun = false, dates, finish = dates === undefined, onDate }: RewriteOptions,
+  lease: TableLease | undefined,
 ): Promise<RewriteResult> => {
   const { store } = deps
   const stored = await readTableSchema(store, table.name)
@@ -149,6 +166,7 @@ export const rewriteHistory = async (
   if (unknown.length > 0) throw new UsageError(`${table.name} has no export date ${unknown.join(', ')}`)
   const done: RewrittenDate[] = []
   for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
+    lease?.signal.throwIfAborted()
     const published = await readPublishedExport(store, dataKey(table.name, exportDate))
     const work = pendingWork(published, target, table, pseudonyms)
     if (work === undefined) continue
@@ -165,7 +183,7 @@ export const rewriteHistory = async (
       }
       record = await runExport(
         { ...config, tables: [stored] },
-        { ...deps, source, catalog: deps.catalog },
+        { ...deps, source, catalog: deps.catalog, lease },
         {
           exportDate,
           acceptChanges: true,

@@ -9,6 +9,7 @@ import { link, open, readdir, readFile, rename, rm, rmdir, stat, writeFile } fro
 import os from 'node:os'
 import path from 'node:path'
 import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
+import { processIsAlive } from '../scratch/live-process.ts'
 import { makeFolder } from '../scratch/make-folder.ts'
 import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
 
@@ -265,17 +266,7 @@ const abandoned = (held: string): boolean => {
     return true
   }
   if (typeof holder.expiresAt !== 'number' || holder.expiresAt < Date.now()) return true
-  return holder.host === os.hostname() && typeof holder.pid === 'number' && !processRuns(holder.pid)
-}
-
-const processRuns = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return holder.host === os.hostname() && typeof holder.pid === 'number' && !processIsAlive(holder.pid)
 }
 
 /** Removes an abandoned lock unless another run took it over meanwhile (its content changed). */

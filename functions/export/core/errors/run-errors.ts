@@ -28,6 +28,35 @@ export class WriteConflictError extends PublishError {
   }
 }
 
+/**
+ * Another writer holds the table's lease (path/table-lease.ts): an export, an erasure or a rewrite of the same table
+ * ran, and it did not end within the wait allowed. Nothing of the table was written.
+ */
+export class TableBusyError extends ExportError {
+  constructor(details: {
+    tableId?: string | undefined
+    table: string
+    /** What the holder does (`export`, `erase`, `rewrite`, `reprocess`) and until when its lease runs. */
+    holder: { readonly operation: string; readonly expiresAt: string }
+    waitedSeconds: number
+    hint?: string
+  }) {
+    const { table, holder, waitedSeconds } = details
+    super(
+      ErrorCode.TABLE_BUSY,
+      FailureClass.BUSY,
+      `${tableSubject(details.tableId)}${table} is being written by another ${holder.operation} (its lease runs to ${holder.expiresAt}); waited ${waitedSeconds} s, nothing of ${table} was written`,
+      {
+        tableId: details.tableId,
+        retryable: true,
+        hint:
+          details.hint ??
+          `run it again once the ${holder.operation} has finished (a run that was killed gives the table up when its lease runs out); the previous data is kept`,
+      },
+    )
+  }
+}
+
 /** The pseudonymization key's secret could not be read; no table ran, so nothing raw was written either. */
 export class PseudonymizationKeyUnavailableError extends ExportError {
   constructor(source: string, cause?: unknown) {
