@@ -14,6 +14,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/integration/xlsx-memory.test.ts',
   'test/unit/xlsx/workbook-thread.test.ts',
   'test/integration/streaming-memory.test.ts',
+  'test/integration/one-writer.test.ts',
   'test/integration/cli-failures-tools.test.ts',
   'test/integration/xlsx-export.test.ts',
   'test/infra/exporter.test.ts',

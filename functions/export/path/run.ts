@@ -18,7 +18,7 @@ import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
 import { exportTable, type HistoryRewrite, type TableAttempt } from './table-export.ts'
-import { acquireTableLease, leaseWaitMs, type TableLease } from './table-lease.ts'
+import { acquireTableLease, leaseWaitMs, type TableLease, waitingLine } from './table-lease.ts'
 import { attemptsOf, failedOutcome, type TableAttempts } from './table-outcome.ts'
 import type { RunTelemetry, TableProgress } from './telemetry.ts'
 
@@ -201,6 +201,7 @@ const exportOneTable = async (
         waitMs: leaseWaitMs(config.export.timeouts.busyWaitSeconds, deps.remainingTimeMs, margin),
         clock,
         signal: budget.signal,
+        onWait: (holder) => deps.telemetry.warn(waitingLine(table.name, holder), { table: table.name }),
       }).catch((error: unknown) =>
         toExportError(stoppedBy(context.signal, budget.signal, table.id) ?? error, table.id),
       ))

@@ -16,6 +16,7 @@ import { TableBusyError, WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { processIsAlive } from '../scratch/live-process.ts'
 import { type RetryClock, systemClock } from '../source/retry.ts'
+import type { RunTelemetry } from './telemetry.ts'
 
 /** How long a lease holds without renewal: a killed run's table is free again after this. */
 export const LEASE_TTL_MS = 120_000
@@ -67,6 +68,8 @@ export interface LeaseRequest {
   readonly signal?: AbortSignal | undefined
   /** @default LEASE_TTL_MS */
   readonly ttlMs?: number | undefined
+  /** Told once when the wait for another owner begins (a line for the operator). */
+  readonly onWait?: ((holder: { readonly operation: string; readonly expiresAt: string }) => void) | undefined
 }
 
 /** A held lease. */
@@ -94,6 +97,7 @@ export const acquireTableLease = async (
   const ttlMs = request.ttlMs ?? LEASE_TTL_MS
   const key = leaseKey(table.name)
   const started = clock.now()
+  let told = false
   for (;;) {
     request.signal?.throwIfAborted()
     const current = await store.getObjectVersion(key)
@@ -109,6 +113,8 @@ export const acquireTableLease = async (
           waitedSeconds: Math.round(waited / 1000),
         })
       }
+      if (!told) request.onWait?.(lease)
+      told = true
       await clock.sleep(Math.min(POLL_MS, request.waitMs - waited), request.signal)
       continue
     }
@@ -277,12 +283,12 @@ export interface HistoryLeaseClaim {
   readonly remainingTimeMs?: (() => number) | undefined
 }
 
-/** Runs a history operation's `work` on `table` under its lease, as `claim` asks. */
+/** Runs a history operation's `work` on `table` under its lease, as `claim` asks; a wait is told to `telemetry`. */
 export const withHistoryLease = <T>(
   store: WarehouseStore,
   table: Pick<TableConfig, 'id' | 'name'>,
   tuning: { readonly timeouts: { readonly busyWaitSeconds: number }; readonly deadlineMarginSeconds: number },
-  claim: HistoryLeaseClaim,
+  claim: HistoryLeaseClaim & { readonly telemetry?: Pick<RunTelemetry, 'warn'> | undefined },
   operation: RunMode,
   work: (lease: TableLease) => Promise<T>,
 ): Promise<T> =>
@@ -294,9 +300,14 @@ export const withHistoryLease = <T>(
       shared: claim.leaseOwner !== undefined,
       operation,
       waitMs: leaseWaitMs(tuning.timeouts.busyWaitSeconds, claim.remainingTimeMs, tuning.deadlineMarginSeconds * 1000),
+      onWait: (holder) => claim.telemetry?.warn(waitingLine(table.name, holder)),
     },
     work,
   )
+
+/** What an operator reads while a run waits for another writer of the table. */
+export const waitingLine = (table: string, holder: { readonly operation: string; readonly expiresAt: string }) =>
+  `${table}: waiting for another ${holder.operation} of the table to finish (its lease runs to ${holder.expiresAt})`
 
 /** Gives up `owner`'s lease on `table` (a fanned-out request's finish), unless another owner holds it by now. */
 export const releaseTableLease = async (

@@ -189,7 +189,8 @@ export class FolderWarehouseStore implements WarehouseStore {
   }
 
   async listKeys(prefix: string): Promise<string[]> {
-    const base = this.#path(prefix)
+    // The empty prefix lists the whole warehouse, as it does in S3.
+    const base = prefix === '' ? this.root : this.#path(prefix)
     try {
       const entries = await readdir(base, { recursive: true, withFileTypes: true })
       return entries
