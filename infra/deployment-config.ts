@@ -49,6 +49,9 @@ const ScheduleSchema = z.strictObject({
     .describe('Each table starts at a random moment within this many minutes after its time (0: exactly on time)'),
 })
 
+/** Days the workgroup's query results are kept (`deployment.athena.resultsExpirationDays`). */
+export const DEFAULT_ATHENA_RESULTS_DAYS = 7
+
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
 const alarmLookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
 
@@ -128,6 +131,14 @@ export const DeploymentConfigSchema = z
           .min(10 * 1024 * 1024)
           .default(10 * 1024 ** 3)
           .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+        resultsExpirationDays: z
+          .int()
+          .min(1)
+          .max(3650)
+          .default(DEFAULT_ATHENA_RESULTS_DAYS)
+          .describe(
+            "Days the workgroup's query results (`athena-results/` in a bucket the stack creates) are kept, their earlier versions a day more: results hold the rows analysts selected, erased ones included, and an erasure does not reach them",
+          ),
         tableQueries: z
           .boolean()
           .default(true)

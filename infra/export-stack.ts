@@ -61,6 +61,7 @@ export class ExportStack extends Stack {
       glueDatabaseName: config.warehouse.glueDatabase,
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
+      athenaResultsExpirationDays: deployment.athena.resultsExpirationDays,
       ...(props.disposable === true ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
       namedQueries: namedQueries([], deployment.athena.namedQueries),

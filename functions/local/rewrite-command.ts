@@ -8,7 +8,7 @@ import { rewriteEvent, rewriteHistory, UsageError } from '../export/index.ts'
 import { REPROCESS_FLAGS } from './args.ts'
 import { ExitCode } from './exit-code.ts'
 import { type FlagSpecs, flagHelp, parseFlags } from './flags.ts'
-import { awsEventInput, BATCH_SIZE_FLAG, openHistoryCommand } from './history-command.ts'
+import { awsEventInput, BATCH_SIZE_FLAG, KEEP_VERSIONS_FLAG, openHistoryCommand } from './history-command.ts'
 import { formatBytes, type TerminalOutput } from './terminal.ts'
 
 const { date: _date, table: _table, ...SHARED } = REPROCESS_FLAGS
@@ -24,6 +24,7 @@ export const REWRITE_FLAGS = {
     type: 'boolean',
     help: "print the deployed state machine's input for this rewrite and change nothing; it carries\nthe key check of the deployed pseudonymization key (--pseudonymization-key-file)",
   },
+  ...KEEP_VERSIONS_FLAG,
   ...BATCH_SIZE_FLAG,
   ...SHARED,
 } as const satisfies FlagSpecs
@@ -51,19 +52,21 @@ export const runRewriteCommand = async (argv: readonly string[], output: Termina
   }
   if (values.table === undefined) throw new UsageError('--table is required: the table to rewrite')
   const selector = { table: values.table, config: values.config }
-  const own = { withValue: ['--table', '--batch-size'], switches: ['--dry-run', '--aws-event'] }
+  const own = { withValue: ['--table', '--batch-size'], switches: ['--dry-run', '--aws-event', '--keep-versions'] }
+  const keepVersions = values['keep-versions'] === true
   if (values['aws-event'] === true) {
     const { table, key, batchSize } = await awsEventInput(argv, selector, own, values, {
       why: 'the event carries the key check of the deployed key, with which the function pseudonymizes a newly pseudonymized column',
       docs: 'docs/operations.md#rewriting-on-aws',
     })
-    output.out(JSON.stringify(rewriteEvent(key, table.name, batchSize), undefined, 2))
+    output.out(JSON.stringify(rewriteEvent(key, table.name, batchSize, keepVersions), undefined, 2))
     return ExitCode.OK
   }
   const { config, table, deps } = await openHistoryCommand(argv, selector, own, output)
   const dryRun = values['dry-run'] === true
   const result = await rewriteHistory(config, table, deps, {
     dryRun,
+    keepVersions,
     onDate: (date) =>
       output.err(
         `${table.name}: dt=${date.exportDate}: ${plural(date.rows, 'row')}, ${formatBytes(date.bytes)} ${dryRun ? 'would be rewritten' : date.record?.status === 'failed' ? 'not rewritten: the rewrite failed, the date is as it was' : 'rewritten'}`,
@@ -78,7 +81,7 @@ export const runRewriteCommand = async (argv: readonly string[], output: Termina
       ? `${result.table}: stopped at dt=${result.failed.exportDate}; run the same command again once its error is fixed`
       : dryRun
         ? `${result.table}: ${dates} would be rewritten; nothing was changed`
-        : `${result.table}: ${dates} rewritten; every date is in line with the configuration and the registry has moved`,
+        : `${result.table}: ${dates} rewritten; every date is in line with the configuration and the registry has moved${result.versionsDeleted > 0 ? `; ${plural(result.versionsDeleted, 'earlier object version')} deleted` : ''}`,
   )
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
 }

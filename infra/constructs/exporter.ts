@@ -341,6 +341,18 @@ export class Exporter extends Construct {
       }
     }
     if (props.historyOperations === true) {
+      for (const statement of settings.versionPurgeStatements(bucket.bucketArn, prefix, props.runtime.tables)) {
+        this.role.addToPolicy(statement)
+        for (const resource of statement.effect === Effect.ALLOW
+          ? statement.resources.filter((r) => r.includes('*'))
+          : []) {
+          acknowledgeWildcardResource(
+            this.role,
+            resource,
+            "An erasure deletes the earlier versions of a date's data and raw bodies: the wildcard stops at the table's dated objects.",
+          )
+        }
+      }
       for (const statement of settings.rawBodyDeleteStatements(bucket.bucketArn, prefix, props.runtime.tables)) {
         this.role.addToPolicy(statement)
         for (const resource of statement.resources) {

@@ -94,6 +94,26 @@ const stateMachine = (): { definition: Definition; functionArn: string } => {
   return { definition: JSON.parse(text) as Definition, functionArn }
 }
 
+/**
+ * Every version of every object under `prefix` of the bucket, with its bytes: the current ones, and the noncurrent
+ * ones the bucket's versions model keeps (the test's own look, not a request the role sends).
+ */
+const versionsOf = async (prefix: string) => {
+  const found: { key: string; body: Buffer }[] = []
+  for (const key of await keys(prefix.slice('inventory/'.length))) {
+    found.push({ key: `inventory/${key}`, body: (await aws.s3.read(`inventory/${key}`))! })
+  }
+  for (const [id, versions] of aws.s3.versions.noncurrent()) {
+    const key = id.slice(NAMES.bucket.length + 1)
+    if (!key.startsWith(prefix)) continue
+    for (const version of versions) if (version.body) found.push({ key, body: version.body })
+  }
+  return found
+}
+
+/** Whether a raw body's key is of a date that held the value. */
+const matched = (key: string) => matchedDates.includes(/dt=([^/]+)/.exec(key)![1]!)
+
 /** The keys under `prefix` of the warehouse prefix, listed as the exporter role lists them. */
 const keys = async (prefix: string): Promise<string[]> =>
   new S3WarehouseStore(aws.s3.client, NAMES.bucket, 'inventory').listKeys(prefix)
@@ -130,6 +150,7 @@ beforeAll(async () => {
     names: NAMES,
     secretValue: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }),
     otherSecrets: [{ arn: KEY_SECRET_ARN, value: KEY }],
+    versioned: true,
   })
   const handler = handlerFor(functionEnvironment())
   const quiet = captureOutput()
@@ -198,7 +219,8 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
 
     // One plan, then one invocation per batch of 4 dates, never more than MaxConcurrency at once.
     expect(execution.invocations.map((i) => i.state)).toEqual(['Plan', ...Array(8).fill('Batch'), 'Finish'])
-    expect(execution.invocations.at(-1)!.payload).toEqual({ history: event.history, finish: true })
+    const lease = (result as { plan: { lease: string } }).plan.lease
+    expect(execution.invocations.at(-1)!.payload).toEqual({ history: event.history, finish: true, lease })
     expect((result as { finish: unknown }).finish).toEqual({ operation: 'erase', table: 'devices', finished: true })
     expect(execution.peakConcurrency).toBeLessThanOrEqual(MAX_CONCURRENCY)
     expect(execution.peakConcurrency).toBeGreaterThan(1)
@@ -238,6 +260,18 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     }
     // The inputs Step Functions keeps in its history hold digests only.
     expect(JSON.stringify(execution.invocations)).not.toContain(serial)
+    // The bucket is versioned, as the stack's is: no version of the table's objects holds the value any more.
+    for (const prefix of ['inventory/devices/', 'inventory/_raw/devices/']) {
+      for (const version of await versionsOf(prefix)) {
+        const rows = version.key.endsWith('.parquet') ? await readWithHyparquet(version.body) : []
+        expect(
+          rows.some((row) => row.serial_number === serial),
+          version.key,
+        ).toBe(false)
+        expect(version.key.startsWith('inventory/_raw/') && matched(version.key)).toBe(false)
+      }
+    }
+    expect(records.every((r) => (r.tables[0]!.versionsDeleted ?? 0) > 0)).toBe(true)
     expect(aws.authorizer.decisions.filter((d) => !d.allowed)).toEqual([])
   }, 300_000)
 
@@ -267,6 +301,32 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
         /Access Denied|AccessDenied/,
       )
     }
+    // Earlier versions go only on the tables' data and raw bodies, never on the bookkeeping beside them.
+    const role = new Authorizer(rolePolicies(template, 'ExporterRole', NAMES))
+    const object = (key: string) => `arn:aws:s3:::${NAMES.bucket}/inventory/${key}`
+    const purge = async (key: string) =>
+      (await role.decide({ action: 's3:DeleteObjectVersion', resource: object(key) })).allowed
+    for (const key of ['devices/dt=2026-10-01/data.parquet', '_raw/devices/dt=2026-10-01/body.csv.gz']) {
+      expect(await purge(key), key).toBe(true)
+    }
+    for (const key of [
+      '_schemas/devices.json',
+      '_runs/dt=2026-10-01/x.json',
+      '_export_dates/devices/dt=2026-10-01/dates.parquet',
+      '_leases/devices.json',
+    ]) {
+      expect(await purge(key), key).toBe(false)
+    }
+    const list = async (prefix: string) =>
+      (
+        await role.decide({
+          action: 's3:ListBucketVersions',
+          resource: `arn:aws:s3:::${NAMES.bucket}`,
+          context: { 's3:prefix': prefix },
+        })
+      ).allowed
+    expect(await list('inventory/devices/dt=2026-10-01/')).toBe(true)
+    expect(await list('inventory/_runs/')).toBe(false)
     // The state machine's role invokes the export function and nothing else.
     const states = new Authorizer(rolePolicies(template, 'HistoryOperationsStateMachineRole', NAMES))
     const other = 'arn:aws:lambda:us-east-1:123456789012:function:SomethingElse'

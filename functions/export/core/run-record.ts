@@ -84,6 +84,11 @@ export interface TableOutcome {
   readonly erasure?: ErasureRecord
   /** Export dates this run removed because they were past the table's `retention`. */
   readonly expiredDates?: readonly string[]
+  /**
+   * Earlier versions of the date's objects (its data and raw bodies) deleted for good, in a versioned bucket: by an
+   * erasure, or a rewrite that drops or pseudonymizes a column, unless `--keep-versions`.
+   */
+  readonly versionsDeleted?: number
   readonly error?: TableErrorRecord
 }
 

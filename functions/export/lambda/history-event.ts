@@ -52,6 +52,10 @@ const HistorySchema = z.strictObject({
   where: z.array(ConditionSchema).min(1, 'must hold a condition').max(MAX_CONDITIONS).optional(),
   keyCheck: Digest.describe('The digest of KEY_CHECK_TEXT: proves the digests were made with the deployed key'),
   batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional().describe("The plan's dates per batch"),
+  keepVersions: z
+    .literal(true, { error: 'must be true, or left out: the earlier versions are then deleted' })
+    .optional()
+    .describe("Leave the earlier object versions of the rewritten dates to the bucket's version expiry"),
 })
 
 const HistoryEventSchema = z.strictObject(
@@ -129,6 +133,7 @@ const historyRequest = (
   operation: HistoryOperation,
   table: string,
   batchSize: number | undefined,
+  keepVersions: boolean,
   where?: HistoryRequest['where'],
 ): { readonly history: HistoryRequest } => ({
   history: {
@@ -137,6 +142,7 @@ const historyRequest = (
     ...(where === undefined ? {} : { where }),
     keyCheck: pseudonym(key, Buffer.from(KEY_CHECK_TEXT)),
     ...(batchSize === undefined ? {} : { batchSize }),
+    ...(keepVersions ? { keepVersions: true as const } : {}),
   },
 })
 
@@ -149,12 +155,14 @@ export const eraseEvent = (
   table: string,
   conditions: readonly ValueCondition[],
   batchSize?: number,
+  keepVersions = false,
 ): { readonly history: HistoryRequest } =>
   historyRequest(
     key,
     HistoryOperation.ERASE,
     table,
     batchSize,
+    keepVersions,
     conditions.map((condition) => digestCondition(key, condition)),
   )
 
@@ -166,4 +174,5 @@ export const rewriteEvent = (
   key: PseudonymizationKey,
   table: string,
   batchSize?: number,
-): { readonly history: HistoryRequest } => historyRequest(key, HistoryOperation.REWRITE, table, batchSize)
+  keepVersions = false,
+): { readonly history: HistoryRequest } => historyRequest(key, HistoryOperation.REWRITE, table, batchSize, keepVersions)

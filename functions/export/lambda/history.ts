@@ -72,11 +72,15 @@ interface OperationSpec {
 const OPERATIONS: Record<HistoryOperation, OperationSpec> = {
   erase: {
     run: (config, table, request, deps, options) =>
-      eraseRows(config, table, request.where as readonly DigestCondition[], deps, options),
+      eraseRows(config, table, request.where as readonly DigestCondition[], deps, {
+        ...options,
+        keepVersions: request.keepVersions === true,
+      }),
   },
   rewrite: {
     // A batch never moves the registry: the batches run at once, and it moves only when every date is in line.
-    run: (config, table, _request, deps, options) => rewriteHistory(config, table, deps, { ...options, finish: false }),
+    run: (config, table, request, deps, options) =>
+      rewriteHistory(config, table, deps, { ...options, finish: false, keepVersions: request.keepVersions === true }),
     // No date is rewritten here: every stored date is checked to be in line, then the registry and Glue move.
     finish: (config, table, deps) => rewriteHistory(config, table, deps, { dates: [], finish: true }),
   },

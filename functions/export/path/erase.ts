@@ -29,6 +29,7 @@ import {
 } from '../source/warehouse-source.ts'
 import { runExport } from './run.ts'
 import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
+import { purgeVersions } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
 /** A condition with the value in clear (the CLI on the operator's machine). */
@@ -83,6 +84,8 @@ export interface ErasureResult {
   readonly table: string
   readonly columns: readonly string[]
   readonly dates: readonly ErasedDate[]
+  /** Earlier versions of the table's objects deleted for good (a versioned bucket; none with `keepVersions`). */
+  readonly versionsDeleted: number
   /** The first date whose rewrite failed: the request stopped there, and a rerun goes on from it. */
   readonly failed?: ErasedDate
 }
@@ -172,6 +175,12 @@ const rowFilters = (
 
 interface ErasureOptions {
   readonly dryRun?: boolean
+  /**
+   * Leave the earlier versions a versioned bucket keeps of each date's objects, to its version expiry.
+   * @default false: they are deleted, on every date, since an earlier version may hold the value where the current
+   * one does not (a date exported again after the person left the service)
+   */
+  readonly keepVersions?: boolean
   /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
   readonly dates?: readonly string[]
   readonly onDate?: (date: ErasedDate) => void
@@ -199,7 +208,7 @@ const eraseDates = async (
   table: TableConfig,
   conditions: readonly ErasureCondition[],
   deps: ErasureDeps,
-  { dryRun = false, dates: only, onDate }: ErasureOptions,
+  { dryRun = false, keepVersions = false, dates: only, onDate }: ErasureOptions,
   lease: TableLease | undefined,
 ): Promise<ErasureResult> => {
   const { store } = deps
@@ -225,11 +234,16 @@ const eraseDates = async (
   })
   const stored = asReadBack(table)
   const dates: ErasedDate[] = []
+  const purge = !dryRun && !keepVersions
+  let versionsDeleted = 0
   const wanted = only === undefined ? undefined : new Set(only)
+  const matchedOn = conditions.map((c) => c.column)
   for (const exportDate of await storedDates(store, table.name)) {
     if (wanted !== undefined && !wanted.has(exportDate)) continue
     lease?.signal.throwIfAborted()
     const rows = await countMatches(source, stored, exportDate)
+    // A date without the value now may have had it in an earlier version (or a rerun finishes its purge).
+    if (rows === 0 && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
     if (rows === 0) continue
     let record: RunRecord | undefined
     if (!dryRun) {
@@ -239,16 +253,17 @@ const eraseDates = async (
       record = await runExport(
         { ...config, tables: [stored] },
         { source, store, telemetry: deps.telemetry, spoolDirectory: deps.spoolDirectory, catalog: deps.catalog, lease },
-        { exportDate, acceptChanges: true },
+        { exportDate, acceptChanges: true, purgeVersions: purge },
       )
+      versionsDeleted += record.tables[0]?.versionsDeleted ?? 0
     }
     const date = { exportDate, rows, ...(record ? { record } : {}) }
     dates.push(date)
     onDate?.(date)
     if (record?.status === 'failed')
-      return { table: table.name, columns: conditions.map((c) => c.column), dates, failed: date }
+      return { table: table.name, columns: matchedOn, dates, versionsDeleted, failed: date }
   }
-  return { table: table.name, columns: conditions.map((c) => c.column), dates }
+  return { table: table.name, columns: matchedOn, dates, versionsDeleted }
 }
 
 /** The rows of `exportDate` that match, by reading the date through the source without writing anything. */

@@ -58,6 +58,8 @@ interface RunOptions {
   readonly acceptChanges?: boolean | undefined
   /** A rewrite of the date's history (path/rewrite.ts): written against its schema, the registry left as it is. */
   readonly history?: HistoryRewrite | undefined
+  /** Delete the earlier versions of what each date replaces (path/table-steps.ts purgeVersions). */
+  readonly purgeVersions?: boolean | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -106,7 +108,8 @@ export const runExport = async (
       onRetry: (notice) => telemetry.retried({ ...notice, tableId: undefined }),
     })
     tokenOwner = checked.tokenOwner
-    const context = { config, deps, run, signal, acceptChanges: options.acceptChanges, history: options.history }
+    const { acceptChanges, history, purgeVersions } = options
+    const context = { config, deps, run, signal, acceptChanges, history, purgeVersions }
     outcomes = await mapWithConcurrency(tables, config.export.concurrency, async (table) => {
       const { outcome, lease } = await exportOneTable(table, context)
       if (lease) leases.push(lease)
@@ -170,6 +173,7 @@ interface TableRunContext {
   readonly signal: AbortSignal
   readonly acceptChanges: boolean | undefined
   readonly history: HistoryRewrite | undefined
+  readonly purgeVersions: boolean | undefined
 }
 
 /**
@@ -284,6 +288,7 @@ const exportWithRetries = async (
       guards: config.export.guards,
       acceptChanges: context.acceptChanges,
       history: context.history,
+      purgeVersions: context.purgeVersions,
       limits: config.limits,
       parseThreads: deps.parseThreads,
       pseudonymizationKey: deps.pseudonymizationKey,

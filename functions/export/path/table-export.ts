@@ -45,6 +45,7 @@ import {
   columnRecord,
   expire,
   Held,
+  purgeVersions,
   unknownOverrides,
   withChangeHistory,
 } from './table-steps.ts'
@@ -71,6 +72,8 @@ interface TableExportContext {
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
   /** A rewrite of the date's history: the registry and catalog are left to the rewrite (path/rewrite.ts). */
   readonly history?: HistoryRewrite | undefined
+  /** Delete the earlier versions of what the date replaces (an erasure, a rewrite removing personal data). */
+  readonly purgeVersions?: boolean | undefined
 }
 
 /** A date written again by `npm run rewrite`, against the schema the settings ask for. */
@@ -141,6 +144,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     const guarded = guard(table, named, baseline, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
     const archived = await archive(opened.raw)
+    const purged = context.purgeVersions ? await purgeVersions(context.store, table.name, context.run.exportDate) : 0
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
@@ -177,6 +181,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       ...(encoded.keys ? { keys: encoded.keys } : {}),
       ...(expired.dates.length > 0 ? { expiredDates: expired.dates } : {}),
       ...(bytes.erasure ? { erasure: bytes.erasure() } : {}),
+      ...(context.purgeVersions ? { versionsDeleted: purged } : {}),
       ...(guarded.findings.length > 0 ? { guards: guarded.findings } : {}),
     }
   } finally {

@@ -3,7 +3,7 @@ import { athenaTableDefinition } from '../catalog/athena.ts'
 import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { TableConfig } from '../core/config.ts'
-import { LOCAL_GLUE_DATABASE } from '../core/constants.ts'
+import { LOCAL_GLUE_DATABASE, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
 import { toExportError } from '../core/errors.ts'
 import type { ColumnRecord, PublishedObject } from '../core/run-record.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
@@ -111,4 +111,28 @@ export const expire = async (
   } catch (error) {
     return { dates: [], warnings: [retentionWarning(error)] }
   }
+}
+
+/**
+ * Purge: once a date is written without the personal data it held (an erasure, a rewrite that drops or
+ * pseudonymizes), the versions a versioned bucket keeps of what it replaced go for good: the noncurrent versions of
+ * the date's data, and every version and delete marker of its raw bodies (deleted before the rewrite). Noncurrent
+ * versions first: when a current delete marker goes, S3 makes the newest version left current again. Returns how
+ * many went; a folder keeps no versions, so none.
+ */
+export const purgeVersions = async (store: WarehouseStore, table: string, exportDate: string): Promise<number> => {
+  let deleted = 0
+  for (const prefix of [
+    `${table}/${PARTITION_KEY}=${exportDate}/`,
+    `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/`,
+  ]) {
+    const versions = await store.listVersions(prefix)
+    const earlier = versions.filter((v) => !v.latest)
+    const markers = versions.filter((v) => v.latest && v.deleteMarker)
+    for (const version of [...earlier, ...markers]) {
+      await store.deleteVersion(version.key, version.versionId)
+      deleted++
+    }
+  }
+  return deleted
 }

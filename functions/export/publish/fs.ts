@@ -11,7 +11,7 @@ import path from 'node:path'
 import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
 import { processIsAlive } from '../scratch/live-process.ts'
 import { makeFolder } from '../scratch/make-folder.ts'
-import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
+import type { ObjectTail, ObjectUpload, StoredVersion, VersionedObject, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
 const TEMP_SUFFIX = '.partial'
@@ -212,6 +212,16 @@ export class FolderWarehouseStore implements WarehouseStore {
     }
     // The date's folder goes with its last object, so a listing of the table shows no empty partitions.
     await rmdirIfEmpty(path.dirname(file), this.root)
+  }
+
+  /** A folder keeps no versions: its current objects, each as version `null`. */
+  async listVersions(prefix: string): Promise<StoredVersion[]> {
+    return (await this.listKeys(prefix)).map((key) => ({ key, versionId: 'null', latest: true, deleteMarker: false }))
+  }
+
+  async deleteVersion(key: string, versionId: string): Promise<void> {
+    if (versionId !== 'null') throw new PublishError({ target: this.#path(key), reason: 'a folder keeps no versions' })
+    await this.deleteObject(key)
   }
 
   #path(key: string): string {
