@@ -30,6 +30,7 @@ import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
+import { recordedControls } from '../schema/history.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { readTableSchema, registerTableSchema } from '../schema/registry.ts'
@@ -37,7 +38,7 @@ import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
-import { type NamedTable, nameAndType, refuseHistoryChanges } from './name-and-type.ts'
+import { type NamedTable, nameAndType, refuseHistoryChanges, refuseRemovedControls } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import {
   archive,
@@ -46,6 +47,7 @@ import {
   expire,
   Held,
   purgeVersions,
+  settledAcceptances,
   unknownOverrides,
   withChangeHistory,
 } from './table-steps.ts'
@@ -139,6 +141,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     const previous = stored && withoutColumns(stored, table.columns.drop)
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
     const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
+    if (history === undefined) refuseRemovedControls(table, stored, named.columns, bytes.pseudonyms)
     const baseline = await guardBaseline(table, previous, context)
     const encoded = await encode(table, named, previous, bytes, context, held)
     const guarded = guard(table, named, baseline, previous, encoded, context)
@@ -158,6 +161,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
       ...(bytes.warnings ?? []),
       ...details.warnings,
       ...unknownOverrides(table, named.columns),
+      ...(history === undefined ? settledAcceptances(table, previous) : []),
       ...(encoded.keys ? keyWarnings(encoded.keys) : []),
       ...archived.warnings,
       ...cataloged,
@@ -294,7 +298,8 @@ const encode = async (
     await upload.drained()
   }
   const { plan, rows } = await encoder.finish()
-  return { upload, plan: withChangeHistory(plan, table, pseudonymized), rows, keys: keys?.report() }
+  const controls = recordedControls(table, previous, pseudonymized)
+  return { upload, plan: withChangeHistory(plan, table, controls), rows, keys: keys?.report() }
 }
 
 interface GuardedTable {

@@ -52,13 +52,17 @@ export const catalogWarnings = async (
 }
 
 /**
- * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it; the dates
+ * The registry keeps the key and the controls (schema/history.ts recordedControls), so the catalog and `npm run query` can build `<table>_changes` from it; the dates
  * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
  * `exportDates` (written before the relation existed) is read once for them and written back without.
  */
-export const withChangeHistory = (plan: WritePlan, table: TableConfig, pseudonymized: readonly string[]): WritePlan => {
+export const withChangeHistory = (
+  plan: WritePlan,
+  table: TableConfig,
+  controls: Pick<TableSchema, 'pseudonymized' | 'dropped'>,
+): WritePlan => {
   const { key: _, exportDates: _legacy, ...schema } = plan.schema
-  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}), pseudonymized } }
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}), ...controls } }
 }
 
 export const columnRecord = ({ name, header, type, textOf }: ColumnRecord): ColumnRecord => ({
@@ -80,6 +84,15 @@ export const unknownOverrides = (table: TableConfig, columns: readonly NamedColu
     .filter((name) => !names.includes(name))
     .map((name) => `columnTypes names "${name}", which is not a column of this table (columns: ${names.join(', ')})`)
 }
+
+/** `columns.publishInClear` entries the registry no longer needs: the acceptance is recorded, so the entry can go. */
+export const settledAcceptances = (table: TableConfig, registered: TableSchema | undefined): string[] =>
+  table.columns.publishInClear
+    .filter((name) => !registered?.dropped?.includes(name) && !registered?.pseudonymized?.includes(name))
+    .map(
+      (name) =>
+        `columns.publishInClear names "${name}", which is published in clear already: the entry changes nothing now and can go`,
+    )
 
 /** Archive: the raw body commits after the data; a failure to archive is reported but does not undo good data. */
 export const archive = async (
