@@ -23,6 +23,7 @@ import {
   heldFirst,
   identityFindings,
   nextBaseline,
+  shapeFindings,
 } from '../guards/guards.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
 import { readPublishedExport } from '../parquet/published-export.ts'
@@ -355,6 +356,7 @@ const guard = (
   const accept = context.acceptChanges ?? false
   // The identity guard holds whatever the settings say: a wrong match would publish one column's values as another's.
   const findings = heldFirst([
+    ...shapeFindings(snapshot, previous, accept),
     ...identityFindings(named.ambiguousHeaders, previous, accept),
     ...checkGuards(baseline, snapshot, settings, accept),
   ])
