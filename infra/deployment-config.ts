@@ -16,6 +16,7 @@ import {
   stackResourceNames,
   withDerivedNames,
 } from '../functions/export/index.ts'
+import { DEFAULT_DISTRIBUTED_FROM_DATES } from './constructs/history-operations.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 
 const ScheduleSchema = z.strictObject({
@@ -241,7 +242,23 @@ export const DeploymentConfigSchema = z
           .max(40)
           .default(4)
           .describe(
-            "Batches the state machine runs at once (each one invocation of the default function, within its reserved concurrency); 40 is an inline Map's most",
+            "Batches the state machine runs at once, each one invocation of the history function, whose reserved concurrency this is; 40 is an inline Map's most",
+          ),
+        memoryMb: z
+          .int()
+          .min(512)
+          .max(10_240)
+          .default(1769)
+          .describe(
+            'Memory of the history function, which runs the batches (one date at a time, a row group of it in memory: the rewrite bench peaked at 426 MiB on dates of 100 MB of CSV); 1769 MB is one vCPU',
+          ),
+        distributedFromDates: z
+          .int()
+          .min(1)
+          .max(100_000)
+          .default(DEFAULT_DISTRIBUTED_FROM_DATES)
+          .describe(
+            'Requests of at least this many export dates run their batches in a Step Functions Distributed Map, each batch a child execution, rather than an inline Map, whose one execution history holds at most 25,000 events',
           ),
       })
       .prefault({})

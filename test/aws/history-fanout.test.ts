@@ -71,10 +71,10 @@ const handlerFor = (environment: Record<string, string>) => {
   })
 }
 
-/** The export function's environment as the template sets it, its configuration inline instead of bundled. */
+/** The functions' environment as the template sets it, its configuration inline instead of bundled. */
 const functionEnvironment = (): Record<string, string> => {
   const [, fn] = Object.entries(template.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterFunction'),
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterHistoryFunction'),
   )!
   const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
   const { EXPORT_CONFIG_FILE: _bundled, ...resolved } = resolveIntrinsics(variables, template, NAMES) as Record<
@@ -88,7 +88,7 @@ const stateMachine = (): { definition: Definition; functionArn: string } => {
   const [, machine] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine')!
   const text = resolveIntrinsics(machine.Properties?.DefinitionString, template, NAMES) as string
   const fnId = Object.keys(template.Resources).find(
-    (id) => id.startsWith('ExporterFunction') && template.Resources[id]!.Type === 'AWS::Lambda::Function',
+    (id) => id.startsWith('ExporterHistoryFunction') && template.Resources[id]!.Type === 'AWS::Lambda::Function',
   )!
   const functionArn = resolveIntrinsics({ 'Fn::GetAtt': [fnId, 'Arn'] }, template, NAMES) as string
   return { definition: JSON.parse(text) as Definition, functionArn }

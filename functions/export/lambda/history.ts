@@ -32,6 +32,9 @@ import {
   KEY_CHECK_TEXT,
 } from './history-event.ts'
 
+/** The plan's answer must fit Step Functions' 256 KiB state payloads, beside the execution's input. */
+const MAX_PLAN_CHARACTERS = 200_000
+
 export interface HistoryDeps {
   readonly store: WarehouseStore
   readonly telemetry: RunTelemetry
@@ -150,7 +153,17 @@ export const planHistory = async (
   const size = request.batchSize ?? DEFAULT_BATCH_DATES
   const batches: string[][] = []
   for (let i = 0; i < dates.length; i += size) batches.push(dates.slice(i, i + size))
-  return { operation: request.operation, table: table.name, dates: dates.length, batches, lease }
+  const plan = { operation: request.operation, table: table.name, dates: dates.length, batches, lease }
+  // Step Functions passes at most 256 KiB between states: the plan, with room for the request beside it.
+  if (JSON.stringify(plan).length > MAX_PLAN_CHARACTERS) {
+    throw new ConfigError('history event', [
+      {
+        field: 'history.batchSize',
+        message: `makes ${batches.length} batches of the table's ${dates.length} dates, more than a state's input holds; give a larger batchSize`,
+      },
+    ])
+  }
+  return plan
 }
 
 /** Runs the operation on the batch's dates in order, one at a time, while the invocation has time for another. */
