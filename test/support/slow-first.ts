@@ -28,6 +28,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/integration/cli-failures.test.ts',
   'test/integration/xlsx-thread.test.ts',
   'test/aws/history-fanout.test.ts',
+  'test/aws/one-writer.test.ts',
   'test/integration/cli-s3.test.ts',
   'test/integration/bench-smoke.test.ts',
   'test/aws/first-run.test.ts',
