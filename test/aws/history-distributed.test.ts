@@ -4,6 +4,7 @@
  * and driven as Step Functions runs it (state-machine.ts) a 400-date erasure plans into the Distributed Map, each
  * batch a child execution the state machine's role may start, each carrying the request, its dates and the plan's
  * lease; a 399-date one stays in the inline Map. The function is a stand-in answering as the history function does.
+ * The exporter role may delete earlier object versions of the tables' dated data and raw bodies only.
  */
 import { describe, expect, it } from 'vitest'
 import { synthesize } from '../infra/synth.ts'
@@ -61,6 +62,39 @@ const execute = (count: number) => {
     },
   )
 }
+
+describe("the exporter role's rights on earlier versions", () => {
+  it('delete them only on the tables data and raw bodies, never on the bookkeeping beside them', async () => {
+    const role = new Authorizer(rolePolicies(template, 'ExporterRole', NAMES))
+    const object = (key: string) => `arn:aws:s3:::${NAMES.bucket}/inventory/${key}`
+    const purge = async (key: string) =>
+      (await role.decide({ action: 's3:DeleteObjectVersion', resource: object(key) })).allowed
+    for (const key of ['devices/dt=2026-10-01/data.parquet', '_raw/devices/dt=2026-10-01/body.csv.gz']) {
+      expect(await purge(key), key).toBe(true)
+    }
+    for (const key of [
+      '_schemas/devices.json',
+      '_runs/dt=2026-10-01/x.json',
+      '_export_dates/devices/dt=2026-10-01/dates.parquet',
+      '_leases/devices.json',
+      'devices_2/dt=2026-10-01/data.parquet',
+    ]) {
+      expect(await purge(key), key).toBe(false)
+    }
+    const list = async (prefix: string) =>
+      (
+        await role.decide({
+          action: 's3:ListBucketVersions',
+          resource: `arn:aws:s3:::${NAMES.bucket}`,
+          context: { 's3:prefix': prefix },
+        })
+      ).allowed
+    expect(await list('inventory/devices/dt=2026-10-01/')).toBe(true)
+    expect(await list('inventory/_raw/devices/dt=2026-10-01/')).toBe(true)
+    expect(await list('inventory/_runs/')).toBe(false)
+    expect(await list('inventory/')).toBe(false)
+  })
+})
 
 describe('the history state machine for a request of many dates', () => {
   it('is a definition Step Functions accepts, by the States Language schema and the Distributed Map rules', () => {
