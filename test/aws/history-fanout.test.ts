@@ -25,7 +25,13 @@ import { readWithHyparquet } from '../support/hyparquet-read.ts'
 import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
 import { type AwsHarness, startAwsHarness } from './harness.ts'
 import { Authorizer } from './iam.ts'
-import { LOCAL_REGION, resolveIntrinsics, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
+import {
+  functionEnvironment as deployedEnvironment,
+  LOCAL_REGION,
+  resolveIntrinsics,
+  rolePolicies,
+  type SynthesizedTemplate,
+} from './role-policy.ts'
 import { type Definition, runStateMachine } from './state-machine.ts'
 
 const NAMES = {
@@ -71,18 +77,9 @@ const handlerFor = (environment: Record<string, string>) => {
   })
 }
 
-/** The functions' environment as the template sets it, its configuration inline instead of bundled. */
-const functionEnvironment = (): Record<string, string> => {
-  const [, fn] = Object.entries(template.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterHistoryFunction'),
-  )!
-  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
-  const { EXPORT_CONFIG_FILE: _bundled, ...resolved } = resolveIntrinsics(variables, template, NAMES) as Record<
-    string,
-    string
-  >
-  return { ...resolved, EXPORT_CONFIG: JSON.stringify(runtimeConfig) }
-}
+/** The history function's environment as the template sets it, its configuration inline instead of bundled. */
+const functionEnvironment = (): Record<string, string> =>
+  deployedEnvironment(template, NAMES, 'ExporterHistoryFunction', runtimeConfig)
 
 const stateMachine = (): { definition: Definition; functionArn: string } => {
   const [, machine] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine')!

@@ -22,7 +22,13 @@ import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
 import { warehouseState } from '../support/warehouse-state.ts'
 import { startAwsHarness } from './harness.ts'
 import { Authorizer } from './iam.ts'
-import { LOCAL_REGION, resolveIntrinsics, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
+import {
+  functionEnvironment,
+  LOCAL_REGION,
+  resolveIntrinsics,
+  rolePolicies,
+  type SynthesizedTemplate,
+} from './role-policy.ts'
 import { type Definition, runStateMachine } from './state-machine.ts'
 
 const NAMES = {
@@ -49,19 +55,12 @@ let runtimeConfig: { tables: Record<string, unknown>[] }
 let definition: Definition
 let work: string
 
-/** The function's environment as the template sets it, with `table`'s settings as the configuration deployed. */
-const environmentWith = (table: Record<string, unknown>): Record<string, string> => {
-  const [, fn] = Object.entries(template.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterHistoryFunction'),
-  )!
-  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
-  const { EXPORT_CONFIG_FILE: _bundled, ...resolved } = resolveIntrinsics(variables, template, NAMES) as Record<
-    string,
-    string
-  >
-  const config = { ...runtimeConfig, tables: [{ ...runtimeConfig.tables[0], ...table }] }
-  return { ...resolved, EXPORT_CONFIG: JSON.stringify(config) }
-}
+/** The history function's environment as the template sets it, with `table`'s settings as those deployed. */
+const environmentWith = (table: Record<string, unknown>): Record<string, string> =>
+  functionEnvironment(template, NAMES, 'ExporterHistoryFunction', {
+    ...runtimeConfig,
+    tables: [{ ...runtimeConfig.tables[0], ...table }],
+  })
 
 /** A fresh account: the harness, with two dates of the table exported by the schedule's invocations. */
 const world = async () => {

@@ -122,3 +122,22 @@ export const grantedActions = (policies: readonly IdentityPolicy[]): string[] =>
       ),
     ),
   ].sort()
+
+/**
+ * The environment a function of the template is deployed with (the first whose logical id starts with `idPrefix`),
+ * its configuration given inline (`config`) instead of the bundled file.
+ */
+export const functionEnvironment = (
+  template: SynthesizedTemplate,
+  names: LocalNames,
+  idPrefix: string,
+  config: unknown,
+): Record<string, string> => {
+  const [, fn] = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(idPrefix),
+  )!
+  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
+  const resolved = resolveIntrinsics(variables, template, names) as Record<string, string>
+  const { EXPORT_CONFIG_FILE: _bundled, ...environment } = resolved
+  return { ...environment, EXPORT_CONFIG: JSON.stringify(config) }
+}

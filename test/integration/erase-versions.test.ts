@@ -50,14 +50,8 @@ const exported = async (prefix: string) => {
   for (const date of [...DATES, DATES[1]!]) {
     emulator.upstream.setDate(date)
     const result = await runCommandInProcess('export', [
-      '--config',
-      config,
-      '--token-file',
-      token,
-      '--out',
-      out,
-      '--date',
-      date,
+      ...['--config', config, '--token-file', token],
+      ...['--out', out, '--date', date],
     ])
     expect(result.exitCode, result.stderr).toBe(0)
   }

@@ -37,42 +37,23 @@ const configFile = async (name: string, table: object): Promise<string> => {
   return file
 }
 
+/** An export of NEXT with the table's settings of `config`. */
+const exportWith = (config: () => string) => (out: string) => [
+  ...['export', '--config', config(), '--token-file', token],
+  ...['--out', out, '--date', NEXT],
+]
+/** An erasure of one device. */
+const eraseOf = (device: string) => (out: string) => [
+  ...['erase', '--config', configs.base!, '--out', out],
+  ...['--table', 'devices', '--where', `device_id=${device}`],
+]
+
 /** The commands of the pairs, as `npm run` arguments against `out`. */
 const COMMANDS = {
-  export: (out: string) => ['export', '--config', configs.base!, '--token-file', token, '--out', out, '--date', NEXT],
-  expire: (out: string) => [
-    'export',
-    '--config',
-    configs.retained!,
-    '--token-file',
-    token,
-    '--out',
-    out,
-    '--date',
-    NEXT,
-  ],
-  erase7: (out: string) => [
-    'erase',
-    '--config',
-    configs.base!,
-    '--out',
-    out,
-    '--table',
-    'devices',
-    '--where',
-    'device_id=000007',
-  ],
-  erase11: (out: string) => [
-    'erase',
-    '--config',
-    configs.base!,
-    '--out',
-    out,
-    '--table',
-    'devices',
-    '--where',
-    'device_id=000011',
-  ],
+  export: exportWith(() => configs.base!),
+  expire: exportWith(() => configs.retained!),
+  erase7: eraseOf('000007'),
+  erase11: eraseOf('000011'),
   rewrite: (out: string) => ['rewrite', '--config', configs.retyped!, '--out', out, '--table', 'devices'],
 } as const
 type Command = keyof typeof COMMANDS
