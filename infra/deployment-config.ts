@@ -234,7 +234,7 @@ export const DeploymentConfigSchema = z
           .boolean()
           .default(false)
           .describe(
-            "Deploy the state machine that runs erasure requests on AWS, one invocation per batch of export dates (docs/personal-data.md); it also makes (or imports) the pseudonymization key's secret, which the requests' digests are made with, and lets the function delete the raw bodies of tables with `archiveRaw`",
+            "Deploy the state machine that runs erasure requests on AWS, one invocation per batch of export dates (docs/personal-data.md); it also makes (or imports) the pseudonymization key's secret, which the requests' digests are made with, lets the function delete the raw bodies of tables with `archiveRaw` and the earlier versions of every table's dated data and raw bodies, and adds the history function the state machine invokes",
           ),
         maxConcurrency: z
           .int()
