@@ -16,6 +16,7 @@ import {
   stackResourceNames,
   withDerivedNames,
 } from '../functions/export/index.ts'
+import { DEFAULT_DISTRIBUTED_FROM_DATES } from './constructs/history-operations.ts'
 import { scheduleExpressionProblems, scheduleIntervalHours } from './schedule.ts'
 
 const ScheduleSchema = z.strictObject({
@@ -48,6 +49,9 @@ const ScheduleSchema = z.strictObject({
     .default(15)
     .describe('Each table starts at a random moment within this many minutes after its time (0: exactly on time)'),
 })
+
+/** Days the workgroup's query results are kept (`deployment.athena.resultsExpirationDays`). */
+export const DEFAULT_ATHENA_RESULTS_DAYS = 7
 
 /** CloudWatch alarms look back at most 7 days (1 day for periods under an hour). */
 const alarmLookBackHours = (periodHours: number): number => (periodHours < 1 ? 24 : 168)
@@ -128,6 +132,14 @@ export const DeploymentConfigSchema = z
           .min(10 * 1024 * 1024)
           .default(10 * 1024 ** 3)
           .describe('Per-query bytes-scanned limit of the workgroup (default 10 GiB)'),
+        resultsExpirationDays: z
+          .int()
+          .min(1)
+          .max(3650)
+          .default(DEFAULT_ATHENA_RESULTS_DAYS)
+          .describe(
+            "Days the workgroup's query results (`athena-results/` in a bucket the stack creates) are kept, their earlier versions a day more: results hold the rows analysts selected, erased ones included, and an erasure does not reach them",
+          ),
         tableQueries: z
           .boolean()
           .default(true)
@@ -222,7 +234,7 @@ export const DeploymentConfigSchema = z
           .boolean()
           .default(false)
           .describe(
-            "Deploy the state machine that runs erasure requests on AWS, one invocation per batch of export dates (docs/personal-data.md); it also makes (or imports) the pseudonymization key's secret, which the requests' digests are made with, and lets the function delete the raw bodies of tables with `archiveRaw`",
+            "Deploy the state machine that runs erasure requests on AWS, one invocation per batch of export dates (docs/personal-data.md); it also makes (or imports) the pseudonymization key's secret, which the requests' digests are made with, lets the function delete the raw bodies of tables with `archiveRaw` and the earlier versions of every table's dated data and raw bodies, and adds the history function the state machine invokes",
           ),
         maxConcurrency: z
           .int()
@@ -230,7 +242,23 @@ export const DeploymentConfigSchema = z
           .max(40)
           .default(4)
           .describe(
-            "Batches the state machine runs at once (each one invocation of the default function, within its reserved concurrency); 40 is an inline Map's most",
+            "Batches the state machine runs at once, each one invocation of the history function, whose reserved concurrency this is; 40 is an inline Map's most",
+          ),
+        memoryMb: z
+          .int()
+          .min(512)
+          .max(10_240)
+          .default(1769)
+          .describe(
+            'Memory of the history function, which runs the batches (one date at a time, a row group of it in memory: the rewrite bench peaked at 426 MiB on dates of 100 MB of CSV); 1769 MB is one vCPU',
+          ),
+        distributedFromDates: z
+          .int()
+          .min(1)
+          .max(100_000)
+          .default(DEFAULT_DISTRIBUTED_FROM_DATES)
+          .describe(
+            'Requests of at least this many export dates run their batches in a Step Functions Distributed Map, each batch a child execution, rather than an inline Map, whose one execution history holds at most 25,000 events',
           ),
       })
       .prefault({})

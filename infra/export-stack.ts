@@ -61,6 +61,7 @@ export class ExportStack extends Stack {
       glueDatabaseName: config.warehouse.glueDatabase,
       workgroupName: deployment.athena.workgroup,
       bytesScannedCutoffPerQuery: deployment.athena.bytesScannedCutoffPerQuery,
+      athenaResultsExpirationDays: deployment.athena.resultsExpirationDays,
       ...(props.disposable === true ? { removalPolicy: RemovalPolicy.DESTROY, autoDeleteObjects: true } : {}),
       ...(deployment.bucket.name === undefined ? {} : { existingBucketName: deployment.bucket.name }),
       namedQueries: namedQueries([], deployment.athena.namedQueries),
@@ -79,6 +80,14 @@ export class ExportStack extends Stack {
       pseudonymizationSecret: deployment.pseudonymizationSecret,
       createdPseudonymizationSecretName: stackResourceNames(deployment.stackName).pseudonymizationSecret,
       historyOperations: deployment.historyOperations.enabled,
+      ...(deployment.historyOperations.enabled
+        ? {
+            historyFunction: {
+              memoryMb: deployment.historyOperations.memoryMb,
+              reservedConcurrency: deployment.historyOperations.maxConcurrency,
+            },
+          }
+        : {}),
       ...(deployment.vpc === undefined ? {} : { vpc: deployment.vpc }),
       bucket: this.warehouse.bucket,
       bucketKeyArn: deployment.bucket.kmsKeyArn,
@@ -142,8 +151,9 @@ export class ExportStack extends Stack {
 
     this.historyOperations = deployment.historyOperations.enabled
       ? new HistoryOperations(this, 'HistoryOperations', {
-          function: this.exporter.function,
+          function: this.exporter.historyFunction!,
           maxConcurrency: deployment.historyOperations.maxConcurrency,
+          distributedFromDates: deployment.historyOperations.distributedFromDates,
         })
       : undefined
 

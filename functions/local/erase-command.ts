@@ -27,6 +27,7 @@ import {
   commandOf,
   DATE_FLAGS,
   historyFlags,
+  KEEP_VERSIONS_FLAG,
   openHistoryCommand,
   plural,
 } from './history-command.ts'
@@ -64,6 +65,7 @@ export const ERASE_FLAGS = {
     type: 'boolean',
     help: "print the deployed state machine's input for this request and change nothing: each value as\nits digests, made with the deployed pseudonymization key (--pseudonymization-key-file)",
   },
+  ...KEEP_VERSIONS_FLAG,
   ...BATCH_SIZE_FLAG,
   ...historyFlags({
     config:
@@ -89,6 +91,10 @@ rows out (see --list and --forget). A rerun goes on where a stopped one left off
 The values are never printed or recorded in clear, only the columns, the dates and the row counts.
 
 ${flagHelp(ERASE_FLAGS)}`
+
+/** What an erasure cannot reach, said after every one (docs/personal-data.md, "What an erasure reaches"). */
+const NOT_REACHED =
+  "not reached by an erasure: copies outside the warehouse (Athena query results saved outside the workgroup's own location, downloads, extracts); the workgroup's results expire by the bucket's lifecycle"
 
 type EraseValues = FlagValues<typeof ERASE_FLAGS>
 
@@ -140,12 +146,13 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   if (values.list === true || values.forget !== undefined) return manageRequests(values, output)
   if (values.table === undefined) throw new UsageError('--table is required: the table to erase from')
   const conditions = await conditionsOf(values)
+  const keepVersions = values['keep-versions'] === true
   if (values['aws-event'] === true) {
     const { table, key, batchSize } = await awsEventInput(values, {
       why: "the event carries each value as its digest with the deployed key, so that the value never enters the state machine's history",
       docs: 'docs/personal-data.md#erasure-requests-on-aws',
     })
-    const event = JSON.stringify(eraseEvent(key, table.name, conditions, batchSize), undefined, 2)
+    const event = JSON.stringify(eraseEvent(key, table.name, conditions, batchSize, keepVersions), undefined, 2)
     if (Buffer.byteLength(event) > MAX_HISTORY_EVENT_BYTES) {
       throw new UsageError(
         `the state machine's input would be ${Math.ceil(Buffer.byteLength(event) / 1024)} KiB, more than the ${MAX_HISTORY_EVENT_BYTES / 1024} KiB it may carry; split the values over several requests`,
@@ -165,6 +172,7 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   const result = await eraseRows(config, table, conditions, deps, {
     dryRun,
     ...(dates ? { dates } : {}),
+    keepVersions,
     onDate: (date) =>
       output.out(
         `${table.name}: dt=${date.exportDate}: ${plural(date.rows, 'row')} ${dryRun ? 'would be removed' : date.record?.status === 'failed' ? 'matched; the rewrite failed, the date is as it was' : 'removed'}`,
@@ -175,7 +183,7 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
   output.out(
     result.failed
       ? `${result.table}: stopped at dt=${result.failed.exportDate}; run the same command again once its error is fixed`
-      : `${result.table}: ${plural(rows, 'row')} matching ${by} ${dryRun ? 'would be removed from' : 'removed from'} ${plural(result.dates.length, 'date')}${listed}`,
+      : `${result.table}: ${plural(rows, 'row')} matching ${by} ${dryRun ? 'would be removed from' : 'removed from'} ${plural(result.dates.length, 'date')}${listed}${result.versionsDeleted > 0 ? `; ${plural(result.versionsDeleted, 'earlier object version')} deleted` : ''}`,
   )
   if (result.request !== undefined) {
     const { recorded, isNew } = result.request
@@ -183,6 +191,7 @@ export const runEraseCommand = async (argv: readonly string[], output: TerminalO
       `${result.table}: erasure request ${recorded.id} ${isNew ? 'recorded' : 'was recorded already'}: every later export of ${result.table} leaves its rows out (npm run erase -- --list)`,
     )
   }
+  if (!dryRun) output.err(`${result.table}: ${NOT_REACHED}`)
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
 }
 
@@ -193,7 +202,19 @@ const describeRequest = (request: ErasureRequest): string =>
 /** `--list` and `--forget ID`: the requests the warehouse records. */
 const manageRequests = async (values: EraseValues, output: TerminalOutput): Promise<ExitCode> => {
   const own = values.list === true ? '--list' : '--forget'
-  const clash = ['where', 'where-file', 'dry-run', 'aws-event', 'batch-size', 'date', 'from', 'to', 'list', 'forget']
+  const clash = [
+    'where',
+    'where-file',
+    'dry-run',
+    'aws-event',
+    'batch-size',
+    'keep-versions',
+    'date',
+    'from',
+    'to',
+    'list',
+    'forget',
+  ]
     .filter((flag) => values[flag as keyof EraseValues] !== undefined && `--${flag}` !== own)
     .concat(own === '--forget' && values.table !== undefined ? ['table'] : [])
   if (clash.length > 0) {

@@ -52,6 +52,14 @@ export const DATE_FLAGS = {
   to: { type: 'string', value: DATE_VALUE, help: 'only the export dates up to this one (with or without --from)' },
 } as const satisfies FlagSpecs
 
+/** `--keep-versions`, the same for erase and rewrite (and their `--aws-event`). */
+export const KEEP_VERSIONS_FLAG = {
+  'keep-versions': {
+    type: 'boolean',
+    help: "leave the earlier versions a versioned bucket keeps of each rewritten date (they hold the\nvalues in clear) to the bucket's version expiry, instead of deleting them",
+  },
+} as const satisfies FlagSpecs
+
 /** `--batch-size`, the same for every command with `--aws-event`. */
 export const BATCH_SIZE_FLAG = {
   'batch-size': {

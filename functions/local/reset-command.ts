@@ -7,7 +7,14 @@
 import { readdir, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { EXPORT_DATES_FOLDER, RAW_FOLDER, RUNS_FOLDER, SCHEMAS_FOLDER, UsageError } from '../export/index.ts'
+import {
+  EXPORT_DATES_FOLDER,
+  LEASES_FOLDER,
+  RAW_FOLDER,
+  RUNS_FOLDER,
+  SCHEMAS_FOLDER,
+  UsageError,
+} from '../export/index.ts'
 import { ExitCode } from './exit-code.ts'
 import { flagHelp, HELP_FLAG, parseFlags } from './flags.ts'
 import type { TerminalOutput } from './terminal.ts'
@@ -28,7 +35,7 @@ ${flagHelp(RESET_FLAGS)}
 Exit status: 0 deleted (or nothing there); 2 bad usage, or the folder does not look like a warehouse.`
 
 /** Folders of the warehouse's own bookkeeping, next to the table folders. */
-const OWN_FOLDERS = new Set([SCHEMAS_FOLDER, RUNS_FOLDER, RAW_FOLDER, EXPORT_DATES_FOLDER, '_tmp'])
+const OWN_FOLDERS = new Set([SCHEMAS_FOLDER, RUNS_FOLDER, RAW_FOLDER, EXPORT_DATES_FOLDER, LEASES_FOLDER, '_tmp'])
 const PARTITION = /^dt=\d{4}-\d{2}-\d{2}$/
 
 export const runResetCommand = async (argv: readonly string[], output: TerminalOutput): Promise<ExitCode> => {

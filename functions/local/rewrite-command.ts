@@ -12,6 +12,7 @@ import {
   BATCH_SIZE_FLAG,
   DATE_FLAGS,
   historyFlags,
+  KEEP_VERSIONS_FLAG,
   openHistoryCommand,
   plural,
 } from './history-command.ts'
@@ -29,6 +30,7 @@ export const REWRITE_FLAGS = {
     type: 'boolean',
     help: "print the deployed state machine's input for this rewrite and change nothing; it carries\nthe key check of the deployed pseudonymization key (--pseudonymization-key-file)",
   },
+  ...KEEP_VERSIONS_FLAG,
   ...BATCH_SIZE_FLAG,
   ...historyFlags({
     config:
@@ -65,12 +67,13 @@ export const runRewriteCommand = async (argv: readonly string[], output: Termina
       'npm run rewrite -- --table NAME --config FILE (the file the export refused the table with)',
     )
   }
+  const keepVersions = values['keep-versions'] === true
   if (values['aws-event'] === true) {
     const { table, key, batchSize } = await awsEventInput(values, {
       why: 'the event carries the key check of the deployed key, with which the function pseudonymizes a newly pseudonymized column',
       docs: 'docs/operations.md#rewriting-on-aws',
     })
-    output.out(JSON.stringify(rewriteEvent(key, table.name, batchSize), undefined, 2))
+    output.out(JSON.stringify(rewriteEvent(key, table.name, batchSize, keepVersions), undefined, 2))
     return ExitCode.OK
   }
   const dryRun = values['dry-run'] === true
@@ -83,6 +86,7 @@ export const runRewriteCommand = async (argv: readonly string[], output: Termina
     dryRun,
     ...(dates ? { dates } : {}),
     finish: true,
+    keepVersions,
     onDate: (date) =>
       output.out(
         `${table.name}: dt=${date.exportDate}: ${plural(date.rows, 'row')}, ${formatBytes(date.bytes)} ${dryRun ? 'would be rewritten' : date.record?.status === 'failed' ? 'not rewritten: the rewrite failed, the date is as it was' : 'rewritten'}`,
@@ -92,16 +96,18 @@ export const runRewriteCommand = async (argv: readonly string[], output: Termina
   const rows = result.dates.reduce((sum, d) => sum + d.rows, 0)
   const bytes = result.dates.reduce((sum, d) => sum + d.bytes, 0)
   const counted = `${plural(result.dates.length, 'date')} (${plural(rows, 'row')}, ${formatBytes(bytes)})`
+  const versions =
+    result.versionsDeleted > 0 ? `; ${plural(result.versionsDeleted, 'earlier object version')} deleted` : ''
   output.out(
     result.failed
       ? `${result.table}: stopped at dt=${result.failed.exportDate}; run the same command again once its error is fixed`
       : dryRun
         ? `${result.table}: ${counted} would be rewritten; nothing was changed`
         : !result.finished
-          ? `${result.table}: ${counted} rewritten; other dates are not yet in line, so the registry has not moved: rewrite them too (without --date, --from or --to) to finish`
+          ? `${result.table}: ${counted} rewritten; other dates are not yet in line, so the registry has not moved: rewrite them too (without --date, --from or --to) to finish${versions}`
           : result.registryMoved
-            ? `${result.table}: ${counted} rewritten; every date is in line with the configuration and the registry has moved`
-            : `${result.table}: ${counted} rewritten; every date ${result.dates.length === 0 ? 'was' : 'is'} in line with the configuration, and so was the registry`,
+            ? `${result.table}: ${counted} rewritten; every date is in line with the configuration and the registry has moved${versions}`
+            : `${result.table}: ${counted} rewritten; every date ${result.dates.length === 0 ? 'was' : 'is'} in line with the configuration, and so was the registry${versions}`,
   )
   return result.failed ? ExitCode.TABLE_FAILED : ExitCode.OK
 }

@@ -320,3 +320,45 @@ export const keySecretStatement = (secret: ISecret): PolicyStatement =>
     actions: ['secretsmanager:GetSecretValue'],
     resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
   })
+
+/**
+ * What an erasure (or a rewrite that drops or pseudonymizes) needs to delete the earlier versions of a date's data
+ * and raw bodies (path/table-steps.ts purgeVersions): ListBucketVersions of those prefixes and DeleteObjectVersion on
+ * those objects, for every table, and on nothing else (never the registry, the run records or the dates relation).
+ * Past MAX_TABLES_NAMED_FOR_DELETE tables, any table's dated objects, with the run records and dates relation denied.
+ */
+export const versionPurgeStatements = (
+  bucketArn: string,
+  prefix: string,
+  tables: readonly { readonly name: string }[],
+): PolicyStatement[] => {
+  const many = tables.length > MAX_TABLES_NAMED_FOR_DELETE
+  const dated = many
+    ? [`${prefix}/*/dt=*`]
+    : tables.flatMap(({ name }) => [`${prefix}/${name}/dt=*`, `${prefix}/${RAW_FOLDER}/${name}/dt=*`])
+  return [
+    new PolicyStatement({
+      sid: 'ListVersionsOfDatedObjects',
+      effect: Effect.ALLOW,
+      actions: ['s3:ListBucketVersions'],
+      resources: [bucketArn],
+      conditions: { StringLike: { 's3:prefix': dated } },
+    }),
+    new PolicyStatement({
+      sid: 'PurgeEarlierVersions',
+      effect: Effect.ALLOW,
+      actions: ['s3:DeleteObjectVersion'],
+      resources: dated.map((pattern) => `${bucketArn}/${pattern}`),
+    }),
+    ...(many
+      ? [
+          new PolicyStatement({
+            sid: 'KeepVersionsOfBookkeeping',
+            effect: Effect.DENY,
+            actions: ['s3:DeleteObjectVersion'],
+            resources: [`${bucketArn}/${prefix}/_runs/*`, `${bucketArn}/${prefix}/_export_dates/*`],
+          }),
+        ]
+      : []),
+  ]
+}

@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Duration, Size, Stack, Stage } from 'aws-cdk-lib'
-import { type ISecurityGroup, type ISubnet, type IVpc, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2'
-import { Effect, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
+import { Effect, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam'
 import {
   Architecture,
   type DestinationConfig,
@@ -25,6 +24,7 @@ import { Construct } from 'constructs'
 import { DEFAULT_SERVICE_NAME } from '../../functions/export/index.ts'
 import type { DeploymentConfig } from '../deployment-config.ts'
 import { acknowledgeFinding, acknowledgeWildcardResource } from '../nag.ts'
+import { type FunctionNetwork, functionNetwork } from './exporter-network.ts'
 import { pseudonymizationKeySecret, tokenSecret } from './exporter-secrets.ts'
 import * as settings from './exporter-settings.ts'
 import { validateExporterProps } from './exporter-validation.ts'
@@ -73,6 +73,12 @@ export interface ExporterProps {
    * delete the raw bodies of the tables that archive them. @default false
    */
   readonly historyOperations?: boolean
+  /**
+   * The function the history operations' state machine invokes (`deployment.historyOperations.memoryMb` and
+   * `.maxConcurrency`): the same bundle and role with a memory and a reserved concurrency of its own, so a request's
+   * batches neither wait for the schedules' slots nor take them. @default none
+   */
+  readonly historyFunction?: { readonly memoryMb: number; readonly reservedConcurrency: number } | undefined
   /** @default `<createdSecretName>-pseudonymization-key` */
   readonly createdPseudonymizationSecretName?: string | undefined
   /** The subnets and security groups the functions run in (`deployment.vpc`). @default no VPC */
@@ -117,6 +123,8 @@ export class Exporter extends Construct {
   readonly function: NodejsFunction
   /** Every function by memory size (MB), the default one included; same bundle, same role. */
   readonly functions: ReadonlyMap<number, NodejsFunction>
+  /** The function of history operations (`historyFunction`), when there are any. */
+  readonly historyFunction: NodejsFunction | undefined
   readonly role: Role
   readonly logGroup: LogGroup
   readonly secret: ISecret
@@ -170,7 +178,7 @@ export class Exporter extends Construct {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: 'Inventory exporter: token secret, warehouse prefix, Glue database, own log group',
     })
-    const network = vpc === undefined ? undefined : this.network(vpc)
+    const network = vpc === undefined ? undefined : functionNetwork(this, vpc)
 
     const plans = props.tables
     const sizes = memorySizes(props.lambda.memoryMb, plans)
@@ -199,6 +207,21 @@ export class Exporter extends Construct {
     }
     this.functions = functions
     this.function = functions.get(props.lambda.memoryMb)!
+    const history = props.historyFunction
+    this.historyFunction =
+      history &&
+      this.exportFunction('HistoryFunction', {
+        projectRoot,
+        props,
+        ...history,
+        // Invoked synchronously by the state machine, which retries it: no asynchronous queue to keep events in.
+        maxEventAgeSeconds: 60,
+        description: `Erasure requests and rewrites of the inventory export, one batch of dates per invocation (${history.memoryMb} MB)`,
+        bundledCa,
+        runtimeConfigFile,
+        caPath,
+        network,
+      })
 
     this.grantRuntimeAccess(props, network !== undefined)
     this.scheduleRole = new Role(this, 'ScheduleRole', {
@@ -243,13 +266,17 @@ export class Exporter extends Construct {
       bundledCa: string | undefined
       runtimeConfigFile: string
       caPath: string | undefined
-      network: ReturnType<Exporter['network']> | undefined
+      network: FunctionNetwork | undefined
+      /** @default the export function's */
+      description?: string
     },
   ): NodejsFunction {
     const { projectRoot, props } = spec
     const { lambda } = props
     return new NodejsFunction(this, id, {
-      description: `Exports saved tables of the inventory service to S3 as Parquet for Athena (${spec.memoryMb} MB)`,
+      description:
+        spec.description ??
+        `Exports saved tables of the inventory service to S3 as Parquet for Athena (${spec.memoryMb} MB)`,
       entry: props.entry ?? join(projectRoot, 'functions/export/lambda/handler.ts'),
       handler: 'handler',
       projectRoot,
@@ -295,31 +322,6 @@ export class Exporter extends Construct {
     return queue
   }
 
-  private network(vpc: NonNullable<DeploymentConfig['vpc']>): {
-    vpc: IVpc
-    vpcSubnets: { subnets: ISubnet[] }
-    securityGroups: ISecurityGroup[]
-  } {
-    return {
-      vpc: Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: vpc.vpcId, availabilityZones: [...vpc.availabilityZones] }),
-      vpcSubnets: { subnets: vpc.subnetIds.map((subnetId) => this.importSubnet(subnetId)) },
-      securityGroups: vpc.securityGroupIds.map((sg) =>
-        SecurityGroup.fromSecurityGroupId(this, `SecurityGroup-${sg}`, sg, { mutable: false }),
-      ),
-    }
-  }
-
-  private importSubnet(subnetId: string): ISubnet {
-    const subnet = Subnet.fromSubnetId(this, `Subnet-${subnetId}`, subnetId)
-    // aws-cdk-lib 2.257 spells the prefix of its own warnings `annotation::` (2.262.1 and later, `Annotation::`).
-    acknowledgeFinding(
-      subnet,
-      'annotation::@aws-cdk/aws-ec2:noSubnetRouteTableId',
-      'The function is only placed in this subnet by id; nothing in the stack reads or changes its route table.',
-    )
-    return subnet
-  }
-
   private grantRuntimeAccess(props: ExporterProps, inVpc: boolean): void {
     const { bucket } = props
     const { prefix, glueDatabase } = props.runtime.warehouse
@@ -328,29 +330,20 @@ export class Exporter extends Construct {
     if (this.pseudonymizationSecret) this.role.addToPolicy(settings.keySecretStatement(this.pseudonymizationSecret))
     this.logGroup.grantWrite(this.role)
     for (const statement of settings.warehouseStatements(bucket.bucketArn, prefix)) this.role.addToPolicy(statement)
-    const deletes = settings.warehouseDeleteStatements(bucket.bucketArn, prefix, props.runtime.tables)
-    for (const statement of deletes) {
-      this.role.addToPolicy(statement)
-      if (statement.effect !== Effect.ALLOW) continue
-      for (const resource of statement.resources) {
-        acknowledgeWildcardResource(
-          this.role,
-          resource,
-          "Retention removes a table's export dates: the wildcard stops at the table's dated objects (data, dates relation, raw bodies).",
-        )
-      }
-    }
+    const { tables } = props.runtime
+    this.grant(
+      settings.warehouseDeleteStatements(bucket.bucketArn, prefix, tables),
+      "Retention removes a table's export dates: the wildcard stops at the table's dated objects (data, dates relation, raw bodies).",
+    )
     if (props.historyOperations === true) {
-      for (const statement of settings.rawBodyDeleteStatements(bucket.bucketArn, prefix, props.runtime.tables)) {
-        this.role.addToPolicy(statement)
-        for (const resource of statement.resources) {
-          acknowledgeWildcardResource(
-            this.role,
-            resource,
-            "An erasure request deletes a date's raw bodies before it rewrites the date: the wildcard stops at the table's raw bodies.",
-          )
-        }
-      }
+      this.grant(
+        settings.versionPurgeStatements(bucket.bucketArn, prefix, tables),
+        "An erasure deletes the earlier versions of a date's data and raw bodies: the wildcard stops at the table's dated objects.",
+      )
+      this.grant(
+        settings.rawBodyDeleteStatements(bucket.bucketArn, prefix, tables),
+        "An erasure request deletes a date's raw bodies before it rewrites the date: the wildcard stops at the table's raw bodies.",
+      )
     }
     const keys = { secretKeyArn: props.secret.kmsKeyArn, bucketKeyArn: props.bucketKeyArn }
     for (const statement of settings.kmsStatements(keys)) this.role.addToPolicy(statement)
@@ -372,6 +365,17 @@ export class Exporter extends Construct {
         'AwsSolutions-IAM5[Resource::*]',
         'Lambda creates and deletes the network interfaces of the configured subnets; ec2:Describe* supports no resource scoping.',
       )
+    }
+  }
+
+  /** Adds the statements to the role, acknowledging each wildcard resource they allow with `why`. */
+  private grant(statements: readonly PolicyStatement[], why: string): void {
+    for (const statement of statements) {
+      this.role.addToPolicy(statement)
+      if (statement.effect !== Effect.ALLOW) continue
+      for (const resource of statement.resources.filter((r) => r.includes('*'))) {
+        acknowledgeWildcardResource(this.role, resource, why)
+      }
     }
   }
 }

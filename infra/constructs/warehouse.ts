@@ -13,6 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
 import { ConfigError, RAW_FOLDER, RUNS_FOLDER } from '../../functions/export/index.ts'
+import { DEFAULT_ATHENA_RESULTS_DAYS } from '../deployment-config.ts'
 import { acknowledgeFinding } from '../nag.ts'
 import { type AnalystQuery, namedQueryId } from './analyst-queries.ts'
 
@@ -36,7 +37,10 @@ export interface WarehouseProps {
   readonly runRecordExpirationDays?: number
   /** Days until raw CSV archives under `<prefix>/_raw/` move to Glacier Instant Retrieval. @default 30 */
   readonly rawArchiveTransitionDays?: number
-  /** Days Athena query results are kept. @default 30 */
+  /**
+   * Days Athena query results are kept: results hold what analysts selected, erased rows included, so they expire
+   * soon (with their noncurrent versions a day later). @default 7
+   */
   readonly athenaResultsExpirationDays?: number
   /** Days server access logs are kept. @default 365 */
   readonly accessLogExpirationDays?: number
@@ -78,7 +82,8 @@ export const warehouseLifecycleRules = (props: WarehouseProps): LifecycleRule[] 
   {
     id: 'expire-athena-results',
     prefix: ATHENA_RESULTS_PREFIX,
-    expiration: Duration.days(props.athenaResultsExpirationDays ?? 30),
+    expiration: Duration.days(props.athenaResultsExpirationDays ?? DEFAULT_ATHENA_RESULTS_DAYS),
+    noncurrentVersionExpiration: Duration.days(1),
   },
 ]
 

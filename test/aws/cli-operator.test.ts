@@ -192,8 +192,9 @@ describe('the CLI with less than the documented policy, or another stack', () =>
         env,
       )
       expect(result.exitCode).toBe(1)
+      // The first write is the table's lease, before anything is downloaded.
       expect(result.stderr).toContain(
-        `users: FAILED [PUBLISH_FAILED] writing s3://${BUCKET}/${PREFIX}/users/dt=2026-05-04/data.parquet failed: AccessDenied (HTTP 403): Access Denied`,
+        `users: FAILED [PUBLISH_FAILED] writing s3://${BUCKET}/${PREFIX}/_leases/users.json failed: AccessDenied (HTTP 403): Access Denied`,
       )
       // The run record cannot be written either: the command ends on that, as the Lambda's invocation does.
       expect(result.stderr).toMatch(

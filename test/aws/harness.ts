@@ -33,13 +33,18 @@ export interface AwsHarnessOptions {
   readonly secretValue: string
   /** Secrets besides the token's (an imported pseudonymization key's, by its ARN). @default none */
   readonly otherSecrets?: readonly { readonly arn: string; readonly value: string }[]
+  /** A bucket with versioning enabled, as the stack's bucket is (test/support/s3rver-versions.ts). @default false */
+  readonly versioned?: boolean
 }
 
 export const startAwsHarness = async (options: AwsHarnessOptions): Promise<AwsHarness> => {
   const policies =
     options.policies ?? rolePolicies(options.template!, options.rolePrefix ?? 'ExporterRole', options.names)
   const authorizer = new Authorizer(policies)
-  const s3 = await startS3(options.names.bucket, { front: [s3IamFront(authorizer)] })
+  const s3 = await startS3(options.names.bucket, {
+    front: [s3IamFront(authorizer)],
+    versioned: options.versioned ?? false,
+  })
   const json = await startJsonEndpoint({
     authorizer,
     secret: { arn: options.names.secretArn, value: options.secretValue },

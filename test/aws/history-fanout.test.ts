@@ -26,7 +26,13 @@ import { readWithHyparquet } from '../support/hyparquet-read.ts'
 import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
 import { type AwsHarness, startAwsHarness } from './harness.ts'
 import { Authorizer } from './iam.ts'
-import { LOCAL_REGION, resolveIntrinsics, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
+import {
+  functionEnvironment as deployedEnvironment,
+  LOCAL_REGION,
+  resolveIntrinsics,
+  rolePolicies,
+  type SynthesizedTemplate,
+} from './role-policy.ts'
 import { type Definition, runStateMachine } from './state-machine.ts'
 
 const NAMES = {
@@ -72,28 +78,39 @@ const handlerFor = (environment: Record<string, string>) => {
   })
 }
 
-/** The export function's environment as the template sets it, its configuration inline instead of bundled. */
-const functionEnvironment = (): Record<string, string> => {
-  const [, fn] = Object.entries(template.Resources).find(
-    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('ExporterFunction'),
-  )!
-  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
-  const { EXPORT_CONFIG_FILE: _bundled, ...resolved } = resolveIntrinsics(variables, template, NAMES) as Record<
-    string,
-    string
-  >
-  return { ...resolved, EXPORT_CONFIG: JSON.stringify(runtimeConfig) }
-}
+/** The history function's environment as the template sets it, its configuration inline instead of bundled. */
+const functionEnvironment = (): Record<string, string> =>
+  deployedEnvironment(template, NAMES, 'ExporterHistoryFunction', runtimeConfig)
 
 const stateMachine = (): { definition: Definition; functionArn: string } => {
   const [, machine] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine')!
   const text = resolveIntrinsics(machine.Properties?.DefinitionString, template, NAMES) as string
   const fnId = Object.keys(template.Resources).find(
-    (id) => id.startsWith('ExporterFunction') && template.Resources[id]!.Type === 'AWS::Lambda::Function',
+    (id) => id.startsWith('ExporterHistoryFunction') && template.Resources[id]!.Type === 'AWS::Lambda::Function',
   )!
   const functionArn = resolveIntrinsics({ 'Fn::GetAtt': [fnId, 'Arn'] }, template, NAMES) as string
   return { definition: JSON.parse(text) as Definition, functionArn }
 }
+
+/**
+ * Every version of every object under `prefix` of the bucket, with its bytes: the current ones, and the noncurrent
+ * ones the bucket's versions model keeps (the test's own look, not a request the role sends).
+ */
+const versionsOf = async (prefix: string) => {
+  const found: { key: string; body: Buffer }[] = []
+  for (const key of await keys(prefix.slice('inventory/'.length))) {
+    found.push({ key: `inventory/${key}`, body: (await aws.s3.read(`inventory/${key}`))! })
+  }
+  for (const [id, versions] of aws.s3.versions.noncurrent()) {
+    const key = id.slice(NAMES.bucket.length + 1)
+    if (!key.startsWith(prefix)) continue
+    for (const version of versions) if (version.body) found.push({ key, body: version.body })
+  }
+  return found
+}
+
+/** Whether a raw body's key is of a date that held the value. */
+const matched = (key: string) => matchedDates.includes(/dt=([^/]+)/.exec(key)![1]!)
 
 /** The keys under `prefix` of the warehouse prefix, listed as the exporter role lists them. */
 const keys = async (prefix: string): Promise<string[]> =>
@@ -131,6 +148,7 @@ beforeAll(async () => {
     names: NAMES,
     secretValue: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }),
     otherSecrets: [{ arn: KEY_SECRET_ARN, value: KEY }],
+    versioned: true,
   })
   const handler = handlerFor(functionEnvironment())
   const quiet = captureOutput()
@@ -199,7 +217,8 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
 
     // One plan, then one invocation per batch of 4 dates, never more than MaxConcurrency at once.
     expect(execution.invocations.map((i) => i.state)).toEqual(['Plan', ...Array(8).fill('Batch'), 'Finish'])
-    expect(execution.invocations.at(-1)!.payload).toEqual({ history: event.history, finish: true })
+    const lease = (result as { plan: { lease: string } }).plan.lease
+    expect(execution.invocations.at(-1)!.payload).toEqual({ history: event.history, finish: true, lease })
     expect((result as { finish: unknown }).finish).toEqual({ operation: 'erase', table: 'devices', finished: true })
     expect(execution.peakConcurrency).toBeLessThanOrEqual(MAX_CONCURRENCY)
     expect(execution.peakConcurrency).toBeGreaterThan(1)
@@ -244,6 +263,18 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     }
     // The inputs Step Functions keeps in its history hold digests only.
     expect(JSON.stringify(execution.invocations)).not.toContain(serial)
+    // The bucket is versioned, as the stack's is: no version of the table's objects holds the value any more.
+    for (const prefix of ['inventory/devices/', 'inventory/_raw/devices/']) {
+      for (const version of await versionsOf(prefix)) {
+        const rows = version.key.endsWith('.parquet') ? await readWithHyparquet(version.body) : []
+        expect(
+          rows.some((row) => row.serial_number === serial),
+          version.key,
+        ).toBe(false)
+        expect(version.key.startsWith('inventory/_raw/') && matched(version.key)).toBe(false)
+      }
+    }
+    expect(records.every((r) => (r.tables[0]!.versionsDeleted ?? 0) > 0)).toBe(true)
     expect(aws.authorizer.decisions.filter((d) => !d.allowed)).toEqual([])
   }, 300_000)
 

@@ -36,7 +36,7 @@ const PSEUDO: Record<string, string> = {
   'AWS::URLSuffix': 'amazonaws.com',
 }
 
-/** A value with Ref, Fn::GetAtt and Fn::Join replaced by what they name locally. */
+/** A value with Ref, Fn::GetAtt, Fn::Join, Fn::Split and Fn::Select replaced by what they name locally. */
 export const resolveIntrinsics = (value: unknown, template: SynthesizedTemplate, names: LocalNames): unknown => {
   const resolve = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(resolve)
@@ -51,6 +51,14 @@ export const resolveIntrinsics = (value: unknown, template: SynthesizedTemplate,
       const [separator, parts] = object['Fn::Join'] as [string, unknown[]]
       return parts.map((p) => String(resolve(p))).join(separator)
     }
+    if ('Fn::Split' in object) {
+      const [separator, text] = object['Fn::Split'] as [string, unknown]
+      return String(resolve(text)).split(separator)
+    }
+    if ('Fn::Select' in object) {
+      const [index, list] = object['Fn::Select'] as [number, unknown]
+      return (resolve(list) as unknown[])[index]
+    }
     return Object.fromEntries(Object.entries(object).map(([k, inner]) => [k, resolve(inner)]))
   }
   const typeOf = (id: string) => template.Resources[id]?.Type
@@ -58,6 +66,10 @@ export const resolveIntrinsics = (value: unknown, template: SynthesizedTemplate,
     if (PSEUDO[id] !== undefined) return PSEUDO[id]
     if (typeOf(id) === 'AWS::S3::Bucket') return names.bucket
     if (typeOf(id) === 'AWS::SecretsManager::Secret') return names.secretArn
+    // A state machine's Ref is its ARN.
+    if (typeOf(id) === 'AWS::StepFunctions::StateMachine') {
+      return `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:${id}`
+    }
     return `local-${id}`
   }
   const attributeOf = (id: string, attribute: string): string => {
@@ -110,3 +122,22 @@ export const grantedActions = (policies: readonly IdentityPolicy[]): string[] =>
       ),
     ),
   ].sort()
+
+/**
+ * The environment a function of the template is deployed with (the first whose logical id starts with `idPrefix`),
+ * its configuration given inline (`config`) instead of the bundled file.
+ */
+export const functionEnvironment = (
+  template: SynthesizedTemplate,
+  names: LocalNames,
+  idPrefix: string,
+  config: unknown,
+): Record<string, string> => {
+  const [, fn] = Object.entries(template.Resources).find(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith(idPrefix),
+  )!
+  const variables = (fn.Properties!.Environment as { Variables: Record<string, unknown> }).Variables
+  const resolved = resolveIntrinsics(variables, template, names) as Record<string, string>
+  const { EXPORT_CONFIG_FILE: _bundled, ...environment } = resolved
+  return { ...environment, EXPORT_CONFIG: JSON.stringify(config) }
+}

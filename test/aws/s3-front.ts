@@ -24,7 +24,8 @@ export const s3Authorization = (ctx: KoaContext): AuthorizationRequest => {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') {
       const prefix = ctx.query.prefix
       return {
-        action: 's3:ListBucket',
+        // ListObjectVersions is authorized as s3:ListBucketVersions, with s3:prefix as for a listing.
+        action: has(ctx, 'versions') ? 's3:ListBucketVersions' : 's3:ListBucket',
         resource: bucketArn,
         // S3 sets s3:prefix from the request's prefix parameter; a listing without one carries no such key.
         context: typeof prefix === 'string' ? { 's3:prefix': prefix } : {},
@@ -34,13 +35,15 @@ export const s3Authorization = (ctx: KoaContext): AuthorizationRequest => {
     return { action: `s3:(bucket ${ctx.method})`, resource: bucketArn }
   }
   const objectArn = `${bucketArn}/${keyParts.map(decodeURIComponent).join('/')}`
+  // A request that names a version id is authorized as the action's Version form (S3 API: "Permissions").
+  const versioned = has(ctx, 'versionId')
   switch (ctx.method) {
     case 'GET':
       return has(ctx, 'uploadId')
         ? { action: 's3:ListMultipartUploadParts', resource: objectArn }
-        : { action: 's3:GetObject', resource: objectArn }
+        : { action: versioned ? 's3:GetObjectVersion' : 's3:GetObject', resource: objectArn }
     case 'HEAD':
-      return { action: 's3:GetObject', resource: objectArn }
+      return { action: versioned ? 's3:GetObjectVersion' : 's3:GetObject', resource: objectArn }
     case 'PUT':
     case 'POST':
       // PutObject, CreateMultipartUpload, UploadPart and CompleteMultipartUpload are all authorized as s3:PutObject.
@@ -48,7 +51,7 @@ export const s3Authorization = (ctx: KoaContext): AuthorizationRequest => {
     case 'DELETE':
       return has(ctx, 'uploadId')
         ? { action: 's3:AbortMultipartUpload', resource: objectArn }
-        : { action: 's3:DeleteObject', resource: objectArn }
+        : { action: versioned ? 's3:DeleteObjectVersion' : 's3:DeleteObject', resource: objectArn }
     default:
       return { action: `s3:(object ${ctx.method})`, resource: objectArn }
   }

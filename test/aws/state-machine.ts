@@ -1,17 +1,21 @@
 /**
  * A synthesized state machine driven the way Step Functions runs it, for the subset the stack's definitions use
  * (history-operations.ts): Task states whose Resource is a Lambda function's ARN (payloadResponseOnly; the payload
- * is the state's input, or its Parameters with `key.$` paths), an inline
- * Map (ItemsPath, ItemSelector, MaxConcurrency, ItemProcessor), Retry by error name, Catch with ResultPath, Fail
- * with ErrorPath and CausePath, ResultPath and ResultSelector. Each invocation is first decided by IAM for the
- * state machine's role, as Step Functions' call to Lambda would be.
+ * is the state's input, or its Parameters with `key.$` paths), a Choice on a number (NumericGreaterThanEquals, with
+ * a Default), a Map (ItemsPath, ItemSelector, MaxConcurrency, ItemProcessor) inline or distributed (ProcessorConfig
+ * Mode DISTRIBUTED: each item a child execution whose context is its own, `$$.Execution.Input` being the item),
+ * Retry by error name, Catch with ResultPath, Fail with ErrorPath and CausePath, ResultPath and ResultSelector. Each
+ * invocation, and each child execution's start, is first decided by IAM for the state machine's role, as Step
+ * Functions' call to Lambda (or to itself) would be.
  */
 import type { Authorizer } from './iam.ts'
 
 type Json = Record<string, unknown>
 
 interface State {
-  readonly Type: 'Task' | 'Map' | 'Fail'
+  readonly Type: 'Task' | 'Map' | 'Fail' | 'Choice'
+  readonly Choices?: readonly { Variable: string; NumericGreaterThanEquals?: number; Next: string }[]
+  readonly Default?: string
   readonly Resource?: string
   readonly Next?: string
   readonly End?: boolean
@@ -23,7 +27,7 @@ interface State {
   readonly ItemsPath?: string
   readonly ItemSelector?: Json
   readonly MaxConcurrency?: number
-  readonly ItemProcessor?: Definition
+  readonly ItemProcessor?: Definition & { readonly ProcessorConfig?: { Mode?: string; ExecutionType?: string } }
   readonly ErrorPath?: string
   readonly CausePath?: string
 }
@@ -52,6 +56,8 @@ export interface Execution {
   readonly invocations: { readonly state: string; readonly payload: unknown }[]
   /** The most invocations in flight at once. */
   peakConcurrency: number
+  /** Child executions a Distributed Map started. */
+  childExecutions: number
 }
 
 const get = (path: string, input: unknown, context: Json): unknown => {
@@ -97,9 +103,14 @@ const errorName = (error: unknown): string => (error instanceof Error ? error.na
 export const runStateMachine = async (
   definition: Definition,
   input: unknown,
-  options: { invoke: Invoke; authorizer: Authorizer },
+  options: {
+    invoke: Invoke
+    authorizer: Authorizer
+    /** The state machine's own ARN, which a Distributed Map starts its child executions of. */
+    stateMachineArn?: string
+  },
 ): Promise<{ output: unknown; execution: Execution }> => {
-  const execution: Execution = { invocations: [], peakConcurrency: 0 }
+  const execution: Execution = { invocations: [], peakConcurrency: 0, childExecutions: 0 }
   let inFlight = 0
   const invokeTask = async (name: string, state: State, stateInput: unknown, context: Json): Promise<unknown> => {
     const resource = state.Resource!
@@ -125,6 +136,15 @@ export const runStateMachine = async (
       const state = machine.States[name]!
       if (state.Type === 'Fail') {
         throw new ExecutionFailed(String(get(state.ErrorPath!, current, context)), causeOf(state.CausePath!, current))
+      }
+      if (state.Type === 'Choice') {
+        const chosen = state.Choices!.find(
+          (c) =>
+            c.NumericGreaterThanEquals !== undefined &&
+            Number(get(c.Variable, current, context)) >= c.NumericGreaterThanEquals,
+        )
+        name = chosen?.Next ?? state.Default!
+        continue
       }
       let result: unknown
       try {
@@ -171,7 +191,26 @@ export const runStateMachine = async (
         const index = next++
         const itemContext = { ...context, Map: { Item: { Index: index, Value: items[index] } } }
         const item = state.ItemSelector ? select(state.ItemSelector, stateInput, itemContext) : items[index]
-        results[index] = await run(state.ItemProcessor!, item, itemContext)
+        if (state.ItemProcessor!.ProcessorConfig?.Mode !== 'DISTRIBUTED') {
+          results[index] = await run(state.ItemProcessor!, item, itemContext)
+          continue
+        }
+        // A child execution of this state machine: started as the role may, with a context of its own.
+        const resource = options.stateMachineArn ?? 'arn:aws:states:::stateMachine:unknown'
+        const decision = await options.authorizer.decide({ action: 'states:StartExecution', resource })
+        if (!decision.allowed) throw new ExecutionFailed('States.Runtime', `not authorized to start ${resource}`)
+        execution.childExecutions++
+        // A failed child fails the Map run, with no failure tolerated: the parent sees the threshold's error.
+        results[index] = await run(state.ItemProcessor!, item, { Execution: { Input: item } }).catch(
+          (error: unknown) => {
+            const failed =
+              error instanceof ExecutionFailed ? error : new ExecutionFailed(errorName(error), String(error))
+            throw new ExecutionFailed(
+              'States.ExceedToleratedFailureThreshold',
+              `a child execution failed: ${failed.error}: ${failed.failureCause}`,
+            )
+          },
+        )
       }
     }
     const width = Math.min(state.MaxConcurrency || items.length, items.length)

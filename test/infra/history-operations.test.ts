@@ -1,7 +1,9 @@
 /**
  * The history operations' state machine (infra/constructs/history-operations.ts) as synthesized: made only when
- * `deployment.historyOperations.enabled`, its plan and batch tasks invoking the export function, its Map bounded by
- * maxConcurrency, its finish after the Map with the request and `"finish": true`, its logs errors only without execution data, its role invoking nothing else.
+ * `deployment.historyOperations.enabled`, its plan and batch tasks invoking the history function (a memory and a
+ * reserved concurrency of its own), its Map bounded by maxConcurrency (inline, or distributed from
+ * distributedFromDates dates on), its finish after the Map with the request, `"finish": true` and the plan's lease,
+ * its logs errors only without execution data, its role invoking nothing else.
  */
 import { Match } from 'aws-cdk-lib/assertions'
 import { describe, expect, it } from 'vitest'
@@ -32,46 +34,69 @@ describe('the history operations state machine', () => {
     expect(Object.keys(template.toJSON().Outputs)).not.toContain('HistoryStateMachineArn')
   })
 
-  it('plans with the export function, then runs each batch on it in a Map of maxConcurrency', () => {
-    const { template, stack } = enabled({ maxConcurrency: 3 })
+  it('plans with the history function, then runs each batch on it in a Map of maxConcurrency, inline or distributed', () => {
+    const { template, stack } = enabled({ maxConcurrency: 3, distributedFromDates: 50, memoryMb: 3008 })
     const [[, properties]] = resourcesOfType(template, 'AWS::StepFunctions::StateMachine') as [[string, Json]]
-    const functionId = stack.getLogicalId(stack.exporter.function.node.defaultChild as never)
+    const functionId = stack.getLogicalId(stack.exporter.historyFunction!.node.defaultChild as never)
     const definition = definitionOf(properties, functionId) as {
       StartAt: string
       States: Record<string, Json>
     }
     expect(definition.StartAt).toBe('Plan')
-    expect(definition.States.Plan).toMatchObject({ Type: 'Task', Resource: 'FUNCTION', Next: 'Batches' })
-    expect(definition.States.Batches).toMatchObject({ Next: 'Finish' })
-    const map = definition.States.Batches as {
-      MaxConcurrency: number
-      ItemsPath: string
-      ItemSelector: Json
-      ItemProcessor: { States: Record<string, Json> }
+    expect(definition.States.Plan).toMatchObject({ Type: 'Task', Resource: 'FUNCTION', Next: 'HowMany' })
+    expect(definition.States.HowMany).toMatchObject({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.plan.dates', NumericGreaterThanEquals: 50, Next: 'ManyBatches' }],
+      Default: 'Batches',
+    })
+    const selector = {
+      'history.$': '$$.Execution.Input.history',
+      'dates.$': '$$.Map.Item.Value',
+      'lease.$': '$.plan.lease',
     }
-    expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 3, ItemsPath: '$.plan.batches' })
-    expect(map.ItemSelector).toEqual({ 'history.$': '$$.Execution.Input.history', 'dates.$': '$$.Map.Item.Value' })
-    const batch = map.ItemProcessor.States.Batch as { Resource: string; Retry: Json[]; Catch: Json[] }
-    expect(batch.Resource).toBe('FUNCTION')
-    expect(batch.Retry.map((r) => r.ErrorEquals)).toEqual([
-      expect.arrayContaining(['Lambda.ServiceException', 'Lambda.SdkClientException']),
-      ['Lambda.TooManyRequestsException'],
-      ['HistoryBatchIncompleteError'],
-    ])
-    expect(batch.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'BatchFailed' }])
-    expect(map.ItemProcessor.States.BatchFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error' })
+    for (const [name, batchName, mode] of [
+      ['Batches', 'Batch', undefined],
+      ['ManyBatches', 'DistributedBatch', { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }],
+    ] as const) {
+      const map = definition.States[name] as {
+        ItemSelector: Json
+        ItemProcessor: { ProcessorConfig?: Json; States: Record<string, Json> }
+      }
+      expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 3, ItemsPath: '$.plan.batches', Next: 'Finish' })
+      expect(map.ItemSelector).toEqual(selector)
+      if (mode) expect(map.ItemProcessor.ProcessorConfig).toEqual(mode)
+      const batch = map.ItemProcessor.States[batchName] as { Resource: string; Retry: Json[]; Catch: Json[] }
+      expect(batch.Resource).toBe('FUNCTION')
+      expect(batch.Retry.map((r) => r.ErrorEquals)).toEqual([
+        expect.arrayContaining(['Lambda.ServiceException', 'Lambda.SdkClientException']),
+        ['Lambda.TooManyRequestsException'],
+        ['HistoryBatchIncompleteError'],
+      ])
+      expect(batch.Catch).toEqual([
+        { ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: `${batchName}Failed` },
+      ])
+      expect(map.ItemProcessor.States[`${batchName}Failed`]).toMatchObject({
+        Type: 'Fail',
+        ErrorPath: '$.failure.Error',
+      })
+    }
     const finish = definition.States.Finish as { Retry: Json[]; Catch: Json[] }
     expect(finish).toMatchObject({
       Type: 'Task',
       Resource: 'FUNCTION',
       End: true,
-      Parameters: { 'history.$': '$$.Execution.Input.history', finish: true },
+      Parameters: { 'history.$': '$$.Execution.Input.history', finish: true, 'lease.$': '$.plan.lease' },
       ResultPath: '$.finish',
     })
-    expect(finish.Retry.map((r) => r.ErrorEquals)).toEqual(batch.Retry.slice(0, 2).map((r) => r.ErrorEquals))
     expect(finish.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'FinishFailed' }])
     expect(definition.States.FinishFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error' })
     template.hasOutput('HistoryStateMachineArn', { Value: { Ref: Match.stringLikeRegexp('HistoryOperations') } })
+    // The batches run on a function of their own: its memory, its reserved concurrency, off the schedules' slots.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 3008,
+      ReservedConcurrentExecutions: 3,
+      Description: Match.stringLikeRegexp('^Erasure requests and rewrites'),
+    })
   })
 
   it('logs errors only, without execution data', () => {
@@ -81,16 +106,25 @@ describe('the history operations state machine', () => {
     })
   })
 
-  it('may invoke the export function and nothing else', () => {
+  it('may invoke the history function and nothing else, and start only its own child executions', () => {
     const { template, stack } = enabled()
-    const functionId = stack.getLogicalId(stack.exporter.function.node.defaultChild as never)
+    const functionId = stack.getLogicalId(stack.exporter.historyFunction!.node.defaultChild as never)
     const policies = resourcesOfType(template, 'AWS::IAM::Policy').filter(([id]) => id.startsWith('HistoryOperations'))
     const statements = policies.flatMap(([, p]) => (p.PolicyDocument as { Statement: Json[] }).Statement)
     const invoke = statements.filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'))
     expect(invoke).toHaveLength(1)
     expect(JSON.stringify(invoke[0]!.Resource)).toContain(functionId)
     const others = statements.flatMap((s) => [s.Action].flat() as string[]).filter((a) => !a.startsWith('logs:'))
-    expect(others).toEqual(['lambda:InvokeFunction'])
+    expect([...new Set(others)].sort()).toEqual([
+      'lambda:InvokeFunction',
+      'states:DescribeExecution',
+      'states:RedriveExecution',
+      'states:StartExecution',
+      'states:StopExecution',
+    ])
+    // The Distributed Map starts executions of this state machine only, and acts on its executions only.
+    const start = statements.find((s) => [s.Action].flat().includes('states:StartExecution'))!
+    expect(JSON.stringify(start.Resource)).toMatch(/"Ref":"HistoryOperationsStateMachine/)
   })
 
   it("makes the key's secret and lets the function delete only archiving tables' raw bodies", () => {

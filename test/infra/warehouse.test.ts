@@ -71,7 +71,12 @@ describe('the warehouse built from the sample configuration', () => {
             Prefix: 'inventory/_raw/',
             Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 30 }],
           }),
-          Match.objectLike({ Id: 'expire-athena-results', Prefix: 'athena-results/', ExpirationInDays: 30 }),
+          Match.objectLike({
+            Id: 'expire-athena-results',
+            Prefix: 'athena-results/',
+            ExpirationInDays: 7,
+            NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+          }),
         ],
       },
     })

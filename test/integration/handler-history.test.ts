@@ -6,6 +6,7 @@
  * finish moves the registry only once every date is in line, and rewrites nothing itself.
  */
 import { randomBytes } from 'node:crypto'
+import { ListObjectsV2Command } from '@aws-sdk/client-s3'
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
@@ -45,6 +46,14 @@ const newHandler = (withKeySecret = true, tables: readonly Record<string, unknow
 
 const rowsOf = async (table: string, date: string) =>
   readWithHyparquet((await s3.read(`inventory/${table}/dt=${date}/data.parquet`))!)
+
+/** The keys of every erasure's run record in the bucket. */
+const eraseRecords = async (): Promise<string[]> => {
+  const listing = await s3.client.send(new ListObjectsV2Command({ Bucket: 'warehouse', Prefix: 'inventory/_runs/dt=' }))
+  const keys = (listing.Contents ?? []).map((o) => o.Key!)
+  const erase = await Promise.all(keys.map(async (key) => JSON.parse(String(await s3.read(key))).mode === 'erase'))
+  return keys.filter((_key, i) => erase[i])
+}
 
 /** A context whose clock moves `stepMs` on every reading, from `startMs`: the time a date takes, without waiting. */
 const steppingContext = (startMs: number, stepMs: number) => {
@@ -92,11 +101,21 @@ describe('history events at the handler', () => {
     expect(JSON.stringify(event)).not.toContain(clear)
 
     const handler = newHandler()
-    const plan = await handler(event, lambdaContext())
-    expect(plan).toEqual({ operation: 'erase', table: 'users', dates: 3, batches: [DATES.slice(0, 2), DATES.slice(2)] })
-    for (const dates of (plan as unknown as { batches: string[][] }).batches) {
-      await handler({ ...event, dates }, lambdaContext())
-    }
+    const plan = (await handler(event, lambdaContext())) as unknown as { batches: string[][]; lease: string }
+    expect(plan).toEqual({
+      operation: 'erase',
+      table: 'users',
+      dates: 3,
+      batches: [DATES.slice(0, 2), DATES.slice(2)],
+      lease: expect.stringMatching(/^erase-[0-9a-f]{16}$/),
+    })
+    // The plan's lease holds the table for the request: the batches share it, and the finish gives it up.
+    const blocked = await newHandler()({ tables: ['users'], exportDate: DATES[2]! }, steppingContext(61_000, 0))
+      .then(() => undefined)
+      .catch((error: unknown) => error)
+    expect(JSON.stringify(blocked)).toContain('TABLE_BUSY')
+    for (const dates of plan.batches) await handler({ ...event, dates, lease: plan.lease }, lambdaContext())
+    await handler({ ...event, finish: true, lease: plan.lease }, lambdaContext())
     for (const date of DATES) {
       const rows = await rowsOf('users', date)
       expect(rows.filter((r) => r.e_mail === row!.e_mail)).toEqual([])
@@ -145,6 +164,7 @@ describe('history events at the handler', () => {
       { column: 'device_id', value: '000002' },
     ])
     const batch = { ...event, dates: DATES }
+    const recordsBefore = await eraseRecords()
     // Each date seems to take 1 s: after the first, 60.5 s are left, less than the 60 s margin and one date.
     const error = await newHandler()(batch, steppingContext(63_500, 1_000)).catch((e: unknown) => e)
     expect(error).toMatchObject({
@@ -159,6 +179,10 @@ describe('history events at the handler', () => {
     expect((await rowsOf('devices', DATES[2]!)).some((r) => r.device_id === '000002')).toBe(true)
     const rerun = await newHandler()(batch, lambdaContext())
     expect((rerun as unknown as { dates: { rows: number }[] }).dates.map((d) => d.rows)).toEqual([0, 1, 1])
+    // A batch retried once more skips every date: one run record per date that held the row, never two.
+    await newHandler()(batch, lambdaContext())
+    const added = (await eraseRecords()).filter((key) => !recordsBefore.includes(key))
+    expect(added.map((key) => /dt=([^/]+)/.exec(key)![1]).sort()).toEqual(DATES)
   })
 
   it('refuses an event made with another key, and changes nothing', async () => {

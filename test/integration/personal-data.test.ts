@@ -103,8 +103,10 @@ describe.each(['csv', 'xlsx'] as const)('personal-data controls on a %s export',
     const schema = parquetMetadata(parquet.buffer.slice(parquet.byteOffset) as ArrayBuffer).schema.map((s) => s.name)
     expect(schema).toContain('e_mail')
     expect(schema).not.toContain('phone')
-    const registry = await readFile(path.join(out, '_schemas/people.json'), 'utf8')
-    expect(registry).not.toMatch(/phone/i)
+    // The registry names it only as dropped (so that taking it out of columns.drop is refused): no column, no type.
+    const { dropped, ...registry } = JSON.parse(await readFile(path.join(out, '_schemas/people.json'), 'utf8'))
+    expect(dropped).toEqual(['phone'])
+    expect(JSON.stringify(registry)).not.toMatch(/phone/i)
     const runs = path.join(out, '_runs/dt=2026-05-01')
     for (const file of await readdir(runs)) {
       const record = JSON.parse(await readFile(path.join(runs, file), 'utf8')) as RunRecord
@@ -241,8 +243,10 @@ describe('personal-data controls set after a date was published', () => {
     const parquet = await readFile(path.join(out, 'people/dt=2026-05-01/data.parquet'))
     const names = parquetMetadata(parquet.buffer.slice(parquet.byteOffset) as ArrayBuffer).schema.map((s) => s.name)
     expect(names).not.toContain('phone')
-    // The registry (and so the catalog) loses the column the earlier export registered.
-    expect(await readFile(path.join(out, '_schemas/people.json'), 'utf8')).not.toMatch(/phone/i)
+    // The registry (and so the catalog) loses the column the earlier export registered, and records it as dropped.
+    const { dropped, ...registry } = JSON.parse(await readFile(path.join(out, '_schemas/people.json'), 'utf8'))
+    expect(dropped).toEqual(['phone'])
+    expect(JSON.stringify(registry)).not.toMatch(/phone/i)
     expect(await readdir(path.join(out, '_raw/people')).catch(() => [])).toEqual([])
   })
 })

@@ -49,13 +49,13 @@ const read = (key: string) => readFile(path.join(out, key))
 const owners = async () =>
   (await query(`SELECT owner FROM '${path.join(out, DATA)}' ORDER BY _source_row_number`)).map((r) => r.owner)
 
-/** Everything but the run records, by key, to show that nothing else moved. */
+/** Everything but the run records and the table's lease (every run takes it), by key: nothing else moved. */
 const published = async (): Promise<Map<string, Buffer>> => {
   const entries = await readdir(out, { recursive: true, withFileTypes: true })
   const keys = entries
     .filter((e) => e.isFile())
     .map((e) => path.relative(out, path.join(e.parentPath, e.name)))
-    .filter((key) => !key.startsWith('_runs'))
+    .filter((key) => !key.startsWith('_runs') && !key.startsWith('_leases'))
     .sort()
   return new Map(await Promise.all(keys.map(async (key) => [key, await read(key)] as const)))
 }

@@ -177,9 +177,9 @@ export const PUBLISHED = [
   `locations/dt=${DATE}/data.parquet`,
 ]
 
-/** Published objects (data, dates relations, raw archive), leaving out bookkeeping: run records, schemas, uploads in progress. */
+/** Published objects (data, dates relations, raw archive), leaving out bookkeeping: run records, schemas, leases, uploads in progress. */
 export const visibleObjects = async (out: string): Promise<string[]> =>
-  (await filesUnder(out)).filter((f) => !/^_(runs|schemas|tmp)\//.test(f))
+  (await filesUnder(out)).filter((f) => !/^_(runs|schemas|tmp|leases)\//.test(f))
 
 export const readObject = (ws: Workspace, key: string): Promise<Buffer> => readFile(path.join(ws.out, key))
 

@@ -3,13 +3,15 @@
  * speak what the store needs: it implements neither AbortMultipartUpload nor ListMultipartUploads (answered here
  * from its own folder layout, so an abort is a real request and "no upload left behind" is asked over the wire),
  * and its ListObjectsV2 continuation tokens use DES, which the OpenSSL of Node 24 refuses (served here as V1
- * marker listings). A third makes it refuse a conditional write whose condition fails, as S3 does.
+ * marker listings). A third makes it refuse a conditional write whose condition fails, as S3 does, and
+ * s3rver-versions.ts adds object versions (ListObjectVersions, and a versioned bucket on request).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { GetObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3'
+import { objectVersions, type VersionedBucket } from './s3rver-versions.ts'
 
 /** s3rver's built-in account; any other key is refused. */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const
@@ -51,6 +53,8 @@ export interface RunningS3 {
   pendingUploads(): Promise<string[]>
   /** An object's bytes, or undefined when there is none. */
   read(key: string): Promise<Buffer | undefined>
+  /** The noncurrent versions and delete markers the bucket keeps (none unless started `versioned`). */
+  readonly versions: VersionedBucket
   close(): Promise<void>
 }
 
@@ -190,10 +194,16 @@ const listV2Shim: KoaMiddleware = async (ctx, next) => {
 export interface StartS3Options {
   /** Middleware run before every shim and route, e.g. test/aws's IAM decisions. @default none */
   readonly front?: readonly KoaMiddleware[]
+  /** A bucket with versioning enabled (s3rver-versions.ts). @default false, as S3's default */
+  readonly versioned?: boolean
 }
 
 /** Starts s3rver on 127.0.0.1 (a free port) over a fresh temporary folder, with `bucket` created. */
-export const startS3 = async (bucket = 'warehouse', { front = [] }: StartS3Options = {}): Promise<RunningS3> => {
+export const startS3 = async (
+  bucket = 'warehouse',
+  { front = [], versioned = false }: StartS3Options = {},
+): Promise<RunningS3> => {
+  const versions = objectVersions(versioned)
   const directory = await mkdtemp(path.join(os.tmpdir(), 's3rver-'))
   const server = new S3rver({
     address: '127.0.0.1',
@@ -213,6 +223,8 @@ export const startS3 = async (bucket = 'warehouse', { front = [] }: StartS3Optio
     multipartShim(directory),
     listV2Shim,
     conditionalWriteShim(),
+    // Last: it keeps the version a write replaces only once the write is really made (not a failed condition).
+    versions.middleware,
   )
   const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
@@ -232,6 +244,7 @@ export const startS3 = async (bucket = 'warehouse', { front = [] }: StartS3Optio
       AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
     },
+    versions,
     pendingUploads: async () => {
       const listing = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))
       return (listing.Uploads ?? []).map((upload) => upload.Key ?? '')

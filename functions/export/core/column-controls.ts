@@ -24,12 +24,15 @@ export const ColumnControlsSchema = z.strictObject({
   pseudonymize: uniqueNames(
     "Exported column names whose values are replaced by the first 32 lowercase hex digits of HMAC-SHA256(pseudonymization key, the cell as text, UTF-8); an empty cell stays NULL and the column is a `string`. The same value gives the same pseudonym on every date and in every table, so joins and the changes view still work; the key comes from `--pseudonymization-key-file`, `INVENTORY_PSEUDONYMIZATION_KEY` or, on AWS, the stack's pseudonymization secret",
   ),
+  publishInClear: uniqueNames(
+    'Exported column names taken out of `drop` or `pseudonymize` on purpose: published in clear from the next export on, while the dates already published keep them hashed (or without them); until a column is named here the export refuses the table with `COLUMN_CONTROL_REMOVED`',
+  ),
 })
 
 export type ColumnControls = Readonly<z.output<typeof ColumnControlsSchema>>
 
 /** No column dropped or pseudonymized. */
-const NO_COLUMN_CONTROLS: ColumnControls = Object.freeze({ drop: [], pseudonymize: [] })
+const NO_COLUMN_CONTROLS: ColumnControls = Object.freeze({ drop: [], pseudonymize: [], publishInClear: [] })
 
 /** What the controls are checked against: the table's other settings that name columns. */
 interface ControlledTable {
@@ -47,8 +50,17 @@ interface ColumnControlProblem {
 
 /** Every contradiction between a table's controls and its other settings. */
 export const columnControlProblems = (table: ControlledTable): ColumnControlProblem[] => {
-  const { drop, pseudonymize } = table.columns ?? NO_COLUMN_CONTROLS
+  const { drop, pseudonymize, publishInClear } = table.columns ?? NO_COLUMN_CONTROLS
   const problems: ColumnControlProblem[] = []
+  publishInClear.forEach((name, index) => {
+    const also = drop.includes(name) ? 'drop' : pseudonymize.includes(name) ? 'pseudonymize' : undefined
+    if (also !== undefined) {
+      problems.push({
+        path: ['columns', 'publishInClear', index],
+        message: `"${name}" is also in columns.${also}; a column is published in clear or not`,
+      })
+    }
+  })
   if (table.archiveRaw && drop.length + pseudonymize.length > 0) {
     // The archive keeps the body exactly as received, so it would hold every raw value the controls remove.
     problems.push({

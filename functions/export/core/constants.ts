@@ -30,6 +30,8 @@ export const FailureClass = {
   STATE: 'state',
   /** The local disk the exporter spools to is full. */
   STORAGE: 'storage',
+  /** Another writer held the table (an erasure, a rewrite, another export of it): nothing was written. */
+  BUSY: 'busy',
 } as const
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]
 
@@ -72,6 +74,8 @@ export const SCHEMAS_FOLDER = '_schemas'
 export const RAW_FOLDER = '_raw'
 /** The erasure requests recorded per table, `<folder>/<table>/<id>.json`: every later export leaves their rows out. */
 export const ERASURES_FOLDER = '_erasures'
+/** One small object per table, `<folder>/<table>.json`: who writes the table now (path/table-lease.ts). */
+export const LEASES_FOLDER = '_leases'
 /** One tiny object per table and export date, `<folder>/<table>/dt=<date>/dates.parquet`: the dates relation. */
 export const EXPORT_DATES_FOLDER = '_export_dates'
 export const EXPORT_DATES_OBJECT_NAME = 'dates.parquet'
@@ -129,14 +133,16 @@ export const MetricName = {
 } as const
 export type MetricName = (typeof MetricName)[keyof typeof MetricName]
 /**
- * Failure classes that are the inventory service's side: the persistent-failures alarm counts the first three,
- * the guard-held alarm the holds; the function-errors alarm leaves runs that failed only so to them.
+ * Failure classes that are not the function's fault: the persistent-failures alarm counts the first three, the
+ * guard-held alarm the holds, and a table busy with another writer is the staleness alarm's to judge should it last;
+ * the function-errors alarm leaves runs that failed only so to them.
  */
 export const SOURCE_FAILURE_CLASSES: readonly FailureClass[] = [
   FailureClass.AUTH,
   FailureClass.SERVER,
   FailureClass.NETWORK,
   FailureClass.GUARD,
+  FailureClass.BUSY,
 ]
 
 export const MetricDimension = { SERVICE: 'service', TABLE: 'table', FAILURE_CLASS: 'failureClass' } as const

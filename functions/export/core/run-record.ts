@@ -37,13 +37,19 @@ interface TableErrorRecord {
 
 /** What an upstream change guard found when comparing an export with the table's previous published one. */
 export interface GuardFinding {
-  readonly code: 'ROW_COUNT_DROP' | 'COLUMNS_REMOVED' | 'COLUMNS_ADDED' | 'COLUMN_IDENTITY_AMBIGUOUS'
+  readonly code:
+    | 'ROW_COUNT_DROP'
+    | 'COLUMNS_REMOVED'
+    | 'COLUMNS_ADDED'
+    | 'COLUMN_IDENTITY_AMBIGUOUS'
+    | 'ERROR_REPORT_BODY'
+    | 'COLUMNS_UNMATCHED'
   /** held: nothing was published; warned: published; accepted: would have held, published under acceptChanges. */
   readonly action: 'held' | 'warned' | 'accepted'
   /** One line for logs and the summary. */
   readonly message: string
-  /** The export compared with. */
-  readonly previousExportDate: string
+  /** The export compared with (none for a first export, which ERROR_REPORT_BODY may hold). */
+  readonly previousExportDate?: string
   readonly previousRows?: number
   readonly rows?: number
   /** rows / previousRows. */
@@ -86,6 +92,11 @@ export interface TableOutcome {
   readonly erased?: ErasedRowsRecord
   /** Export dates this run removed because they were past the table's `retention`. */
   readonly expiredDates?: readonly string[]
+  /**
+   * Earlier versions of the date's objects (its data and raw bodies) deleted for good, in a versioned bucket: by an
+   * erasure, or a rewrite that drops or pseudonymizes a column, unless `--keep-versions`.
+   */
+  readonly versionsDeleted?: number
   readonly error?: TableErrorRecord
 }
 

@@ -163,6 +163,73 @@ export const identityFindings = (
   })
 }
 
+/**
+ * Column names of the error reports services answer with (Spring's `timestamp,status,error,message,path`, a plain
+ * `error,message` or `code,message`): a body whose every column is one of these, with a code and a message among
+ * them, is an error report in CSV, not a saved table.
+ */
+const ERROR_REPORT_CODES = ['error', 'errors', 'error_code', 'error_id', 'status', 'status_code', 'code']
+const ERROR_REPORT_TEXTS = [
+  'message',
+  'msg',
+  'error_message',
+  'error_description',
+  'detail',
+  'details',
+  'description',
+  'reason',
+  'title',
+]
+const ERROR_REPORT_OTHERS = ['timestamp', 'time', 'path', 'type', 'instance', 'trace_id', 'request_id']
+/** An error report has a few rows; a table of that shape with more is taken for a table. */
+const MAX_ERROR_REPORT_ROWS = 20
+
+/**
+ * The shape guard: a body that is not the table at all is held whatever the guard settings say, on a first export
+ * too. One whose header and rows look like an error report (ERROR_REPORT_BODY), unless the registry knows those very
+ * columns; or one none of whose columns the table ever had (COLUMNS_UNMATCHED): the service answered with something
+ * else than the saved table, with a status 200. `accept` publishes it all the same.
+ */
+export const shapeFindings = (
+  current: Pick<ExportSnapshot, 'rows' | 'columns'>,
+  previous: TableSchema | undefined,
+  accept: boolean,
+): GuardFinding[] => {
+  const action = accept ? 'accepted' : 'held'
+  const names = current.columns.map((c) => c.name)
+  const registered = (previous?.columns ?? []).filter((c) => c.textOf === undefined).map((c) => c.name)
+  const previousExportDate = previous?.latestExport?.exportDate ?? previous?.lastExportDate
+  const since = previousExportDate === undefined ? {} : { previousExportDate }
+  const findings: GuardFinding[] = []
+  const known = [...ERROR_REPORT_CODES, ...ERROR_REPORT_TEXTS, ...ERROR_REPORT_OTHERS]
+  const looksLikeReport =
+    names.length > 0 &&
+    names.every((name) => known.includes(name)) &&
+    names.some((name) => ERROR_REPORT_CODES.includes(name)) &&
+    names.some((name) => ERROR_REPORT_TEXTS.includes(name)) &&
+    current.rows <= MAX_ERROR_REPORT_ROWS
+  if (looksLikeReport && !names.every((name) => registered.includes(name))) {
+    findings.push({
+      code: 'ERROR_REPORT_BODY',
+      action,
+      message: `the body looks like an error report, not the saved table: its ${current.rows === 1 ? 'one row has' : `${count(current.rows)} rows have`} only the columns ${names.join(', ')}`,
+      ...since,
+      rows: current.rows,
+      columns: names,
+    })
+  }
+  if (registered.length > 0 && names.length > 0 && !names.some((name) => registered.includes(name))) {
+    findings.push({
+      code: 'COLUMNS_UNMATCHED',
+      action,
+      message: `none of the columns (${names.join(', ')}) is one the table had: it had ${registered.join(', ')}`,
+      ...since,
+      columns: names,
+    })
+  }
+  return findings
+}
+
 /** The baseline after publishing `current`: a later date replaces it, a backfill leaves it as it was. */
 export const nextBaseline = (previous: ExportBaseline | undefined, current: ExportSnapshot): ExportBaseline =>
   previous !== undefined && previous.exportDate > current.exportDate

@@ -37,6 +37,8 @@ export interface HistoryEvent {
   readonly history: HistoryRequest
   readonly dates?: readonly string[]
   readonly finish?: true
+  /** The plan's `lease`, which its batches and finish carry. */
+  readonly lease?: string
 }
 
 /** The handler: a run's summary for a run's event, a plan's, a batch's or the finish's answer for a history event. */

@@ -50,6 +50,10 @@ const HistorySchema = z.strictObject({
     'The key check (normalize/personal-data.ts keyCheck): proves the digests were made with the deployed key',
   ),
   batchSize: z.int().min(1).max(MAX_BATCH_DATES).optional().describe("The plan's dates per batch"),
+  keepVersions: z
+    .literal(true, { error: 'must be true, or left out: the earlier versions are then deleted' })
+    .optional()
+    .describe("Leave the earlier object versions of the rewritten dates to the bucket's version expiry"),
 })
 
 const HistoryEventSchema = z.strictObject(
@@ -57,6 +61,11 @@ const HistoryEventSchema = z.strictObject(
     history: HistorySchema,
     dates: z.array(DateSchema).min(1, 'must name a date').max(MAX_BATCH_DATES).optional(),
     finish: z.literal(true, { error: 'must be true: the finish after every batch' }).optional(),
+    lease: z
+      .string()
+      .regex(/^[a-z]+-[0-9a-f]{16}$/, 'must be the lease the plan answered (`plan.lease`)')
+      .optional()
+      .describe("The owner of the table's lease the plan took, shared by the batches and given up by the finish"),
   },
   { error: 'must be a JSON object' },
 )
@@ -69,6 +78,8 @@ export interface HistoryInvocation {
   readonly request: HistoryRequest
   readonly dates?: readonly string[] | undefined
   readonly finish?: true | undefined
+  /** The lease owner the plan answered; absent in a batch or finish sent by hand (then it takes a lease of its own). */
+  readonly lease?: string | undefined
 }
 
 /** Whether the event is a history event (any object with a `history` field, so a half-formed one is refused). */
@@ -88,7 +99,7 @@ export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
     }))
     throw new ConfigError('history event', problems)
   }
-  const { history, dates, finish } = result.data
+  const { history, dates, finish, lease } = result.data
   const problems: ConfigProblem[] = []
   if (history.operation === HistoryOperation.ERASE && history.where === undefined) {
     problems.push({ field: 'history.where', message: 'is required for erase: the rows to remove' })
@@ -103,7 +114,12 @@ export const parseHistoryEvent = (event: unknown): HistoryInvocation => {
     problems.push({ field: 'finish', message: 'cannot go with dates: a batch runs dates, the finish runs after them' })
   }
   if (problems.length > 0) throw new ConfigError('history event', problems)
-  return { request: history, ...(dates === undefined ? {} : { dates }), ...(finish === undefined ? {} : { finish }) }
+  return {
+    request: history,
+    ...(dates === undefined ? {} : { dates }),
+    ...(finish === undefined ? {} : { finish }),
+    ...(lease === undefined ? {} : { lease }),
+  }
 }
 
 /** The request of an operation's event: the table, an erasure's conditions, the key check, the plan's batch size. */
@@ -112,6 +128,7 @@ const historyRequest = (
   operation: HistoryOperation,
   table: string,
   batchSize: number | undefined,
+  keepVersions: boolean,
   where?: HistoryRequest['where'],
 ): { readonly history: HistoryRequest } => ({
   history: {
@@ -120,6 +137,7 @@ const historyRequest = (
     ...(where === undefined ? {} : { where }),
     keyCheck: keyCheck(key),
     ...(batchSize === undefined ? {} : { batchSize }),
+    ...(keepVersions ? { keepVersions: true as const } : {}),
   },
 })
 
@@ -132,12 +150,14 @@ export const eraseEvent = (
   table: string,
   conditions: readonly ValueCondition[],
   batchSize?: number,
+  keepVersions = false,
 ): { readonly history: HistoryRequest } =>
   historyRequest(
     key,
     HistoryOperation.ERASE,
     table,
     batchSize,
+    keepVersions,
     conditions.map((condition) => digestCondition(key, condition)),
   )
 
@@ -149,4 +169,5 @@ export const rewriteEvent = (
   key: PseudonymizationKey,
   table: string,
   batchSize?: number,
-): { readonly history: HistoryRequest } => historyRequest(key, HistoryOperation.REWRITE, table, batchSize)
+  keepVersions = false,
+): { readonly history: HistoryRequest } => historyRequest(key, HistoryOperation.REWRITE, table, batchSize, keepVersions)

@@ -6,6 +6,7 @@
  * OPERATIONS, with the shape every history operation of path/ has (`eraseRows`, `rewriteHistory`: the table, the
  * dates, `onDate`), so a rerun of a batch skips what an earlier one finished and a failed date is left as it was.
  */
+import { randomBytes } from 'node:crypto'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
 import {
@@ -19,6 +20,7 @@ import type { RunRecord } from '../core/run-record.ts'
 import { keyCheck } from '../normalize/personal-data.ts'
 import { type DigestCondition, eraseRows } from '../path/erase.ts'
 import { rewriteHistory } from '../path/rewrite.ts'
+import { releaseTableLease, withHistoryLease } from '../path/table-lease.ts'
 import type { RunTelemetry } from '../path/telemetry.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { storedDates } from '../schema/retention.ts'
@@ -28,6 +30,9 @@ import {
   type HistoryOperation,
   type HistoryRequest,
 } from './history-event.ts'
+
+/** The plan's answer must fit Step Functions' 256 KiB state payloads, beside the execution's input. */
+const MAX_PLAN_CHARACTERS = 200_000
 
 export interface HistoryDeps {
   readonly store: WarehouseStore
@@ -69,11 +74,15 @@ interface OperationSpec {
 const OPERATIONS: Record<HistoryOperation, OperationSpec> = {
   erase: {
     run: (config, table, request, deps, options) =>
-      eraseRows(config, table, request.where as readonly DigestCondition[], deps, options),
+      eraseRows(config, table, request.where as readonly DigestCondition[], deps, {
+        ...options,
+        keepVersions: request.keepVersions === true,
+      }),
   },
   rewrite: {
     // A batch never moves the registry: the batches run at once, and it moves only when every date is in line.
-    run: (config, table, _request, deps, options) => rewriteHistory(config, table, deps, { ...options, finish: false }),
+    run: (config, table, request, deps, options) =>
+      rewriteHistory(config, table, deps, { ...options, finish: false, keepVersions: request.keepVersions === true }),
     // No date is rewritten here: every stored date is checked to be in line, then the registry and Glue move.
     finish: (config, table, deps) => rewriteHistory(config, table, deps, { dates: [], finish: true }),
   },
@@ -92,6 +101,8 @@ export interface HistoryPlan {
   readonly table: string
   readonly dates: number
   readonly batches: readonly (readonly string[])[]
+  /** The owner of the table's lease, taken by the plan, shared by the batches and given up by the finish. */
+  readonly lease: string
 }
 
 /** A batch's answer: what each of its dates had (counts only; the conditions never leave the event). */
@@ -131,14 +142,29 @@ export const planHistory = async (
 ): Promise<HistoryPlan> => {
   const table = configuredTable(config, request.table)
   checkKey(deps.pseudonymizationKey, request)
-  // On no date: checks the request against the table (its registry, the conditions' columns); an erasure is
-  // recorded then, so every export from now on leaves its rows out, before any batch rewrites a date.
-  await OPERATIONS[request.operation].run(config, table, request, deps, { dates: [] })
-  const dates = await storedDates(deps.store, table.name)
+  // The request is checked against the table (its registry, the conditions' columns) on no date, and an erasure is
+  // recorded then, so every export from now on leaves its rows out; both and the listing of the dates under the
+  // lease the batches go on holding, so no export adds a date meanwhile.
+  const lease = `${request.operation}-${randomBytes(8).toString('hex')}`
+  const leased = leaseOf(deps, lease)
+  const dates = await withHistoryLease(deps.store, table, config.export, leased, request.operation, async () => {
+    await OPERATIONS[request.operation].run(config, table, request, leased, { dates: [] })
+    return storedDates(deps.store, table.name)
+  })
   const size = request.batchSize ?? DEFAULT_BATCH_DATES
   const batches: string[][] = []
   for (let i = 0; i < dates.length; i += size) batches.push(dates.slice(i, i + size))
-  return { operation: request.operation, table: table.name, dates: dates.length, batches }
+  const plan = { operation: request.operation, table: table.name, dates: dates.length, batches, lease }
+  // Step Functions passes at most 256 KiB between states: the plan, with room for the request beside it.
+  if (JSON.stringify(plan).length > MAX_PLAN_CHARACTERS) {
+    throw new ConfigError('history event', [
+      {
+        field: 'history.batchSize',
+        message: `makes ${batches.length} batches of the table's ${dates.length} dates, more than a state's input holds; give a larger batchSize`,
+      },
+    ])
+  }
+  return plan
 }
 
 /** Runs the operation on the batch's dates in order, one at a time, while the invocation has time for another. */
@@ -147,6 +173,7 @@ export const runHistoryBatch = async (
   request: HistoryRequest,
   wanted: readonly string[],
   deps: HistoryDeps,
+  lease?: string,
 ): Promise<HistoryBatch> => {
   const table = configuredTable(config, request.table)
   checkKey(deps.pseudonymizationKey, request)
@@ -159,7 +186,7 @@ export const runHistoryBatch = async (
     if (i > 0 && before < deps.marginMs + longestMs) {
       throw new HistoryBatchIncompleteError({ tableId: table.id, done: i, left: wanted.slice(i) })
     }
-    const result = await operation.run(config, table, request, deps, { dates: [exportDate] })
+    const result = await operation.run(config, table, request, leaseOf(deps, lease), { dates: [exportDate] })
     if (result.failed !== undefined) {
       const error = result.failed.record?.tables.find((t) => t.error !== undefined)?.error
       throw new HistoryBatchFailedError({ tableId: table.id, exportDate, error })
@@ -190,10 +217,13 @@ export const finishHistory = async (
   config: ExportConfig,
   request: HistoryRequest,
   deps: HistoryDeps,
+  lease?: string,
 ): Promise<HistoryFinish> => {
   const table = configuredTable(config, request.table)
   checkKey(deps.pseudonymizationKey, request)
-  const result = await OPERATIONS[request.operation].finish?.(config, table, deps)
+  const result = await OPERATIONS[request.operation].finish?.(config, table, leaseOf(deps, lease))
+  // Whatever the finish found: the request's batches are over, and the table is free for the next writer.
+  if (lease !== undefined) await releaseTableLease(deps.store, table, lease)
   for (const warning of result?.warnings ?? []) deps.telemetry.warn(`${table.name}: ${warning}`, { table: table.name })
   if (result?.finished === false) throw new HistoryRewriteUnfinishedError({ tableId: table.id, tableName: table.name })
   deps.telemetry.info(`history ${request.operation}: ${table.name}: finished`, { table: table.name })
@@ -203,9 +233,13 @@ export const finishHistory = async (
 /** A history event's answer: the plan, the batch or the finish it asks for. */
 export const runHistoryInvocation = (
   config: ExportConfig,
-  { request, dates, finish }: HistoryInvocation,
+  { request, dates, finish, lease }: HistoryInvocation,
   deps: HistoryDeps,
 ): Promise<HistoryPlan | HistoryBatch | HistoryFinish> => {
-  if (finish === true) return finishHistory(config, request, deps)
-  return dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps)
+  if (finish === true) return finishHistory(config, request, deps, lease)
+  return dates === undefined ? planHistory(config, request, deps) : runHistoryBatch(config, request, dates, deps, lease)
 }
+
+/** The deps of an operation run under the request's shared lease (or, without one, a lease of its own per date). */
+const leaseOf = (deps: HistoryDeps, lease: string | undefined): HistoryDeps & { leaseOwner?: string } =>
+  lease === undefined ? deps : { ...deps, leaseOwner: lease }

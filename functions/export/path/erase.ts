@@ -37,6 +37,8 @@ import {
   warehouseSource,
 } from '../source/warehouse-source.ts'
 import { runExport } from './run.ts'
+import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
+import { purgeVersions } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
 /** A condition with the value in clear (the CLI on the operator's machine). */
@@ -51,7 +53,7 @@ export { type DigestCondition, TYPED_SPELLINGS, type TypedSpelling } from '../co
 
 export type ErasureCondition = ValueCondition | DigestCondition
 
-export interface ErasureDeps {
+export interface ErasureDeps extends HistoryLeaseClaim {
   readonly store: WarehouseStore
   readonly telemetry: RunTelemetry
   readonly spoolDirectory: string
@@ -74,6 +76,8 @@ export interface ErasureResult {
   /** The request as the warehouse records it (not in a dry run), and whether this call recorded it. */
   readonly request?: { readonly recorded: ErasureRequest; readonly isNew: boolean }
   readonly dates: readonly ErasedDate[]
+  /** Earlier versions of the table's objects deleted for good (a versioned bucket; none with `keepVersions`). */
+  readonly versionsDeleted: number
   /** The first date whose rewrite failed: the request stopped there, and a rerun goes on from it. */
   readonly failed?: ErasedDate
 }
@@ -200,22 +204,43 @@ const recordRequest = (
   return recordErasureRequest(store, { table: table.name, keyCheck: keyCheck(key), where })
 }
 
-/** Removes the matching rows from every date of `table` (or, with `dryRun`, counts them). */
-export const eraseRows = async (
+interface ErasureOptions {
+  readonly dryRun?: boolean
+  /**
+   * Leave the earlier versions a versioned bucket keeps of each date's objects, to its version expiry.
+   * @default false: they are deleted, on every date, since an earlier version may hold the value where the current
+   * one does not (a date exported again after the person left the service)
+   */
+  readonly keepVersions?: boolean
+  /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
+  readonly dates?: readonly string[]
+  readonly onDate?: (date: ErasedDate) => void
+}
+
+/**
+ * Removes the matching rows from every date of `table` (or, with `dryRun`, counts them), under the table's lease
+ * (path/table-lease.ts), so no export or other history operation writes the table meanwhile.
+ */
+export const eraseRows = (
   config: ErasureConfig,
   table: TableConfig,
   conditions: readonly ErasureCondition[],
   deps: ErasureDeps,
-  {
-    dryRun = false,
-    dates: only,
-    onDate,
-  }: {
-    dryRun?: boolean
-    /** Only these export dates (a batch of a fanned-out request); dates the table does not hold are skipped. */
-    dates?: readonly string[]
-    onDate?: (date: ErasedDate) => void
-  } = {},
+  options: ErasureOptions = {},
+): Promise<ErasureResult> =>
+  options.dryRun === true
+    ? eraseDates(config, table, conditions, deps, options, undefined)
+    : withHistoryLease(deps.store, table, config.export, deps, RunMode.ERASE, (lease) =>
+        eraseDates(config, table, conditions, deps, options, lease),
+      )
+
+const eraseDates = async (
+  config: ErasureConfig,
+  table: TableConfig,
+  conditions: readonly ErasureCondition[],
+  deps: ErasureDeps,
+  { dryRun = false, keepVersions = false, dates: only, onDate }: ErasureOptions,
+  lease: TableLease | undefined,
 ): Promise<ErasureResult> => {
   const { store } = deps
   const schema = await readTableSchema(store, table.name)
@@ -241,10 +266,15 @@ export const eraseRows = async (
   const stored = asReadBack(table)
   const request = dryRun ? undefined : await recordRequest(store, table, conditions, deps.pseudonymizationKey)
   const dates: ErasedDate[] = []
+  const purge = !dryRun && !keepVersions
+  let versionsDeleted = 0
   const wanted = only === undefined ? undefined : new Set(only)
   for (const exportDate of await storedDates(store, table.name)) {
     if (wanted !== undefined && !wanted.has(exportDate)) continue
+    lease?.signal.throwIfAborted()
     const rows = await countMatches(source, stored, exportDate)
+    // A date without the value now may have had it in an earlier version (or a rerun finishes its purge).
+    if (rows === 0 && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
     if (rows === 0) continue
     let record: RunRecord | undefined
     if (!dryRun) {
@@ -254,16 +284,18 @@ export const eraseRows = async (
       record = await runExport(
         { ...config, tables: [stored] },
         // The path applies every recorded request, this one included, with the key they were made with.
-        { ...deps, source },
-        { exportDate, acceptChanges: true },
+        { ...deps, source, lease },
+        { exportDate, acceptChanges: true, purgeVersions: purge },
       )
+      versionsDeleted += record.tables[0]?.versionsDeleted ?? 0
     }
     const date = { exportDate, rows, ...(record ? { record } : {}) }
     dates.push(date)
     onDate?.(date)
-    if (record?.status === 'failed') return { ...result(table, conditions, request), dates, failed: date }
+    if (record?.status === 'failed')
+      return { ...result(table, conditions, request), dates, versionsDeleted, failed: date }
   }
-  return { ...result(table, conditions, request), dates }
+  return { ...result(table, conditions, request), dates, versionsDeleted }
 }
 
 const result = (

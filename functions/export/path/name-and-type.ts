@@ -7,7 +7,7 @@
  */
 import type { TableConfig } from '../core/config.ts'
 import type { ColumnType } from '../core/constants.ts'
-import { HistoryRewriteNeededError } from '../core/errors.ts'
+import { ColumnControlRemovedError, HistoryRewriteNeededError } from '../core/errors.ts'
 import { RESERVED_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import {
@@ -20,7 +20,7 @@ import type { NamedColumn } from '../normalize/columns.ts'
 import { controlColumns, controlRecords } from '../normalize/personal-data.ts'
 import type { TableRecords } from '../normalize/table-records.ts'
 import { ColumnTypeInferrer } from '../normalize/types.ts'
-import { publishedColumnChanges } from '../schema/history.ts'
+import { publishedColumnChanges, removedControls } from '../schema/history.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 
 export interface NamedTable {
@@ -78,4 +78,20 @@ const knownColumns = (schema: TableSchema): KnownColumns => ({
 export const refuseHistoryChanges = (table: TableConfig, registered: TableSchema | undefined): void => {
   const changes = registered === undefined ? [] : publishedColumnChanges(table, registered)
   if (changes.length > 0) throw new HistoryRewriteNeededError({ tableId: table.id, tableName: table.name, changes })
+}
+
+/**
+ * A column the registry records as dropped or pseudonymized that this date would write in clear (taken out of
+ * `columns.drop` or `columns.pseudonymize`, by mistake or not): refused, naming it, until the operator accepts it
+ * in `columns.publishInClear`; the dates already published keep it hashed or without it whatever is decided.
+ */
+export const refuseRemovedControls = (
+  table: TableConfig,
+  registered: TableSchema | undefined,
+  written: readonly NamedColumn[],
+  readBackPseudonyms: readonly string[] | undefined,
+): void => {
+  const names = written.map((c) => c.name)
+  const removed = removedControls(table, registered, names, readBackPseudonyms)
+  if (removed.length > 0) throw new ColumnControlRemovedError({ tableId: table.id, tableName: table.name, removed })
 }

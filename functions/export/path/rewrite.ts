@@ -23,10 +23,11 @@ import { storedDates } from '../schema/retention.ts'
 import { companionName, type TableSchema } from '../schema/table-schema.ts'
 import { asReadBack, warehouseSource } from '../source/warehouse-source.ts'
 import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
-import { catalogWarnings } from './table-steps.ts'
+import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
+import { catalogWarnings, purgeVersions } from './table-steps.ts'
 import type { RunTelemetry } from './telemetry.ts'
 
-export interface RewriteDeps {
+export interface RewriteDeps extends HistoryLeaseClaim {
   readonly store: WarehouseStore
   readonly telemetry: RunTelemetry
   readonly spoolDirectory: string
@@ -57,11 +58,18 @@ export interface RewriteResult {
   readonly registryMoved?: boolean
   /** The catalog's warnings when it was told. */
   readonly warnings: readonly string[]
+  /** Earlier versions of the dates' objects deleted for good (a drop or a pseudonymize, in a versioned bucket). */
+  readonly versionsDeleted: number
 }
 
 export interface RewriteOptions {
   /** List the dates, rows and bytes that would change, and write nothing. @default false */
   readonly dryRun?: boolean
+  /**
+   * Leave the earlier versions a versioned bucket keeps of the dates a drop or a pseudonymize rewrites (they hold the
+   * values in clear) to its version expiry. @default false: they are deleted
+   */
+  readonly keepVersions?: boolean
   /** Only these export dates (one batch of a fanned-out rewrite). @default every stored date */
   readonly dates?: readonly string[]
   /**
@@ -117,12 +125,28 @@ const asStored = (table: TableConfig, toHash: readonly string[]): TableConfig =>
   return { ...readBack, columnTypes: {}, columns: { ...readBack.columns, pseudonymize: [...toHash] } }
 }
 
-/** Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry. */
-export const rewriteHistory = async (
+/**
+ * Brings every date of `table` (or of `dates`) in line with its column settings, then moves the registry; under the
+ * table's lease (path/table-lease.ts), so no export or other history operation writes the table meanwhile.
+ */
+export const rewriteHistory = (
   config: RewriteConfig,
   table: TableConfig,
   deps: RewriteDeps,
-  { dryRun = false, dates, finish = dates === undefined, onDate }: RewriteOptions = {},
+  options: RewriteOptions = {},
+): Promise<RewriteResult> =>
+  options.dryRun === true
+    ? rewriteDates(config, table, deps, options, undefined)
+    : withHistoryLease(deps.store, table, config.export, deps, RunMode.REWRITE, (lease) =>
+        rewriteDates(config, table, deps, options, lease),
+      )
+
+const rewriteDates = async (
+  config: RewriteConfig,
+  table: TableConfig,
+  deps: RewriteDeps,
+  { dryRun = false, keepVersions = false, dates, finish = dates === undefined, onDate }: RewriteOptions,
+  lease: TableLease | undefined,
 ): Promise<RewriteResult> => {
   const { store } = deps
   const stored = await readTableSchema(store, table.name)
@@ -150,9 +174,14 @@ export const rewriteHistory = async (
   const unknown = (dates ?? []).filter((d) => !all.includes(d))
   if (unknown.length > 0) throw new UsageError(`${table.name} has no export date ${unknown.join(', ')}`)
   const done: RewrittenDate[] = []
+  // Until the registry moves, a date in line may be one a killed run rewrote before it purged: purged again then.
+  const purge = !dryRun && !keepVersions && removesPersonalData(table, stored, pseudonyms)
+  let versionsDeleted = 0
   for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
+    lease?.signal.throwIfAborted()
     const published = await readPublishedExport(store, dataKey(table.name, exportDate))
     const work = pendingWork(published, target, table, pseudonyms)
+    if (work === undefined && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
     if (work === undefined) continue
     let record: RunRecord | undefined
     if (!dryRun) {
@@ -167,23 +196,38 @@ export const rewriteHistory = async (
       }
       record = await runExport(
         { ...config, tables: [stored] },
-        { ...deps, source, catalog: deps.catalog },
+        { ...deps, source, catalog: deps.catalog, lease },
         {
           exportDate,
           acceptChanges: true,
           history: { schema: target },
+          purgeVersions: purge && work.personal,
         },
       )
+      versionsDeleted += record.tables[0]?.versionsDeleted ?? 0
     }
     const date = { exportDate, rows: published?.rows ?? 0, bytes: published?.bytes ?? 0, ...(record ? { record } : {}) }
     done.push(date)
     onDate?.(date)
     if (record?.status === 'failed')
-      return { table: table.name, dates: done, failed: date, finished: false, warnings: [] }
+      return { table: table.name, dates: done, failed: date, finished: false, warnings: [], versionsDeleted }
   }
-  if (dryRun || !finish) return { table: table.name, dates: done, finished: false, warnings: [] }
-  return { table: table.name, dates: done, ...(await moveRegistry(table, deps, target, pseudonyms, all)) }
+  if (dryRun || !finish) return { table: table.name, dates: done, finished: false, warnings: [], versionsDeleted }
+  return {
+    table: table.name,
+    dates: done,
+    versionsDeleted,
+    ...(await moveRegistry(table, deps, target, pseudonyms, all)),
+  }
 }
+
+/** Whether the settings drop or newly pseudonymize a column the registry has: the dates hold it in clear until then. */
+const removesPersonalData = (table: TableConfig, stored: TableSchema, pseudonyms: readonly string[]): boolean =>
+  stored.columns.some(
+    ({ name, textOf }) =>
+      textOf === undefined &&
+      (table.columns.drop.includes(name) || (table.columns.pseudonymize.includes(name) && !pseudonyms.includes(name))),
+  )
 
 /** Once every date is in line: the registry, with the companions the dates have, then the catalog. */
 const moveRegistry = async (

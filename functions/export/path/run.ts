@@ -9,17 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import { type ExportConfig, selectedTables, type TableConfig } from '../core/config.ts'
-import { RunMode } from '../core/constants.ts'
-import {
-  ConfigError,
-  DataError,
-  DeadlineError,
-  ErasedRowsHeldError,
-  ErrorCode,
-  type ExportError,
-  GuardHoldError,
-  toExportError,
-} from '../core/errors.ts'
+import { ConfigError, DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
 import type { RunIdentity } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
@@ -28,6 +18,8 @@ import { type RetryClock, systemClock, withRetries } from '../source/retry.ts'
 import type { TableSource } from '../source/table-source.ts'
 import { readLatestOutcome, writeLatestOutcomes } from './run-index.ts'
 import { exportTable, type HistoryRewrite, type TableAttempt } from './table-export.ts'
+import { acquireTableLease, leaseWaitMs, type TableLease, waitingLine } from './table-lease.ts'
+import { attemptsOf, failedOutcome, type TableAttempts } from './table-outcome.ts'
 import { RUN_STARTED, type RunTelemetry, type TableProgress } from './telemetry.ts'
 
 export interface RunDependencies {
@@ -53,6 +45,8 @@ export interface RunDependencies {
   readonly parseThreads?: number | undefined
   /** The key of `tables[].columns.pseudonymize` (a file or variable locally, a secret on AWS); needed only then. */
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /** A table's lease the caller holds across several runs (an erasure walking its dates): not taken again. */
+  readonly lease?: TableLease | undefined
 }
 
 interface RunOptions {
@@ -64,6 +58,8 @@ interface RunOptions {
   readonly acceptChanges?: boolean | undefined
   /** A rewrite of the date's history (path/rewrite.ts): written against its schema, the registry left as it is. */
   readonly history?: HistoryRewrite | undefined
+  /** Delete the earlier versions of what each date replaces (path/table-steps.ts purgeVersions). */
+  readonly purgeVersions?: boolean | undefined
 }
 
 /** The OS temp folder (the Lambda's /tmp). */
@@ -104,22 +100,21 @@ export const runExport = async (
 
   let tokenOwner: string | undefined
   let outcomes: TableOutcome[]
+  // Each table's lease is given up once the run's record says what happened to it.
+  const leases: TableLease[] = []
   try {
     const checked = await source.check({
       signal,
       onRetry: (notice) => telemetry.retried({ ...notice, tableId: undefined }),
     })
     tokenOwner = checked.tokenOwner
-    outcomes = await mapWithConcurrency(tables, config.export.concurrency, (table) =>
-      exportOneTable(table, {
-        config,
-        deps,
-        run,
-        signal,
-        acceptChanges: options.acceptChanges,
-        history: options.history,
-      }),
-    )
+    const { acceptChanges, history, purgeVersions } = options
+    const context = { config, deps, run, signal, acceptChanges, history, purgeVersions }
+    outcomes = await mapWithConcurrency(tables, config.export.concurrency, async (table) => {
+      const { outcome, lease } = await exportOneTable(table, context)
+      if (lease) leases.push(lease)
+      return outcome
+    })
   } catch (error) {
     // The token check failed: one request told us every table would fail the same way.
     const failure = signal.aborted ? stoppedByDeadline(undefined) : toExportError(error)
@@ -147,6 +142,7 @@ export const runExport = async (
     )
     await writeLatestOutcomes(deps.store, record)
   } finally {
+    await Promise.all(leases.map((lease) => lease.release()))
     // The run counts in the metrics even when its record could not be written.
     deps.telemetry.runFinished(record)
   }
@@ -177,28 +173,54 @@ interface TableRunContext {
   readonly signal: AbortSignal
   readonly acceptChanges: boolean | undefined
   readonly history: HistoryRewrite | undefined
+  readonly purgeVersions: boolean | undefined
 }
 
-/** Exports one table within its own time budget; the outcome, succeeded or failed, goes to telemetry too. */
-const exportOneTable = async (table: TableConfig, context: TableRunContext): Promise<TableOutcome> => {
+/**
+ * Exports one table within its own time budget, under the table's lease (path/table-lease.ts), which it returns
+ * for the run to give up after its record; the outcome, succeeded or failed, goes to telemetry too.
+ */
+const exportOneTable = async (
+  table: TableConfig,
+  context: TableRunContext,
+): Promise<{ outcome: TableOutcome; lease?: TableLease | undefined }> => {
   const { config, deps } = context
   const clock = deps.clock ?? systemClock
   const started = clock.now()
   deps.telemetry.tableStarted(table)
   const budget = tableBudget(table, config.export.timeouts.tableSeconds, context.signal)
+  const failed = (error: ExportError) => {
+    const outcome = failedOutcome(table, error, { mode: deps.source.mode, attempts: 0, bytesReceived: 0 }, 0)
+    deps.telemetry.tableFinished(outcome)
+    return outcome
+  }
   try {
+    const held = deps.lease?.table === table.name ? deps.lease : undefined
+    const margin = config.export.deadlineMarginSeconds * 1000
+    const lease =
+      held ??
+      (await acquireTableLease(deps.store, table, {
+        owner: context.run.runId,
+        operation: deps.source.mode,
+        waitMs: leaseWaitMs(config.export.timeouts.busyWaitSeconds, deps.remainingTimeMs, margin),
+        clock,
+        signal: budget.signal,
+        onWait: (holder) => deps.telemetry.warn(waitingLine(table.name, holder), { table: table.name }),
+      }).catch((error: unknown) =>
+        toExportError(stoppedBy(context.signal, budget.signal, table.id) ?? error, table.id),
+      ))
+    if (lease instanceof ExportError) return { outcome: failed(lease) }
     // Read before anything is exported: an entry of the wrong shape fails the table (STATE_CORRUPT) rather than
     // losing its lastSuccess to the entry this run writes.
     const corrupt = await readLatestOutcome(deps.store, table.name).then(
       () => undefined,
       (error: unknown) => toExportError(error, table.id),
     )
-    if (corrupt !== undefined) {
-      const failed = failedOutcome(table, corrupt, { mode: deps.source.mode, attempts: 0, bytesReceived: 0 }, 0)
-      deps.telemetry.tableFinished(failed)
-      return failed
-    }
-    const outcome = await exportWithRetries(table, context, budget.signal, clock)
+    const mine = held === undefined ? lease : undefined
+    if (corrupt !== undefined) return { outcome: failed(corrupt), lease: mine }
+    // A lease lost while the table runs stops it as the budget does: nothing more of it is committed.
+    const signal = AbortSignal.any([budget.signal, lease.signal])
+    const outcome = await exportWithRetries(table, context, signal, clock)
     const durationMs = clock.now() - started
     // The path made the table's outcome; the run adds only what it alone knows: the attempts and their time.
     const finished: TableOutcome =
@@ -206,7 +228,7 @@ const exportOneTable = async (table: TableConfig, context: TableRunContext): Pro
         ? { ...outcome.attempt.outcome, ...attemptsOf(outcome), durationMs }
         : failedOutcome(table, outcome.attempt.error, { ...outcome, ...outcome.attempt }, durationMs)
     deps.telemetry.tableFinished(finished)
-    return finished
+    return { outcome: finished, lease: mine }
   } finally {
     budget.dispose()
   }
@@ -232,10 +254,7 @@ const tableBudget = (table: TableConfig, seconds: number, runSignal: AbortSignal
   return { signal: AbortSignal.any([runSignal, controller.signal]), dispose: () => clearTimeout(timer) }
 }
 
-interface RetriedAttempt {
-  readonly mode: RunMode
-  /** Attempts made at the table (requests, for the service). */
-  readonly attempts: number
+interface RetriedAttempt extends TableAttempts {
   readonly attempt: TableAttempt
 }
 
@@ -269,6 +288,7 @@ const exportWithRetries = async (
       guards: config.export.guards,
       acceptChanges: context.acceptChanges,
       history: context.history,
+      purgeVersions: context.purgeVersions,
       limits: config.limits,
       parseThreads: deps.parseThreads,
       pseudonymizationKey: deps.pseudonymizationKey,
@@ -316,42 +336,6 @@ const isMidBodyFailure = (error: ExportError): boolean =>
   (error.code === ErrorCode.BODY_TRUNCATED ||
     error.code === ErrorCode.NETWORK_ERROR ||
     error.code === ErrorCode.TIMEOUT)
-
-/** Attempts are requests to the service; a rebuild from the archive makes none, so it records none. */
-const attemptsOf = ({ mode, attempts }: Pick<RetriedAttempt, 'mode' | 'attempts'>) =>
-  mode === RunMode.REPROCESS ? {} : { attempts }
-
-const failedOutcome = (
-  table: TableConfig,
-  error: ExportError,
-  received: Pick<RetriedAttempt, 'mode' | 'attempts'> & {
-    readonly httpStatus?: number | undefined
-    readonly bytesReceived: number
-  },
-  durationMs: number,
-): TableOutcome => ({
-  tableId: table.id,
-  name: table.name,
-  status: 'failed',
-  format: table.format,
-  ...(received.httpStatus === undefined && error.status === undefined
-    ? {}
-    : { httpStatus: error.status ?? received.httpStatus }),
-  ...attemptsOf(received),
-  bytesReceived: received.bytesReceived,
-  objects: [],
-  durationMs,
-  ...(error instanceof GuardHoldError ? { rows: error.rows, guards: error.findings } : {}),
-  ...(error instanceof ErasedRowsHeldError ? { erased: error.erased } : {}),
-  error: {
-    code: error.code,
-    failureClass: error.failureClass,
-    message: error.message,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error instanceof DataError && error.line !== undefined ? { line: error.line } : {}),
-    ...(error.hint === undefined ? {} : { hint: error.hint }),
-  },
-})
 
 /** Runs `work` over `items`, at most `limit` at a time, keeping the input order in the result. */
 const mapWithConcurrency = async <T, R>(

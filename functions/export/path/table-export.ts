@@ -24,6 +24,7 @@ import {
   heldFirst,
   identityFindings,
   nextBaseline,
+  shapeFindings,
 } from '../guards/guards.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
 import { readPublishedExport } from '../parquet/published-export.ts'
@@ -31,6 +32,7 @@ import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
+import { recordedControls } from '../schema/history.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { registerTableSchema } from '../schema/registry.ts'
@@ -38,10 +40,20 @@ import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
-import { type NamedTable, nameAndType } from './name-and-type.ts'
+import { type NamedTable, nameAndType, refuseRemovedControls } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import { archiveUnlessErased, dropErased, holdErasedRows, readState, type StoredState } from './stored-state.ts'
-import { catalogWarnings, columnRecord, expire, Held, unknownOverrides, withChangeHistory } from './table-steps.ts'
+import {
+  catalogWarnings,
+  columnRecord,
+  expire,
+  Held,
+  purgeVersions,
+  settledAcceptances,
+  tapBytes,
+  unknownOverrides,
+  withChangeHistory,
+} from './table-steps.ts'
 import type { TableProgress } from './telemetry.ts'
 
 interface TableExportContext {
@@ -65,6 +77,8 @@ interface TableExportContext {
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
   /** A rewrite of the date's history: the registry and catalog are left to the rewrite (path/rewrite.ts). */
   readonly history?: HistoryRewrite | undefined
+  /** Delete the earlier versions of what the date replaces (an erasure, a rewrite removing personal data). */
+  readonly purgeVersions?: boolean | undefined
 }
 
 /** A date written again by `npm run rewrite`, against the schema the settings ask for. */
@@ -139,6 +153,7 @@ const landTable = async (
       previous,
       pseudonymized,
     })
+    if (history === undefined) refuseRemovedControls(table, stored, named.columns, bytes.pseudonyms)
     const baseline = await guardBaseline(table, previous, context)
     const encoded = await encode(table, named, previous, bytes, context, held)
     const erasedRows = erased?.()
@@ -146,6 +161,7 @@ const landTable = async (
     const guarded = guard(table, named, baseline, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
     const archived = await archiveUnlessErased(opened.raw, erasedRows)
+    const purged = context.purgeVersions ? await purgeVersions(context.store, table.name, context.run.exportDate) : 0
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
@@ -159,6 +175,7 @@ const landTable = async (
       ...(bytes.warnings ?? []),
       ...details.warnings,
       ...unknownOverrides(table, named.columns),
+      ...(history === undefined ? settledAcceptances(table, previous) : []),
       ...(encoded.keys ? keyWarnings(encoded.keys) : []),
       ...archived.warnings,
       ...cataloged,
@@ -183,6 +200,7 @@ const landTable = async (
       ...(expired.dates.length > 0 ? { expiredDates: expired.dates } : {}),
       ...(bytes.erasure ? { erasure: bytes.erasure() } : {}),
       ...(erasedRows ? { erased: erasedRows } : {}),
+      ...(context.purgeVersions ? { versionsDeleted: purged } : {}),
       ...(guarded.findings.length > 0 ? { guards: guarded.findings } : {}),
     }
   } finally {
@@ -295,7 +313,8 @@ const encode = async (
     await upload.drained()
   }
   const { plan, rows } = await encoder.finish()
-  return { upload, plan: withChangeHistory(plan, table, pseudonymized), rows, keys: keys?.report() }
+  const controls = recordedControls(table, previous, pseudonymized)
+  return { upload, plan: withChangeHistory(plan, table, controls), rows, keys: keys?.report() }
 }
 
 interface GuardedTable {
@@ -351,6 +370,7 @@ const guard = (
   const accept = context.acceptChanges ?? false
   // The identity guard holds whatever the settings say: a wrong match would publish one column's values as another's.
   const findings = heldFirst([
+    ...shapeFindings(snapshot, previous, accept),
     ...identityFindings(named.ambiguousHeaders, previous, accept),
     ...checkGuards(baseline, snapshot, settings, accept),
   ])
@@ -375,11 +395,4 @@ const commit = async (
   const object = await upload.commit()
   await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
   return object
-}
-
-async function* tapBytes(source: AsyncIterable<Buffer>, tap: (chunk: Buffer) => Promise<void>): AsyncGenerator<Buffer> {
-  for await (const chunk of source) {
-    await tap(chunk)
-    yield chunk
-  }
 }

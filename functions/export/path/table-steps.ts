@@ -3,7 +3,7 @@ import { athenaTableDefinition } from '../catalog/athena.ts'
 import { viewsLeftOut } from '../catalog/glue-inputs.ts'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { TableConfig } from '../core/config.ts'
-import { LOCAL_GLUE_DATABASE } from '../core/constants.ts'
+import { LOCAL_GLUE_DATABASE, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
 import { toExportError } from '../core/errors.ts'
 import type { ColumnRecord, PublishedObject } from '../core/run-record.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
@@ -52,13 +52,17 @@ export const catalogWarnings = async (
 }
 
 /**
- * The registry keeps the key, so the catalog and `npm run query` can build `<table>_changes` from it; the dates
+ * The registry keeps the key and the controls (schema/history.ts recordedControls), so the catalog and `npm run query` can build `<table>_changes` from it; the dates
  * the view pairs live in the dates relation (schema/export-dates.ts), not here. A registry that still lists
  * `exportDates` (written before the relation existed) is read once for them and written back without.
  */
-export const withChangeHistory = (plan: WritePlan, table: TableConfig, pseudonymized: readonly string[]): WritePlan => {
+export const withChangeHistory = (
+  plan: WritePlan,
+  table: TableConfig,
+  controls: Pick<TableSchema, 'pseudonymized' | 'dropped'>,
+): WritePlan => {
   const { key: _, exportDates: _legacy, ...schema } = plan.schema
-  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}), pseudonymized } }
+  return { ...plan, schema: { ...schema, ...(table.key ? { key: table.key } : {}), ...controls } }
 }
 
 export const columnRecord = ({ name, header, type, textOf }: ColumnRecord): ColumnRecord => ({
@@ -80,6 +84,15 @@ export const unknownOverrides = (table: TableConfig, columns: readonly NamedColu
     .filter((name) => !names.includes(name))
     .map((name) => `columnTypes names "${name}", which is not a column of this table (columns: ${names.join(', ')})`)
 }
+
+/** `columns.publishInClear` entries the registry no longer needs: the acceptance is recorded, so the entry can go. */
+export const settledAcceptances = (table: TableConfig, registered: TableSchema | undefined): string[] =>
+  table.columns.publishInClear
+    .filter((name) => !registered?.dropped?.includes(name) && !registered?.pseudonymized?.includes(name))
+    .map(
+      (name) =>
+        `columns.publishInClear names "${name}", which is published in clear already: the entry changes nothing now and can go`,
+    )
 
 /** Archive: the raw body commits after the data; a failure to archive is reported but does not undo good data. */
 export const archive = async (
@@ -110,5 +123,40 @@ export const expire = async (
     return { dates, warnings }
   } catch (error) {
     return { dates: [], warnings: [retentionWarning(error)] }
+  }
+}
+
+/**
+ * Purge: once a date is written without the personal data it held (an erasure, a rewrite that drops or
+ * pseudonymizes), the versions a versioned bucket keeps of what it replaced go for good: the noncurrent versions of
+ * the date's data, and every version and delete marker of its raw bodies (deleted before the rewrite). Noncurrent
+ * versions first: when a current delete marker goes, S3 makes the newest version left current again. Returns how
+ * many went; a folder keeps no versions, so none.
+ */
+export const purgeVersions = async (store: WarehouseStore, table: string, exportDate: string): Promise<number> => {
+  let deleted = 0
+  for (const prefix of [
+    `${table}/${PARTITION_KEY}=${exportDate}/`,
+    `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/`,
+  ]) {
+    const versions = await store.listVersions(prefix)
+    const earlier = versions.filter((v) => !v.latest)
+    const markers = versions.filter((v) => v.latest && v.deleteMarker)
+    for (const version of [...earlier, ...markers]) {
+      await store.deleteVersion(version.key, version.versionId)
+      deleted++
+    }
+  }
+  return deleted
+}
+
+/** The bytes of `source` as they come, each chunk given to `tap` first (the hash, the raw archive). */
+export async function* tapBytes(
+  source: AsyncIterable<Buffer>,
+  tap: (chunk: Buffer) => Promise<void>,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    await tap(chunk)
+    yield chunk
   }
 }

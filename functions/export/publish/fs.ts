@@ -9,8 +9,9 @@ import { link, open, readdir, readFile, rename, rm, rmdir, stat, writeFile } fro
 import os from 'node:os'
 import path from 'node:path'
 import { PublishError, StorageFullError, WriteConflictError } from '../core/errors.ts'
+import { processIsAlive } from '../scratch/live-process.ts'
 import { makeFolder } from '../scratch/make-folder.ts'
-import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
+import type { ObjectTail, ObjectUpload, StoredVersion, VersionedObject, WarehouseStore } from './store.ts'
 
 const TEMP_FOLDER = '_tmp'
 const TEMP_SUFFIX = '.partial'
@@ -188,7 +189,8 @@ export class FolderWarehouseStore implements WarehouseStore {
   }
 
   async listKeys(prefix: string): Promise<string[]> {
-    const base = this.#path(prefix)
+    // The empty prefix lists the whole warehouse, as it does in S3.
+    const base = prefix === '' ? this.root : this.#path(prefix)
     try {
       const entries = await readdir(base, { recursive: true, withFileTypes: true })
       return entries
@@ -210,6 +212,16 @@ export class FolderWarehouseStore implements WarehouseStore {
     }
     // The date's folder goes with its last object, so a listing of the table shows no empty partitions.
     await rmdirIfEmpty(path.dirname(file), this.root)
+  }
+
+  /** A folder keeps no versions: its current objects, each as version `null`. */
+  async listVersions(prefix: string): Promise<StoredVersion[]> {
+    return (await this.listKeys(prefix)).map((key) => ({ key, versionId: 'null', latest: true, deleteMarker: false }))
+  }
+
+  async deleteVersion(key: string, versionId: string): Promise<void> {
+    if (versionId !== 'null') throw new PublishError({ target: this.#path(key), reason: 'a folder keeps no versions' })
+    await this.deleteObject(key)
   }
 
   #path(key: string): string {
@@ -265,17 +277,7 @@ const abandoned = (held: string): boolean => {
     return true
   }
   if (typeof holder.expiresAt !== 'number' || holder.expiresAt < Date.now()) return true
-  return holder.host === os.hostname() && typeof holder.pid === 'number' && !processRuns(holder.pid)
-}
-
-const processRuns = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return holder.host === os.hostname() && typeof holder.pid === 'number' && !processIsAlive(holder.pid)
 }
 
 /** Removes an abandoned lock unless another run took it over meanwhile (its content changed). */

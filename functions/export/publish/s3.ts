@@ -10,12 +10,14 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
+  ListObjectVersionsCommand,
+  type ListObjectVersionsCommandOutput,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { ExportError, PublishError, WriteConflictError } from '../core/errors.ts'
-import type { ObjectTail, ObjectUpload, VersionedObject, WarehouseStore } from './store.ts'
+import type { ObjectTail, ObjectUpload, StoredVersion, VersionedObject, WarehouseStore } from './store.ts'
 
 /** 8 MiB parts: S3 needs at least 5 MiB per part but the last; 10,000 parts then allow 80 GB objects. */
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024
@@ -249,6 +251,53 @@ export class S3WarehouseStore implements WarehouseStore {
   async deleteObject(key: string): Promise<void> {
     try {
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }))
+    } catch (error) {
+      throw this.#error(key, error)
+    }
+  }
+
+  /** ListObjectVersions, a page at a time: versions and delete markers together, newest first per key. */
+  async listVersions(prefix: string): Promise<StoredVersion[]> {
+    const found: StoredVersion[] = []
+    let markers: { KeyMarker?: string; VersionIdMarker?: string } = {}
+    for (;;) {
+      let page: ListObjectVersionsCommandOutput
+      try {
+        page = await this.#client.send(
+          new ListObjectVersionsCommand({
+            Bucket: this.#bucket,
+            Prefix: `${this.#prefix}${prefix}`,
+            MaxKeys: this.#options.listPageSize ?? 1000,
+            ...markers,
+          }),
+        )
+      } catch (error) {
+        throw this.#error(prefix, error)
+      }
+      const entries = [
+        ...(page.Versions ?? []).map((v) => ({ ...v, deleteMarker: false })),
+        ...(page.DeleteMarkers ?? []).map((m) => ({ ...m, deleteMarker: true })),
+      ]
+      for (const entry of entries) {
+        if (entry.Key === undefined) continue
+        found.push({
+          key: entry.Key.slice(this.#prefix.length),
+          versionId: entry.VersionId ?? 'null',
+          latest: entry.IsLatest === true,
+          deleteMarker: entry.deleteMarker,
+        })
+      }
+      if (page.IsTruncated !== true) break
+      markers = { KeyMarker: page.NextKeyMarker, VersionIdMarker: page.NextVersionIdMarker }
+    }
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : Number(b.latest) - Number(a.latest)))
+  }
+
+  async deleteVersion(key: string, versionId: string): Promise<void> {
+    try {
+      await this.#client.send(
+        new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), VersionId: versionId }),
+      )
     } catch (error) {
       throw this.#error(key, error)
     }

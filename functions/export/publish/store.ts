@@ -25,6 +25,17 @@ export interface ObjectTail {
   readonly size: number
 }
 
+/** One version of an object, as a versioned bucket keeps them. */
+export interface StoredVersion {
+  readonly key: string
+  /** `null` in a store or bucket that keeps no versions. */
+  readonly versionId: string
+  /** The current version (or delete marker) of its key; the others are noncurrent. */
+  readonly latest: boolean
+  /** A delete marker: what a versioned bucket leaves as the current version of a deleted object. */
+  readonly deleteMarker: boolean
+}
+
 export interface WarehouseStore {
   /** Where keys land, for messages: a folder path or an `s3://bucket/prefix` URI. */
   readonly root: string
@@ -57,4 +68,11 @@ export interface WarehouseStore {
   listKeys(prefix: string): Promise<string[]>
   /** Removes an object; one that is not there is no failure, so a removal can be repeated after a crash. */
   deleteObject(key: string): Promise<void>
+  /**
+   * Every version of the objects under a prefix, the current one first per key: a versioned bucket's noncurrent versions and
+   * delete markers too; a folder (or an unversioned bucket) has only its current objects, as version `null`.
+   */
+  listVersions(prefix: string): Promise<StoredVersion[]>
+  /** Removes one version of an object for good (a noncurrent one, or a delete marker); an absent one is no failure. */
+  deleteVersion(key: string, versionId: string): Promise<void>
 }

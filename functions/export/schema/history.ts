@@ -45,7 +45,54 @@ export const rewrittenSchema = (table: ColumnSettings, schema: TableSchema): Tab
     if (column.textOf === undefined) return [{ ...column, type: typeOf.get(column.name)! }]
     return typeOf.get(column.textOf) === ColumnType.STRING ? [] : [column]
   })
-  return { ...kept, columns, pseudonymized: [...table.columns.pseudonymize] }
+  return { ...kept, columns, ...recordedControls(table, schema, table.columns.pseudonymize) }
+}
+
+/**
+ * What the registry records of the controls once a date is written: the columns published as pseudonyms (`now`:
+ * those hashed now and those read back as pseudonyms) and the dropped ones, each kept from the registry until the
+ * operator takes it out on purpose (`columns.publishInClear`), so that a column taken out of `drop` or `pseudonymize`
+ * by mistake is refused however many dates pass (removedControls).
+ */
+export const recordedControls = (
+  table: ColumnSettings,
+  registered: TableSchema | undefined,
+  now: readonly string[],
+): { readonly pseudonymized: readonly string[]; readonly dropped: readonly string[] } => {
+  const { drop, publishInClear } = table.columns
+  const kept = (names: readonly string[] | undefined, except: readonly string[]) =>
+    (names ?? []).filter((name) => !except.includes(name))
+  const dropped = [...new Set([...drop, ...kept(registered?.dropped, publishInClear)])]
+  return {
+    pseudonymized: [...new Set([...now, ...kept(registered?.pseudonymized, [...publishInClear, ...drop])])],
+    dropped,
+  }
+}
+
+/** A column the registry records as dropped or pseudonymized that this date would publish in clear. */
+export interface RemovedControl {
+  readonly column: string
+  readonly control: 'drop' | 'pseudonymize'
+}
+
+/**
+ * The columns this date writes (`written`) in clear that the registry records as dropped or pseudonymized, and the
+ * operator has not named in `columns.publishInClear`: new dates would publish in clear what the old ones keep hashed.
+ */
+export const removedControls = (
+  table: ColumnSettings,
+  registered: TableSchema | undefined,
+  written: readonly string[],
+  readBackPseudonyms: readonly string[] = [],
+): RemovedControl[] => {
+  const { pseudonymize, publishInClear } = table.columns
+  const clear = (name: string) => written.includes(name) && !publishInClear.includes(name)
+  return [
+    ...(registered?.dropped ?? []).filter(clear).map((column) => ({ column, control: 'drop' as const })),
+    ...(registered?.pseudonymized ?? [])
+      .filter((name) => clear(name) && !pseudonymize.includes(name) && !readBackPseudonyms.includes(name))
+      .map((column) => ({ column, control: 'pseudonymize' as const })),
+  ]
 }
 
 /** `schema` with the companions the rewritten dates have (`found`: each companion's name and the dates with it). */

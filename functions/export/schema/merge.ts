@@ -16,9 +16,15 @@ export const mergeSchemas = (
   removed: readonly string[] = [],
 ): TableSchema => {
   const registered = stored && withoutColumns(stored, removed)
-  if (registered === undefined) return mine
+  if (registered === undefined) return withoutEmptyDrops(mine)
   // `exportDates` (an older registry's list of dates) is dropped: the dates relation holds them now.
-  const { key: _registeredKey, pseudonymized: _registeredPseudonyms, exportDates: _legacyDates, ...base } = registered
+  const {
+    key: _registeredKey,
+    pseudonymized: _registeredPseudonyms,
+    dropped: _registeredDrops,
+    exportDates: _legacyDates,
+    ...base
+  } = registered
   const columns = [...registered.columns]
   const position = new Map(columns.map((c, i) => [c.name, i]))
   for (const column of mine.columns) {
@@ -49,7 +55,15 @@ export const mergeSchemas = (
     ...((mine.pseudonymized ?? registered.pseudonymized) === undefined
       ? {}
       : { pseudonymized: mine.pseudonymized ?? registered.pseudonymized }),
+    ...withoutEmptyDrops({ dropped: mine.dropped ?? registered.dropped }),
   }
+}
+
+/** A registry lists `dropped` only when a column is dropped (an empty list is what "none" means). */
+const withoutEmptyDrops = <T extends { readonly dropped?: readonly string[] | undefined }>(schema: T): T => {
+  if (schema.dropped === undefined || schema.dropped.length > 0) return schema
+  const { dropped: _none, ...rest } = schema
+  return rest as T
 }
 
 /** The guards compare with the newest published export, whichever run registered it (a backfill never wins). */

@@ -34,6 +34,7 @@ const TableSchemaDocument = z.looseObject({
   ),
   key: z.array(name).min(1).optional(),
   pseudonymized: z.array(name).optional(),
+  dropped: z.array(name).optional(),
   exportDates: z.array(date).optional(),
   latestExport: z
     .looseObject({

@@ -54,6 +54,11 @@ export interface TableSchema {
    */
   readonly pseudonymized?: readonly string[]
   /**
+   * The columns dropped as personal data (they have no column here): kept, as `pseudonymized` is, until the
+   * operator names one in `columns.publishInClear`, so that one taken out of `columns.drop` is refused meanwhile.
+   */
+  readonly dropped?: readonly string[]
+  /**
    * Read only, from registries written before the dates relation (schema/export-dates.ts): the dates published
    * then. The next export of the table moves them to the relation and writes the registry without them.
    */

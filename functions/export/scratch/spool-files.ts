@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { readdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { processIsAlive } from './live-process.ts'
 import { makeFolder } from './make-folder.ts'
 
 export const SpoolKind = {
@@ -61,16 +62,6 @@ export const sweepDeadSpoolFiles = async (directory: string, now = Date.now()): 
     removed.push(name)
   }
   return removed
-}
-
-/** Signal 0 checks for the process without touching it; EPERM means it exists under another user. */
-const processIsAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 const untouchedSince = async (file: string, before: number): Promise<boolean> => {

@@ -39,7 +39,7 @@ const settings = (
   columnTypes: Record<string, ColumnType> = {},
   drop: string[] = [],
   pseudonymize: string[] = ['e_mail'],
-) => ({ columnTypes, columns: { drop, pseudonymize } })
+) => ({ columnTypes, columns: { drop, pseudonymize, publishInClear: [] } })
 
 describe('publishedColumnChanges', () => {
   it('is empty when the settings are the ones the dates were published with', () => {

@@ -88,6 +88,14 @@ export const ExportTuningSchema = z.strictObject({
         .describe(
           'Longest one table may take, retries included, however steadily bytes arrive; in Lambda also capped by the time left',
         ),
+      busyWaitSeconds: z
+        .int()
+        .min(0)
+        .max(3600)
+        .default(300)
+        .describe(
+          'Longest a run waits for another writer of the same table (an export, `npm run erase`, `npm run rewrite`, a history batch on AWS) before it fails the table with `TABLE_BUSY`, writing nothing; in Lambda also capped by the time left',
+        ),
       tokenCheckSeconds: z
         .int()
         .min(1)

@@ -112,6 +112,37 @@ export class ErasureRequestUnusableError extends ExportError {
   }
 }
 
+/**
+ * A column the registry records as dropped or pseudonymized is no longer in `columns.drop` or `columns.pseudonymize`:
+ * new dates would publish it in clear beside dates that keep it hashed (or without it). Refused until the operator
+ * names it in `columns.publishInClear`.
+ */
+export class ColumnControlRemovedError extends ExportError {
+  constructor(details: {
+    tableId: string
+    tableName: string
+    removed: readonly { readonly column: string; readonly control: 'drop' | 'pseudonymize' }[]
+  }) {
+    const list = details.removed
+      .map(({ column, control }) =>
+        control === 'pseudonymize'
+          ? `${column} (no longer in columns.pseudonymize: the dates already published keep it hashed)`
+          : `${column} (no longer in columns.drop: the dates already published stay without it)`,
+      )
+      .join('; ')
+    const names = details.removed.map((r) => `"${r.column}"`).join(', ')
+    super(
+      ErrorCode.COLUMN_CONTROL_REMOVED,
+      FailureClass.CONFIG,
+      `${tableSubject(details.tableId)}the configuration of ${details.tableName} would publish in clear what earlier dates do not: ${list}`,
+      {
+        tableId: details.tableId,
+        hint: `nothing was published and the last good data stays. Put the column back in columns.drop or columns.pseudonymize, or, to publish it in clear from now on (the past stays as it is), add ${names} to tables[].columns.publishInClear`,
+      },
+    )
+  }
+}
+
 export type WorkbookErrorCode =
   | 'NOT_XLSX'
   | 'XLSX_ENCRYPTED'

@@ -28,6 +28,35 @@ export class WriteConflictError extends PublishError {
   }
 }
 
+/**
+ * Another writer holds the table's lease (path/table-lease.ts): an export, an erasure or a rewrite of the same table
+ * ran, and it did not end within the wait allowed. Nothing of the table was written.
+ */
+export class TableBusyError extends ExportError {
+  constructor(details: {
+    tableId?: string | undefined
+    table: string
+    /** What the holder does (`export`, `erase`, `rewrite`, `reprocess`) and until when its lease runs. */
+    holder: { readonly operation: string; readonly expiresAt: string }
+    waitedSeconds: number
+    hint?: string
+  }) {
+    const { table, holder, waitedSeconds } = details
+    super(
+      ErrorCode.TABLE_BUSY,
+      FailureClass.BUSY,
+      `${tableSubject(details.tableId)}${table} is being written by another ${holder.operation} (its lease runs to ${holder.expiresAt}); waited ${waitedSeconds} s, nothing of ${table} was written`,
+      {
+        tableId: details.tableId,
+        retryable: true,
+        hint:
+          details.hint ??
+          `run it again once the ${holder.operation} has finished (a run that was killed gives the table up when its lease runs out); the previous data is kept`,
+      },
+    )
+  }
+}
+
 /** The pseudonymization key's secret could not be read; no table ran, so nothing raw was written either. */
 export class PseudonymizationKeyUnavailableError extends ExportError {
   constructor(source: string, cause?: unknown) {
@@ -123,6 +152,8 @@ export class TokenUnavailableError extends ExportError {
 /** An upstream change guard held the table: nothing was published, the previous data and latest view stay. */
 const CHANGE_STEP =
   "check the saved table in the service's UI (its filters and columns, and what the token's user may see); if the change is real, accept it"
+const REPORT_STEP =
+  "the service answered 200 with an error report instead of the table: check the token's user, its permissions on the saved table and the service's own logs; if the saved table really has only these columns, accept it"
 const IDENTITY_STEP =
   "give each of those columns a header of its own in the saved table (the service's UI), or show them as before; to publish them named in their order instead, accept it"
 
@@ -144,7 +175,7 @@ export class GuardHoldError extends ExportError {
       `${tableSubject(details.tableId)}held: ${held.map((f) => f.message).join('; ')}. Nothing was published; the previous data and the latest view stay as they were`,
       {
         tableId: details.tableId,
-        hint: `${held[0]?.code === 'COLUMN_IDENTITY_AMBIGUOUS' ? IDENTITY_STEP : CHANGE_STEP}: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
+        hint: `${held[0]?.code === 'COLUMN_IDENTITY_AMBIGUOUS' ? IDENTITY_STEP : held[0]?.code === 'ERROR_REPORT_BODY' ? REPORT_STEP : CHANGE_STEP}: rerun with --only ${details.tableName} --accept-changes (CLI) or the event {"tables":["${details.tableName}"],"acceptChanges":true} (Lambda)`,
       },
     )
     this.findings = details.findings
