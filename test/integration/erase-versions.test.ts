@@ -67,6 +67,8 @@ beforeAll(async () => {
     AWS_CONFIG_FILE: path.join(work, 'no-config'),
     AWS_SHARED_CREDENTIALS_FILE: path.join(work, 'no-credentials'),
     AWS_EC2_METADATA_DISABLED: 'true',
+    // An erasure records its request with the key.
+    INVENTORY_PSEUDONYMIZATION_KEY: 'k'.repeat(32),
   })
   token = await tokenFile(DEMO_TOKEN)
   config = path.join(work, 'config.json')

@@ -60,7 +60,7 @@ export const mergeSchemas = (
 }
 
 /** A registry lists `dropped` only when a column is dropped (an empty list is what "none" means). */
-const withoutEmptyDrops = <T extends { readonly dropped?: readonly string[] | undefined }>(schema: T): T => {
+export const withoutEmptyDrops = <T extends { readonly dropped?: readonly string[] | undefined }>(schema: T): T => {
   if (schema.dropped === undefined || schema.dropped.length > 0) return schema
   const { dropped: _none, ...rest } = schema
   return rest as T

@@ -6,7 +6,7 @@ import * as z from 'zod'
 import { ColumnType, EXPORT_DATE_PATTERN, SCHEMAS_FOLDER } from '../core/constants.ts'
 import { StateCorruptError, WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
-import { mergeSchemas } from './merge.ts'
+import { mergeSchemas, withoutEmptyDrops } from './merge.ts'
 import { parseStateObject } from './state-object.ts'
 import { SCHEMA_DOCUMENT_VERSION, type TableSchema } from './table-schema.ts'
 
@@ -99,7 +99,8 @@ export const replaceTableSchema = async (
     if (current === undefined)
       throw new StateCorruptError({ where: store.root, key, reason: 'it is gone', hint: REGISTRY_GONE })
     const registered = parseRegistry(store, table, current.body)
-    const changed = change(registered)
+    // Written as a merge writes it (no empty `dropped`), so the same settings give the same registry either way.
+    const changed = withoutEmptyDrops(change(registered))
     const text = `${JSON.stringify(changed, null, 2)}\n`
     if (text === current.body.toString('utf8')) return changed
     try {
