@@ -113,8 +113,7 @@ const versionsOf = async (prefix: string) => {
 const matched = (key: string) => matchedDates.includes(/dt=([^/]+)/.exec(key)![1]!)
 
 /** The keys under `prefix` of the warehouse prefix, listed as the exporter role lists them. */
-const keys = async (prefix: string): Promise<string[]> =>
-  new S3WarehouseStore(aws.s3.client, NAMES.bucket, 'inventory').listKeys(prefix)
+const keys = (prefix: string) => new S3WarehouseStore(aws.s3.client, NAMES.bucket, 'inventory').listKeys(prefix)
 
 const devicesOf = async (date: string) =>
   readWithHyparquet((await aws.s3.read(`inventory/devices/dt=${date}/data.parquet`))!)
@@ -182,16 +181,8 @@ describe('an erasure request fanned out by the synthesized state machine, as IAM
     await writeFile(config, JSON.stringify(input()))
     await writeFile(keyFile, KEY)
     const printed = await runCommandInProcess('erase', [
-      ...[
-        '--config',
-        config,
-        '--table',
-        'devices',
-        '--where',
-        `serial_number=${serial}`,
-        '--where',
-        `device_id=${DEVICE}`,
-      ],
+      ...['--config', config, '--table', 'devices'],
+      ...['--where', `serial_number=${serial}`, '--where', `device_id=${DEVICE}`],
       ...['--aws-event', '--batch-size', '4', '--pseudonymization-key-file', keyFile],
     ])
     expect(printed.exitCode, printed.stderr).toBe(0)

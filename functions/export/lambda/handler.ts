@@ -201,6 +201,13 @@ export const createHandler = (deps: HandlerDependencies = {}): ExportHandler => 
       catalog: glueTableCatalog(glue, config.warehouse.glueDatabase, store.root),
       signal: deadline.signal,
       pseudonymizationKey,
+      readPseudonymizationKey:
+        pseudonymizationKeys &&
+        (async () => {
+          const key = await pseudonymizationKeys.read()
+          if (!upstream.reprocess) refuseKeyAsToken(key, upstream.token, 'the token secret')
+          return key
+        }),
     }
     let record: RunRecord
     try {

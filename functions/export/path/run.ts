@@ -45,6 +45,11 @@ export interface RunDependencies {
   readonly parseThreads?: number | undefined
   /** The key of `tables[].columns.pseudonymize` (a file or variable locally, a secret on AWS); needed only then. */
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /**
+   * Reads the key when a table turns out to need it once the run has started (an erasure request recorded while
+   * the run waited for the table); the Lambda passes its secret's reader. @default none: such a table fails coded
+   */
+  readonly readPseudonymizationKey?: (() => Promise<PseudonymizationKey>) | undefined
   /** A table's lease the caller holds across several runs (an erasure walking its dates): not taken again. */
   readonly lease?: TableLease | undefined
 }
@@ -292,6 +297,7 @@ const exportWithRetries = async (
       limits: config.limits,
       parseThreads: deps.parseThreads,
       pseudonymizationKey: deps.pseudonymizationKey,
+      readPseudonymizationKey: deps.readPseudonymizationKey,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       attempt,
     })

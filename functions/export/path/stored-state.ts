@@ -25,6 +25,8 @@ export interface StoredState {
   /** The registry (a rewrite's target schema), undefined before the table's first export. */
   readonly stored: TableSchema | undefined
   readonly erasures: readonly ErasureRequest[]
+  /** The run's key, or the one read for the requests when the run started without it. */
+  readonly key: PseudonymizationKey | undefined
 }
 
 /**
@@ -37,22 +39,31 @@ export const readState = async (
   context: {
     readonly history?: { readonly schema: TableSchema } | undefined
     readonly pseudonymizationKey?: PseudonymizationKey | undefined
+    /**
+     * Reads the key when the table has requests and the run has none: a request recorded after the run started
+     * (while it waited for the table's lease), on a stack whose key the run did not read because nothing needed it.
+     */
+    readonly readPseudonymizationKey?: (() => Promise<PseudonymizationKey>) | undefined
   },
 ): Promise<StoredState> => {
   const stored = context.history?.schema ?? (await readTableSchema(store, table.name))
   if (context.history === undefined) refuseHistoryChanges(table, stored)
-  return { stored, erasures: await readErasures(table, store, context.pseudonymizationKey) }
+  const requests = await readErasureRequests(store, table.name)
+  const key =
+    requests.length > 0 && context.pseudonymizationKey === undefined
+      ? await context.readPseudonymizationKey?.()
+      : context.pseudonymizationKey
+  return { stored, erasures: usableErasures(table, requests, key), key }
 }
 
 const RECORD_AGAIN = 'record the request again (npm run erase -- --table TABLE --where COLUMN=VALUE ...)'
 
 /** The requests recorded for the table, each usable with `key`; else the table fails before its bytes open. */
-const readErasures = async (
+const usableErasures = (
   table: TableConfig,
-  store: WarehouseStore,
+  requests: readonly ErasureRequest[],
   key: PseudonymizationKey | undefined,
-): Promise<readonly ErasureRequest[]> => {
-  const requests = await readErasureRequests(store, table.name)
+): readonly ErasureRequest[] => {
   const [first] = requests
   if (first === undefined) return requests
   const unusable = (request: ErasureRequest, reason: string, hint: string) =>

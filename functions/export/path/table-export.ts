@@ -75,6 +75,8 @@ interface TableExportContext {
   readonly acceptChanges?: boolean | undefined
   /** The key of `columns.pseudonymize`; required by a table that pseudonymizes (runExport checks it first). */
   readonly pseudonymizationKey?: PseudonymizationKey | undefined
+  /** Reads the key for a table whose erasure requests need it when the run has none (path/stored-state.ts). */
+  readonly readPseudonymizationKey?: (() => Promise<PseudonymizationKey>) | undefined
   /** A rewrite of the date's history: the registry and catalog are left to the rewrite (path/rewrite.ts). */
   readonly history?: HistoryRewrite | undefined
   /** Delete the earlier versions of what the date replaces (an erasure, a rewrite removing personal data). */
@@ -133,7 +135,7 @@ export const exportTable = async (
 const landTable = async (
   table: TableConfig,
   bytes: TableBytes,
-  { stored, erasures }: StoredState,
+  { stored, erasures, key }: StoredState,
   context: TableExportContext,
 ): Promise<LandedTable> => {
   // What the steps open, released in reverse whichever way the path ends (the uploads abort unless committed).
@@ -146,7 +148,6 @@ const landTable = async (
     const { history } = context
     const previous = stored && withoutColumns(stored, table.columns.drop)
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
-    const key = context.pseudonymizationKey
     const pseudonymized = [...table.columns.pseudonymize, ...(bytes.pseudonyms ?? [])]
     const { named, erased } = dropErased(table, nameAndType(table, read.records, key, { previous }), erasures, {
       key,
