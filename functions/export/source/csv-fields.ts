@@ -1,13 +1,16 @@
 /**
  * CSV fields as bytes, for a date read back from its Parquet (parquet-text.ts): each stored value in the spelling
- * the path reads back as the same value (`cellText`), quoted, with the quotes inside doubled, written straight into
- * the text being made, with no string per cell for text, instants and the common numbers.
+ * the path reads back as the same value (`cellText`), quoted only where it must be, written straight into the text
+ * being made, with no string per cell for text, instants and the common numbers.
  */
 import { isUtf8 } from 'node:buffer'
 import { civilFromDays } from '../core/civil-date.ts'
 import type { ColumnType } from '../core/constants.ts'
 
 const QUOTE = 0x22
+/** Bytes a field cannot hold unquoted: the delimiter, the quote, CR and LF. */
+const SPECIAL = new Uint8Array(256)
+for (const byte of [0x2c, QUOTE, 0x0d, 0x0a]) SPECIAL[byte] = 1
 const utf8 = new TextDecoder()
 /** Bytes of CSV text handed on at a time. */
 export const CHUNK_BYTES = 1024 * 1024
@@ -41,35 +44,47 @@ export class TextOut {
     this.bytes = grown
   }
 
-  /** `text` as one quoted field, each quote doubled; nothing for ''. */
-  quotedText(text: string): void {
+  /** `text` as one field; nothing for ''. */
+  textField(text: string): void {
     if (text.length === 0) return
-    this.room(2 * text.length + 2)
+    this.room(text.length)
     const out = this.bytes
-    let at = this.used
-    out[at++] = QUOTE
+    const at = this.used
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i)
-      // Numbers and booleans are ASCII; anything else goes through UTF-8 as a whole.
-      if (code >= 0x80) {
-        this.#quotedUtf8(text)
+      // Numbers and booleans are ASCII and plain; anything else goes through UTF-8 as a whole.
+      if (code >= 0x80 || SPECIAL[code] === 1) {
+        const bytes = Buffer.from(text, 'utf8')
+        this.field(bytes, 0, bytes.length)
         return
       }
-      out[at++] = code
-      if (code === QUOTE) out[at++] = QUOTE
+      out[at + i] = code
     }
-    out[at++] = QUOTE
-    this.used = at
+    this.used = at + text.length
   }
 
-  #quotedUtf8(text: string): void {
-    const bytes = Buffer.from(text, 'utf8')
-    this.quotedBytes(bytes, 0, bytes.length)
-  }
-
-  /** `length` bytes of `bytes` from `start` as one quoted field, each quote doubled; returns the bytes ORed. */
-  quotedBytes(bytes: Uint8Array, start: number, length: number): number {
+  /**
+   * `length` bytes of `bytes` from `start` as one field: as they are, or quoted with each quote doubled when they
+   * hold a delimiter, a quote or a line break (fewer bytes for csv-parse than quoting every field). Returns the
+   * bytes ORed together (0x80 set: not ASCII).
+   */
+  field(bytes: Uint8Array, start: number, length: number): number {
     if (length === 0) return 0
+    this.room(length)
+    const out = this.bytes
+    const at = this.used
+    let all = 0
+    for (let i = 0; i < length; i++) {
+      const byte = bytes[start + i]!
+      if (SPECIAL[byte] === 1) return this.#quoted(bytes, start, length)
+      all |= byte
+      out[at + i] = byte
+    }
+    this.used = at + length
+    return all
+  }
+
+  #quoted(bytes: Uint8Array, start: number, length: number): number {
     this.room(2 * length + 2)
     const out = this.bytes
     let at = this.used
@@ -116,7 +131,7 @@ const put = (at: number, value: number, digits: number) => {
 export const writeInstant = (out: TextOut, ms: number, dateOnly: boolean): void => {
   if (!(ms >= FIRST_FOUR_DIGIT_MS && ms <= LAST_FOUR_DIGIT_MS) || !Number.isInteger(ms)) {
     const text = new Date(ms).toISOString()
-    out.quotedText(dateOnly ? text.slice(0, 10) : text)
+    out.textField(dateOnly ? text.slice(0, 10) : text)
     return
   }
   const days = Math.floor(ms / DAY_MS)
@@ -130,7 +145,7 @@ export const writeInstant = (out: TextOut, ms: number, dateOnly: boolean): void 
     isoDays = days
   }
   if (dateOnly) {
-    out.quotedBytes(ISO, 0, 10)
+    out.field(ISO, 0, 10)
     return
   }
   const inDay = ms - days * DAY_MS
@@ -143,7 +158,7 @@ export const writeInstant = (out: TextOut, ms: number, dateOnly: boolean): void 
   ISO[19] = 0x2e
   put(20, inDay % 1000, 3)
   ISO[23] = 0x5a
-  out.quotedBytes(ISO, 0, 24)
+  out.field(ISO, 0, 24)
 }
 
 /**
@@ -152,10 +167,10 @@ export const writeInstant = (out: TextOut, ms: number, dateOnly: boolean): void 
  */
 export const writeText = (out: TextOut, bytes: Uint8Array, start: number, length: number): void => {
   const mark = out.used
-  if (out.quotedBytes(bytes, start, length) < 0x80) return
+  if (out.field(bytes, start, length) < 0x80) return
   const text = bytes.subarray(start, start + length)
   const bom = length >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf
   if (!bom && isUtf8(text)) return
   out.used = mark
-  out.quotedText(utf8.decode(text))
+  out.textField(utf8.decode(text))
 }

@@ -179,7 +179,7 @@ export class PageCursor {
   /** Writes the current value's text, as one quoted field (an instant's date alone for a `date` column). */
   write(out: TextOut, type: ColumnType): void {
     if (this.#encoding === 'converted') {
-      out.quotedText(cellText((this.#values as unknown[])[this.#current], type) ?? '')
+      out.textField(cellText((this.#values as unknown[])[this.#current], type) ?? '')
     } else if (this.#encoding !== 'dictionary') {
       this.#writeValue(out, this.#values, this.#valuesView, this.#current, type)
     } else {
@@ -212,18 +212,18 @@ export class PageCursor {
         const high = view.getInt32(8 * at + 4, true)
         const low = view.getUint32(8 * at, true)
         if (this.#kind === Kind.Instant) writeInstant(out, high * TWO_TO_32 + low, type === ColumnType.DATE)
-        else if (high >= -SAFE_HIGH && high < SAFE_HIGH) out.quotedText(String(high * TWO_TO_32 + low))
-        else out.quotedText(String(view.getBigInt64(8 * at, true)))
+        else if (high >= -SAFE_HIGH && high < SAFE_HIGH) out.textField(String(high * TWO_TO_32 + low))
+        else out.textField(String(view.getBigInt64(8 * at, true)))
         return
       }
       case Kind.Double:
-        out.quotedText(cellText((values as Float64Array)[at]!, type)!)
+        out.textField(cellText((values as Float64Array)[at]!, type)!)
         return
       case Kind.Boolean:
-        out.quotedText((values as boolean[])[at] ? 'true' : 'false')
+        out.textField((values as boolean[])[at] ? 'true' : 'false')
         return
       default:
-        out.quotedText(cellText((values as unknown[])[at], type) ?? '')
+        out.textField(cellText((values as unknown[])[at], type) ?? '')
     }
   }
 

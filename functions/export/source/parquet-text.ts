@@ -42,9 +42,12 @@ const writeCell = (out: TextOut, { type, value, companion }: Column): void => {
   else if (present) value.write(out, type)
 }
 
-/** The text of the quoted field at `start` to `end` of the output ('' for an empty field), as a filter sees it. */
-const fieldText = (out: TextOut, start: number, end: number): string =>
-  end === start ? '' : out.bytes.toString('utf8', start + 1, end - 1).replaceAll('""', '"')
+/** The text of the field at `start` to `end` of the output ('' for an empty field), as a filter sees it. */
+const fieldText = (out: TextOut, start: number, end: number): string => {
+  // A field holding a quote is always quoted, so a field that starts with one is a quoted field.
+  if (end === start || out.bytes[start] !== 0x22) return out.bytes.toString('utf8', start, end)
+  return out.bytes.toString('utf8', start + 1, end - 1).replaceAll('""', '"')
+}
 
 export interface CsvReadBack {
   readonly file: AsyncBuffer
