@@ -18,7 +18,13 @@ import type { ColumnDecoder } from 'hyparquet/src/types.js'
 import { ColumnType } from '../core/constants.ts'
 import { cellText, DAY_MS, type TextOut, writeInstant, writeText } from './csv-fields.ts'
 
-const COMPRESSORS = { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)) }
+/**
+ * zstd into one buffer of the page's size: zlib's default 16 KiB output chunks, joined at the end, were a dozen
+ * allocations and a copy per page.
+ */
+const COMPRESSORS = {
+  ZSTD: (input: Uint8Array, size: number) => new Uint8Array(zstdDecompressSync(input, { chunkSize: size + 64 })),
+}
 
 /** How a column's stored values become text: the kinds this exporter writes, read lean; anything else as hyparquet converts it. */
 const Kind = {
@@ -99,6 +105,32 @@ class FieldCache {
 }
 
 /**
+ * The arrays a column's pages are decoded into: a page's levels and dictionary indexes (or text lengths) are used
+ * until the next page replaces them, so one of each, grown to the largest page, serves every page of the column.
+ */
+export class PageScratch {
+  #levels = new Uint8Array(0)
+  #indexes = new Int32Array(0)
+  #narrow = new Uint16Array(0)
+
+  levelsFor(rows: number): Uint8Array {
+    if (this.#levels.length < rows) this.#levels = new Uint8Array(rows)
+    return this.#levels.subarray(0, rows)
+  }
+
+  indexesFor(values: number): Int32Array {
+    if (this.#indexes.length < values) this.#indexes = new Int32Array(values)
+    return this.#indexes.subarray(0, values)
+  }
+
+  /** Dictionary indexes of up to 16 bits (a dictionary of a MiB at most has fewer entries): half the room. */
+  narrowIndexesFor(values: number): Uint16Array {
+    if (this.#narrow.length < values) this.#narrow = new Uint16Array(values)
+    return this.#narrow.subarray(0, values)
+  }
+}
+
+/**
  * One column chunk, read a page at a time. `advance()` moves to each row in turn and says whether it holds a
  * value; `write()` writes that value's text. A page's definition levels and dictionary indexes are decoded into
  * typed arrays, numbers are read from the page where they lie, and text is found by walking its length prefixes as
@@ -135,7 +167,11 @@ export class PageCursor {
   #currentStart = 0
   #currentLength = 0
 
-  constructor(bytes: ArrayBuffer, chunk: ColumnChunk, metadata: FileMetaData) {
+  readonly #scratch: PageScratch
+
+  /** `bytes` is the column chunk; `scratch` the arrays its pages are decoded into, reused from chunk to chunk. */
+  constructor(bytes: Uint8Array, chunk: ColumnChunk, metadata: FileMetaData, scratch: PageScratch) {
+    this.#scratch = scratch
     const meta = chunk.meta_data!
     const schemaPath = getTreePath(parquetSchema(metadata), meta.path_in_schema)
     const element = schemaPath[schemaPath.length - 1]!.element
@@ -150,7 +186,7 @@ export class PageCursor {
     }
     this.#kind = schemaPath.length === 2 ? kindOf(element) : Kind.Converted
     this.#maxLevel = getMaxDefinitionLevel(schemaPath)
-    this.#view = new DataView(bytes)
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     this.#reader = { view: this.#view, offset: 0 }
   }
 
@@ -278,7 +314,7 @@ export class PageCursor {
     let present = rows
     this.#levels = new Uint8Array(0)
     if (this.#maxLevel > 0) {
-      const levels = new Uint8Array(rows)
+      const levels = this.#scratch.levelsFor(rows)
       readRleBitPackedHybrid(reader, 32 - Math.clz32(this.#maxLevel), levels)
       present = 0
       for (let i = 0; i < rows; i++) if (levels[i] === this.#maxLevel) present++
@@ -289,8 +325,13 @@ export class PageCursor {
     this.#rows = rows
     if (dictionary) {
       const width = view.getUint8(reader.offset++)
-      const indexes = new Int32Array(present)
+      // hyparquet's decoder writes into any array of numbers; its type lists only the ones it makes.
+      const indexes = (
+        width <= 16 ? this.#scratch.narrowIndexesFor(present) : this.#scratch.indexesFor(present)
+      ) as Int32Array
+      // Width 0: every value is the dictionary's one entry.
       if (width > 0) readRleBitPackedHybrid(reader, width, indexes, view.byteLength - reader.offset)
+      else indexes.fill(0)
       this.#values = indexes
       this.#encoding = 'dictionary'
     } else if (deltas) {
@@ -298,7 +339,7 @@ export class PageCursor {
       deltaBinaryUnpack(reader, present, this.#values as Int32Array | BigInt64Array)
       this.#encoding = 'plain'
     } else if (lengths) {
-      const sizes = new Int32Array(present)
+      const sizes = this.#scratch.indexesFor(present)
       deltaBinaryUnpack(reader, present, sizes)
       this.#values = sizes
       this.#textAt = reader.offset

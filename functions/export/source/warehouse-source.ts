@@ -23,7 +23,7 @@ import {
 import { DataError, StateCorruptError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
-import { csvRecords } from './parquet-text.ts'
+import { type CsvReadBack, csvRecords } from './parquet-text.ts'
 import type { TableSource } from './table-source.ts'
 
 export { cellText } from './csv-fields.ts'
@@ -65,7 +65,7 @@ const spooledParquet = async (
   store: WarehouseStore,
   key: string,
   spoolDirectory: string,
-): Promise<{ file: AsyncBuffer; close: () => Promise<void> } | undefined> => {
+): Promise<{ file: AsyncBuffer; readAt: CsvReadBack['readAt']; close: () => Promise<void> } | undefined> => {
   const body = await store.readObject(key)
   if (body === undefined) return undefined
   const path = await newSpoolFile(spoolDirectory, SpoolKind.batches)
@@ -81,7 +81,14 @@ const spooledParquet = async (
         return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
       },
     }
-    return { file, close: () => handle.close().finally(() => rm(path, { force: true })) }
+    const readAt = async (target: Uint8Array, position: number) => {
+      for (let done = 0; done < target.length; ) {
+        const { bytesRead } = await handle.read(target, done, target.length - done, position + done)
+        if (bytesRead === 0) throw new Error(`${key} ends before byte ${position + target.length}`)
+        done += bytesRead
+      }
+    }
+    return { file, readAt, close: () => handle.close().finally(() => rm(path, { force: true })) }
   } catch (error) {
     await rm(path, { force: true })
     throw error
@@ -156,14 +163,14 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
       return closed
     }
 
-    const { file } = spooled
+    const { readAt } = spooled
     async function* body(): AsyncGenerator<Buffer> {
       try {
         const header = Buffer.from(`${data.map((c) => csvField(c.header)).join(',')}\n`)
         received += header.length
         yield header
         const records = csvRecords({
-          file,
+          readAt,
           metadata,
           columns: data.map((c) => ({ name: c.name, type: c.type, companion: companionOf.get(c.name) })),
           filters,
