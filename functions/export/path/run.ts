@@ -20,6 +20,7 @@ import {
   toExportError,
 } from '../core/errors.ts'
 import type { RunIdentity } from '../core/lineage.ts'
+import { tableThreads } from '../core/parse-threads.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -269,7 +270,7 @@ const exportWithRetries = async (
       acceptChanges: context.acceptChanges,
       history: context.history,
       limits: config.limits,
-      parseThreads: deps.parseThreads,
+      parseThreads: tableThreads(config.export.workerThreads, deps.parseThreads),
       pseudonymizationKey: deps.pseudonymizationKey,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),
       attempt,

@@ -13,6 +13,7 @@ import type { GuardsConfig, TableConfig } from '../core/config.ts'
 import { DATA_OBJECT_NAME, PARTITION_KEY } from '../core/constants.ts'
 import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
+import { splitThreads } from '../core/parse-threads.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import type { GuardFinding, PublishedObject, TableOutcome } from '../core/run-record.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
@@ -126,8 +127,11 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
   const held = new Held()
   try {
     const opened = await openBody(table, bytes, context, held)
-    const read = held.hold(await openTableRead(table, opened.body, { ...context, charset: bytes.charset }), (r) =>
-      r.records.close(),
+    // The threads the edge granted: the parse's, and one to encode on when there are enough.
+    const threads = splitThreads(context.parseThreads)
+    const read = held.hold(
+      await openTableRead(table, opened.body, { ...context, parseThreads: threads.parse, charset: bytes.charset }),
+      (r) => r.records.close(),
     )
     // A setting that changes a published column is refused; a rewrite writes against the schema it asks for.
     const { history } = context
@@ -137,7 +141,7 @@ const landTable = async (table: TableConfig, bytes: TableBytes, context: TableEx
     // Named after the registry is read: a column keeps its registered name by its header, wherever it moved.
     const named = nameAndType(table, read.records, context.pseudonymizationKey, { previous })
     const baseline = await guardBaseline(table, previous, context)
-    const encoded = await encode(table, named, previous, bytes, context, held)
+    const encoded = await encode(table, named, previous, bytes, { ...context, encodeThread: threads.encode }, held)
     const guarded = guard(table, named, baseline, previous, encoded, context)
     const object = await commit(table, previous, guarded.schema, encoded.upload, context)
     const archived = await archive(opened.raw)
@@ -229,7 +233,7 @@ const encode = async (
   named: NamedTable,
   previous: TableSchema | undefined,
   bytes: TableBytes,
-  context: TableExportContext,
+  context: TableExportContext & { readonly encodeThread: boolean },
   held: Held,
 ): Promise<EncodedTable> => {
   const { exportDate } = context.run
@@ -268,6 +272,9 @@ const encode = async (
         // A date's own rows, rewritten (history), keep the run and time they were exported at.
         run: bytes.lineage ? { ...context.run, ...bytes.lineage } : context.run,
         spoolPath,
+        // The encoder hands each batch's buffers back to the reader once it has them copied.
+        recycle: (bytesBuffer, offsets) => named.records.recycle(bytesBuffer, offsets),
+        thread: context.encodeThread,
       },
       upload,
     ),
@@ -282,7 +289,6 @@ const encode = async (
     named.types.observe(batch)
     keys?.observe(batch)
     await encoder.push(batch)
-    records.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
     rowsSeen += batch.rowCount
     // Once per batch (about a MB of CSV): the telemetry decides how often to show it.
     context.onProgress?.({ bytes: bytes.received(), rows: rowsSeen })

@@ -16,6 +16,7 @@ import { readPlain } from 'hyparquet/src/plain.js'
 import { getMaxDefinitionLevel, getTreePath } from 'hyparquet/src/schema.js'
 import type { ColumnDecoder } from 'hyparquet/src/types.js'
 import { ColumnType } from '../core/constants.ts'
+import { InternalError } from '../core/errors.ts'
 import { cellText, DAY_MS, type TextOut, writeInstant, writeText } from './csv-fields.ts'
 
 /**
@@ -264,7 +265,8 @@ export class PageCursor {
   }
 
   #nextPage(): void {
-    if (this.#reader.offset >= this.#view.byteLength) throw new Error('the column chunk ended before its rows')
+    if (this.#reader.offset >= this.#view.byteLength)
+      throw new InternalError({ reason: `column ${this.#decoder.pathInSchema[0]} ends before its rows` })
     const header = parquetHeader(this.#reader)
     const start = this.#reader.offset
     this.#reader.offset += header.compressed_page_size
@@ -284,7 +286,8 @@ export class PageCursor {
     if (header.type === 'DATA_PAGE' && this.#kind !== Kind.Converted && this.#leanPage(compressed, header)) return
     // Any other page (v2, an encoding this exporter does not write): hyparquet's values, converted.
     const v2 = header.type === 'DATA_PAGE_V2'
-    if (!v2 && header.type !== 'DATA_PAGE') throw new Error(`unexpected ${header.type} page`)
+    if (!v2 && header.type !== 'DATA_PAGE')
+      throw new InternalError({ reason: `unexpected ${header.type} page in column ${this.#decoder.pathInSchema[0]}` })
     const { definitionLevels, dataPage } = v2
       ? readDataPageV2(compressed, header, this.#decoder)
       : readDataPage(this.#decompress(compressed, header), header.data_page_header!, this.#decoder)

@@ -20,7 +20,7 @@ import {
   PSEUDONYMIZED_METADATA_KEY,
   type RunMode,
 } from '../core/constants.ts'
-import { DataError, StateCorruptError } from '../core/errors.ts'
+import { DataError, InternalError, StateCorruptError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { type CsvReadBack, csvRecords } from './parquet-text.ts'
@@ -84,7 +84,7 @@ const spooledParquet = async (
     const readAt = async (target: Uint8Array, position: number) => {
       for (let done = 0; done < target.length; ) {
         const { bytesRead } = await handle.read(target, done, target.length - done, position + done)
-        if (bytesRead === 0) throw new Error(`${key} ends before byte ${position + target.length}`)
+        if (bytesRead === 0) throw new InternalError({ reason: `${key} ends before byte ${position + target.length}` })
         done += bytesRead
       }
     }

@@ -49,7 +49,8 @@ describe('the Parquet encoder', () => {
     const [signedZero] = await query(`SELECT 1 / price AS x FROM '${file}' WHERE _source_row_number = 6`)
     expect(signedZero!.x).toBe('-Infinity')
     const metadata = metadataOf(await readFile(file))
-    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([12, 12, 1])
+    // Groups of exactly 10 rows, whatever the batches of 4.
+    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([10, 10, 5])
   })
 
   it('records min, max and NULL count statistics per row group', async () => {
@@ -164,6 +165,47 @@ describe('the Parquet encoder', () => {
       { qty: null, qty__text: null },
       { qty: '4', qty__text: null },
     ])
+  })
+
+  it('cuts row groups at the same rows, and writes the same bytes, whatever the batches and on a thread of its own', async () => {
+    const header = ['id', 'qty', 'note']
+    // qty widens at row 70 (a restart), and the notes' text brings some groups to the byte limit first.
+    const records = Array.from({ length: 130 }, (_, i) => [
+      String(i),
+      i === 70 ? 'n/a' : String(i * 3),
+      i % 9 === 0 ? 'x'.repeat(400) : `note ${i % 5}`,
+    ])
+    const rowGroupLimits = { maxRows: 16, maxBytes: 2000 }
+    const files = await Promise.all(
+      [
+        { rowsPerBatch: 7 },
+        { rowsPerBatch: 1 },
+        { rowsPerBatch: 50 },
+        { rowsPerBatch: 7, thread: true },
+        { rowsPerBatch: 1000, thread: true },
+      ].map((options) => encode(header, records, { ...options, rowGroupLimits })),
+    )
+    const [first, ...others] = files
+    const groups = metadataOf(first!.bytes).row_groups.map((g) => Number(g.num_rows))
+    expect(groups.reduce((sum, rows) => sum + rows, 0)).toBe(130)
+    // Some groups end at the byte limit before 16 rows.
+    expect(groups.some((rows) => rows < 16)).toBe(true)
+    // Batches that end before row 70 restart the file; one of 1,000 rows knows the final plan at once.
+    expect(files.map((f) => f.restarts)).toEqual([1, 1, 1, 1, 0])
+    for (const other of others) expect(other.bytes.equals(first!.bytes)).toBe(true)
+  })
+
+  it('fails as the encoder on this thread does when the thread cannot write its spool', async () => {
+    const records = Array.from({ length: 50 }, (_, i) => [String(i)])
+    const failures = await Promise.all(
+      [false, true].map((thread) =>
+        encode(['id'], records, { rowsPerBatch: 5, thread, spoolPath: '/proc/self/none/spool.bin' }).then(
+          () => undefined,
+          (error: unknown) => String(error),
+        ),
+      ),
+    )
+    for (const failure of failures) expect(failure).toMatch(/ENOENT/)
   })
 
   it('writes a file with the columns and no row group for a table without rows', async () => {
