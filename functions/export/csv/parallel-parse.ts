@@ -58,12 +58,15 @@ interface ChunkParsed {
   readonly bytes: Buffer
 }
 
-type ToWorker = {
-  readonly id: number
-  readonly bytes: Uint8Array
-  readonly last: boolean
-  readonly free: readonly { bytes: ArrayBuffer; offsets: ArrayBuffer }[]
-}
+type ToWorker =
+  | {
+      readonly id: number
+      readonly bytes: Uint8Array
+      readonly last: boolean
+      readonly free: readonly { bytes: ArrayBuffer; offsets: ArrayBuffer }[]
+    }
+  /** No more chunks: the worker ends as a thread whose work is done (its exit handlers run). */
+  | { readonly stop: true }
 type FromWorker =
   | { readonly id: number; readonly bytes: Uint8Array; readonly result: SegmentResult }
   | { readonly id: number; readonly bytes: Uint8Array; readonly error: ErrorDescription }
@@ -129,8 +132,19 @@ class ChunkParsers {
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return
     this.#closed = true
-    await Promise.all(this.#workers.map(({ worker }) => worker.terminate()))
+    // Workers with chunks still in hand are stopped at once; the others end once their queue is done.
+    await Promise.all(
+      this.#workers.map(async ({ worker, jobs }) => {
+        if (jobs > 0 || this.#failure !== undefined) return worker.terminate()
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+        worker.postMessage({ stop: true } satisfies ToWorker)
+        const late = setTimeout(() => void worker.terminate(), 2000)
+        await exited
+        clearTimeout(late)
+      }),
+    )
   }
 
   #fail(error: unknown): void {
@@ -371,6 +385,10 @@ const runChunkParser = (setup: WorkerSetup): void => {
   // One chunk at a time, in the order they came: the next waits for the one before.
   let queue = Promise.resolve()
   port.on('message', (message: ToWorker) => {
+    if ('stop' in message) {
+      queue = queue.then(() => port.close())
+      return
+    }
     for (const pair of message.free) builder.recycle(pair.bytes, pair.offsets)
     queue = queue.then(async () => {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength)

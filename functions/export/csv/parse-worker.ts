@@ -62,7 +62,12 @@ type FromParser =
     }
   | { readonly type: 'block'; readonly buffer: ArrayBuffer }
   | { readonly type: 'batch'; readonly batch: RecordBatch }
-  | { readonly type: 'end'; readonly warnings: readonly string[] }
+  | {
+      readonly type: 'end'
+      readonly warnings: readonly string[]
+      /** Bytes of buffers the thread holds, the dead ones its collector has not freed yet included. */
+      readonly buffers: number
+    }
   | { readonly type: 'error'; readonly error: ErrorDescription }
 
 /**
@@ -111,6 +116,13 @@ const startParseThread = (): Worker =>
  */
 let standby: Worker | undefined
 let tables = 0
+/**
+ * A thread that ends its table holding more buffers than this is not kept: each table's batch buffers (about a
+ * MiB each, a dozen in all) are left to the thread's collector, which frees them only when it runs, and a thread
+ * kept over the 30 dates of a rewrite grew to 47 MiB of them by the sixth (the run's peak RSS with them: 362 MiB,
+ * 304 with a thread per date).
+ */
+const RETIRE_BUFFER_BYTES = 24 * 1024 * 1024
 
 /** Keeps `thread` for the next table; dropped if it fails or exits meanwhile. Unused, it does not keep the process alive. */
 const keepStandby = (thread: Worker): void => {
@@ -146,10 +158,18 @@ const endStandby = (): void => {
   const thread = standby
   if (thread === undefined) return
   standby = undefined
-  // Referenced again, the thread keeps the process until it has ended.
+  void stopThread(thread)
+}
+
+/** Asks a thread between tables to end, and waits for it (terminated if it has not within 2 s). */
+const stopThread = async (thread: Worker): Promise<void> => {
+  // Referenced, the thread keeps the process until it has ended.
   thread.ref()
+  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()))
   thread.postMessage({ type: 'stop' } satisfies ToParser)
-  setTimeout(() => void thread.terminate(), 2000).unref()
+  const late = setTimeout(() => void thread.terminate(), 2000)
+  await exited
+  clearTimeout(late)
 }
 
 const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
@@ -190,10 +210,12 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     } else if (message.type === 'end') {
       warnings.push(...message.warnings)
       ended = true
+      retire = message.buffers > RETIRE_BUFFER_BYTES
       batches.end()
     } else fail(reviveError(message.error, options.tableId))
   }
   let exited = false
+  let retire = false
   worker.on('message', onMessage)
   worker.on('error', (error) => fail(new InternalError({ tableId: options.tableId, reason: error.message })))
   worker.on('exit', (code) => {
@@ -232,15 +254,16 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     if (!stopped) worker.postMessage({ type: 'end' } satisfies ToParser)
   }
   const close = async () => {
-    const reusable = ended && !stopped && !exited && !closed
+    const clean = ended && !stopped && !exited && !closed
     closed = true
     stopped = true
     blockCredit?.()
-    // A thread whose table ended as it should waits for the next; any other is ended.
-    if (reusable && standby === undefined) {
-      worker.off('message', onMessage).removeAllListeners('error').removeAllListeners('exit')
-      keepStandby(worker)
-    } else await worker.terminate()
+    // A thread whose table ended as it should waits for the next, or, if one waits already or it holds too much,
+    // ends as a thread whose work is done; any other is terminated.
+    if (clean) worker.off('message', onMessage).removeAllListeners('error').removeAllListeners('exit')
+    if (clean && !retire && standby === undefined) keepStandby(worker)
+    else if (clean) await stopThread(worker)
+    else await worker.terminate()
   }
   // A failure of the download ends the batches with it (the download's own coded error).
   pump().catch((error: unknown) => {
@@ -333,7 +356,7 @@ class TableParse {
         this.#batchesInFlight++
         this.#post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
       }
-      this.#post({ type: 'end', warnings: [...parsed.warnings] })
+      this.#post({ type: 'end', warnings: [...parsed.warnings], buffers: process.memoryUsage().arrayBuffers })
     } catch (error) {
       this.#post({ type: 'error', error: describeError(error) })
       this.#port.close()
