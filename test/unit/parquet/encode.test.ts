@@ -2,17 +2,19 @@
  * The Parquet encoder on its own: record batches in, a file out that DuckDB reads back value for value, with row
  * groups, statistics and encodings as intended, and the same bytes whether or not a plan change forced a restart.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nameColumns } from '../../../functions/export/normalize/columns.ts'
 import { RowFingerprinter } from '../../../functions/export/normalize/fingerprint.ts'
+import { ColumnTypeInferrer } from '../../../functions/export/normalize/types.ts'
 import { stringValues, typedValues } from '../../../functions/export/parquet/chunk-values.ts'
 import { ParquetFileEncoder } from '../../../functions/export/parquet/encode.ts'
+import { TableEncoder } from '../../../functions/export/parquet/table-encoder.ts'
 import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'
 import { tempDir } from '../../support/cli.ts'
 import { query } from '../../support/duckdb.ts'
-import { batchesOf, encode, metadataOf } from '../../support/encoder.ts'
+import { batchesOf, encode, metadataOf, RUN } from '../../support/encoder.ts'
 
 describe('the Parquet encoder', () => {
   it('writes every type and NULL so that DuckDB reads the same values back, across row groups', async () => {
@@ -206,6 +208,45 @@ describe('the Parquet encoder', () => {
       ),
     )
     for (const failure of failures) expect(failure).toMatch(/ENOENT/)
+  })
+
+  it('stops a thread encoding mid-table when closed, giving its batches back and leaving no spill file', async () => {
+    const dir = await tempDir('inventory-encode-thread-')
+    const header = Array.from({ length: 8 }, (_, c) => `c${c}`)
+    const records = Array.from({ length: 6000 }, (_, r) => header.map((_, c) => `${r * c} ${'x'.repeat(c * 20)}`))
+    const columns = nameColumns(header)
+    const types = new ColumnTypeInferrer({ tableId: 't1', columnNames: columns.map((c) => c.name) })
+    const recycled: ArrayBuffer[] = []
+    const written: Uint8Array[] = []
+    const encoder = new TableEncoder(
+      {
+        tableId: 't1',
+        table: 'things',
+        exportDate: RUN.exportDate,
+        columns,
+        types,
+        previous: undefined,
+        run: RUN,
+        spoolPath: path.join(dir, 'spool.bin'),
+        // Groups of 500 rows, of which all but 4 KiB spill: the thread writes one while the next fills.
+        rowGroupLimits: { maxRows: 500, maxBytes: 1 << 30, inMemoryBytes: 4096 },
+        recycle: (bytes) => recycled.push(bytes),
+        thread: true,
+      },
+      { write: (bytes) => written.push(bytes), restart: () => undefined, drained: async () => undefined },
+    )
+    const batches = batchesOf(records, header.length, 100)
+    for (const batch of batches.slice(0, 30)) {
+      types.observe(batch)
+      await encoder.push(batch)
+    }
+    await encoder.close()
+    // Every batch it took came back, or was the thread's when it stopped; nothing of the groups is left on disk.
+    expect(recycled.length).toBeGreaterThan(20)
+    expect(recycled.length).toBeLessThanOrEqual(30)
+    expect(written.length).toBeGreaterThan(0)
+    expect((await readdir(dir)).filter((name) => name.includes('.group'))).toEqual([])
+    await expect(encoder.finish()).rejects.toThrow(/closed/)
   })
 
   it('writes a file with the columns and no row group for a table without rows', async () => {
