@@ -16,7 +16,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
 import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
-import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
+import { type ChunkPiece, cutChunks, gather, headerLineEnd, replay } from './chunks.ts'
 import { DEFAULT_ENCODING, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import {
@@ -152,20 +152,6 @@ class ChunkParsers {
     for (const job of this.#jobs.values()) job.reject(this.#failure)
     this.#jobs.clear()
   }
-}
-
-/** Index just after the header line's line break (CRLF whole), by the dialect scan's quoting; -1 when not known. */
-const headerLineEnd = (bytes: Buffer): number => {
-  let quoted = false
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]
-    if (byte === 0x22) quoted = !quoted
-    else if (!quoted && (byte === 0x0a || byte === 0x0d)) {
-      if (byte === 0x0a) return i + 1
-      return i + 1 < bytes.length ? (bytes[i + 1] === 0x0a ? i + 2 : i + 1) : -1
-    }
-  }
-  return -1
 }
 
 /**
