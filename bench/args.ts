@@ -13,7 +13,7 @@ const ROOT = path.resolve(import.meta.dirname, '..')
 /** Exit code of a run whose figures were taken on a loaded machine (without `--allow-load`). */
 export const EXIT_LOADED = 3
 
-const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N] [--columns] [--rewrite]
+const USAGE = `Usage: npm run bench -- [--size-mb N] [--runs N] [--dir DIR] [--dataset NAME] [--skip-duckdb] [--skip-one-core] [--skip-parse] [--workers LIST] [--format csv|xlsx] [--allow-load] [--wait-idle S] [--max-foreign-cores N] [--max-load N] [--columns] [--rewrite]
 
 Measures the csv-parse ceiling, the export path as npm start runs it, and DuckDB, on the same generated CSV.
 
@@ -25,6 +25,8 @@ Flags:
   --skip-duckdb   leave out the DuckDB measurements
   --skip-one-core leave out the export pinned to one core (the 1,769 MB Lambda)
   --skip-parse    leave out the csv-parse ceiling (and the ratio to it), e.g. for many runs of the export's memory
+  --workers LIST  also measure the export with export.workerThreads at each of these numbers, beside the default
+                  auto (default 1,2; an empty list measures auto alone)
   --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
   --allow-load    report figures taken on a loaded machine (marked ${LOADED_MARK}) and exit 0; without it such a
                   run exits ${EXIT_LOADED}, and a machine still loaded after --wait-idle ends the bench before it measures
@@ -55,6 +57,7 @@ const BENCH_OPTIONS = {
   'skip-duckdb': { type: 'boolean', default: false },
   'skip-one-core': { type: 'boolean', default: false },
   'skip-parse': { type: 'boolean', default: false },
+  workers: { type: 'string', default: '1,2' },
   format: { type: 'string', default: 'csv' },
   'allow-load': { type: 'boolean', default: false },
   'wait-idle': { type: 'string' },
@@ -103,6 +106,8 @@ if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xls
 /** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
 export const withWorkbook = values.format === 'xlsx'
 export const allowLoad = values['allow-load']
+if (!/^(\d+(,\d+)*)?$/.test(values.workers))
+  usageError(`--workers is a comma-separated list of numbers, got "${values.workers}"`)
 const nonNegative = (flag: string, value: string | undefined): number => {
   const number = Number(value)
   return value !== '' && Number.isFinite(number) && number >= 0

@@ -1,4 +1,5 @@
 /** One measurement's figures over its runs: medians, every run's peak memory, and the load each run ran beside. */
+import type { ChildMeasurement } from './child.ts'
 import { LOADED_MARK, type LoadVerdict, summarizeLoad } from './load.ts'
 
 /** The export's memory target (issue 31): the peak RSS of every run, not only the median, within a 256 MB Lambda. */
@@ -87,3 +88,32 @@ export const rssVerdict = (exports: Readonly<Record<string, Figures>>) => {
 /** The load a figure was taken at, as its line shows it: the other processes' cores (or load averages) per run. */
 export const loadText = (f: Figures): string =>
   `${f.load.loaded ? `${LOADED_MARK} ` : ''}${(f.load.foreignCores ?? f.load.loadAverages).join(' ')}${f.load.foreignCores ? ' cores' : ' load avg'}`
+
+/** A figure the measured process printed as `NAME=value` (bench/report-rss.ts), if it printed it. */
+const reported = (m: ChildMeasurement, name: string) => {
+  const value = new RegExp(`${name}=([\\d.]+)`).exec(m.stderr)?.[1]
+  return value === undefined ? undefined : Number(value)
+}
+export const peakOf = (m: ChildMeasurement) => {
+  const kib = reported(m, 'BENCH_MAX_RSS_KB')
+  return kib === undefined ? m.peakRssBytes : kib * 1024
+}
+const reportedSum = (m: ChildMeasurement, name: string) =>
+  [...m.stderr.matchAll(new RegExp(`${name}=([\\d.]+)`, 'g'))].reduce((sum, [, s]) => sum + Number(s), 0)
+/**
+ * The CPU seconds the measured process's threads reported (bench/report-rss.ts), if it reported them, and where the
+ * scheduler's statistics were there, V8's background threads and the seconds each kind of thread waited for a core.
+ */
+export const cpuOf = (m: ChildMeasurement): Pick<Sample, 'cpu' | 'waited'> => {
+  const main = reported(m, 'BENCH_MAIN_CPU_S')
+  if (main === undefined) return {}
+  const v8 = reported(m, 'BENCH_V8_CPU_S')
+  const mainWaited = reported(m, 'BENCH_MAIN_WAIT_S')
+  const v8Waited = reported(m, 'BENCH_V8_WAIT_S')
+  return {
+    cpu: { main, workers: reportedSum(m, 'BENCH_THREAD_CPU_S'), ...(v8 === undefined ? {} : { v8Helpers: v8 }) },
+    ...(mainWaited === undefined || v8Waited === undefined
+      ? {}
+      : { waited: { main: mainWaited, workers: reportedSum(m, 'BENCH_THREAD_WAIT_S'), v8Helpers: v8Waited } }),
+  }
+}

@@ -10,10 +10,13 @@ import { encodeCsvRecord } from '../emulator/csv.ts'
 import { DEVICE_COLUMNS, deviceRows } from '../emulator/demo-devices.ts'
 import type { Row } from '../emulator/tables.ts'
 import { INVENTORY_COLUMNS, inventoryRows } from './inventory.ts'
+import { SHAPE_COLUMNS, shapeRows, shapeTables } from './shapes.ts'
 import { SPARSE_COLUMNS, sparseRows } from './sparse.ts'
 import { writeWorkbook } from './workbook-writer.ts'
 
 const SEED = 20_261_122
+/** bench:shapes' default seed (bench/shapes-run.ts). */
+const SHAPES = shapeTables(20_261_201)
 
 /**
  * The bench's datasets: the device table as the stand-in serves it, a wider, sparser variant of it, and a table
@@ -23,6 +26,12 @@ export const DATASETS = {
   devices: { columns: DEVICE_COLUMNS, rows: deviceRows, bytesPerRow: 224 },
   sparse: { columns: SPARSE_COLUMNS, rows: sparseRows, bytesPerRow: 249 },
   inventory: { columns: INVENTORY_COLUMNS, rows: inventoryRows, bytesPerRow: 292 },
+  // The generated shapes of `npm run bench:shapes` at its default seed: tens, hundreds, thousands and tens of
+  // thousands of distinct values per repeating column.
+  shapes_1: { columns: SHAPE_COLUMNS, rows: (_, count) => shapeRows(SHAPES[0]!, count), bytesPerRow: 311 },
+  shapes_2: { columns: SHAPE_COLUMNS, rows: (_, count) => shapeRows(SHAPES[1]!, count), bytesPerRow: 331 },
+  shapes_3: { columns: SHAPE_COLUMNS, rows: (_, count) => shapeRows(SHAPES[2]!, count), bytesPerRow: 327 },
+  shapes_4: { columns: SHAPE_COLUMNS, rows: (_, count) => shapeRows(SHAPES[3]!, count), bytesPerRow: 325 },
 } as const satisfies Record<
   string,
   { columns: readonly string[]; rows: (seed: number, count: number) => Generator<Row>; bytesPerRow: number }

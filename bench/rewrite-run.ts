@@ -31,25 +31,26 @@ export interface RewriteBench {
 
 const dateOf = (day: number): string => new Date(Date.parse(FIRST_DATE) + day * 86_400_000).toISOString().slice(0, 10)
 
-/** The warehouse with 30 dates of the table, built once. */
-const thirtyDates = async (bench: RewriteBench, pristine: string): Promise<void> => {
+/** The warehouse with 30 dates of the table, built once; the export's figures, for the rewrite's speed beside it. */
+const thirtyDates = async (bench: RewriteBench, pristine: string): Promise<Sample> => {
   await rm(pristine, { recursive: true, force: true })
   bench.log(`rewrite: exporting the table once, then copying its object to ${REWRITE_DATES} dates`)
-  await bench.measure('export for the rewrite', bench.exportArgs(pristine))
+  const exported = await bench.measure('export for the rewrite', bench.exportArgs(pristine))
   const object = path.join(pristine, TABLE, `${PARTITION_KEY}=${FIRST_DATE}`, DATA_OBJECT_NAME)
   for (let day = 1; day < REWRITE_DATES; day++) {
     const folder = path.join(pristine, TABLE, `${PARTITION_KEY}=${dateOf(day)}`)
     await mkdir(folder, { recursive: true })
     await cp(object, path.join(folder, DATA_OBJECT_NAME))
   }
+  return exported
 }
 
-/** Measures the rewrite `runs` times; prints its line and returns its figures. */
-export const benchRewrite = async (bench: RewriteBench): Promise<Figures> => {
+/** Measures the rewrite `runs` times; prints its line and returns its figures, with the export's beside them. */
+export const benchRewrite = async (bench: RewriteBench): Promise<{ rewrite: Figures; export: Figures }> => {
   const pristine = path.join(bench.workDir, 'warehouse-30-dates')
   const out = path.join(bench.workDir, 'warehouse-rewrite')
   const config = path.join(bench.workDir, 'rewrite-config.json')
-  await thirtyDates(bench, pristine)
+  const exported = figures([await thirtyDates(bench, pristine)], bench.input.bytes, bench.input.rows)
   await writeFile(config, JSON.stringify({ tables: [{ id: 'bench', name: TABLE, columnTypes: { ram_gb: 'string' } }] }))
   const samples: Sample[] = []
   for (let run = 1; run <= bench.runs; run++) {
@@ -65,5 +66,8 @@ export const benchRewrite = async (bench: RewriteBench): Promise<Figures> => {
   bench.log(
     `rewrite of ${REWRITE_DATES} dates (${((bench.input.bytes * REWRITE_DATES) / 1e6).toFixed(0)} MB of CSV): ${rewrite.seconds.toFixed(1)} s, ${rewrite.mbPerSecond.toFixed(1)} MB/s of CSV, ${Math.round(rewrite.rowsPerSecond)} rows/s, peak RSS ${rewrite.peakRssMiB.toFixed(0)} MiB (runs ${rewrite.peakRssMiBRuns.join(' ')}), load ${loadText(rewrite)}`,
   )
-  return rewrite
+  bench.log(
+    `the export of the same table: ${exported.mbPerSecond.toFixed(1)} MB/s, peak RSS ${exported.peakRssMiB.toFixed(0)} MiB, load ${loadText(exported)}; rewrite MB/s / export MB/s ${(rewrite.mbPerSecond / exported.mbPerSecond).toFixed(2)}`,
+  )
+  return { rewrite, export: exported }
 }

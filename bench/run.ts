@@ -30,11 +30,12 @@ import {
 import { measureBundle } from './bundle.ts'
 import { type ChildMeasurement, measureChild } from './child.ts'
 import { lambdaCostPerGb } from './cost.ts'
-import { type Figures, figures, loadText, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
+import { cpuOf, type Figures, figures, loadText, peakOf, RSS_BUDGET_MIB, rssVerdict, type Sample } from './figures.ts'
 import { benchInput, benchWorkbook, DATASETS } from './generate.ts'
 import { BenchLoaded, LOADED_MARK, loadGate, systemProbe } from './load.ts'
 import { columnBytes, compareDataColumns, type DataColumnsComparison, formatComparison } from './parquet-columns.ts'
 import { benchRewrite } from './rewrite-run.ts'
+import { workerSettings, workersConfig, workersKey } from './workers.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -42,34 +43,6 @@ const RSS_PROBE = ['--import', path.join(ROOT, 'bench/report-rss.ts')]
 /** util-linux's `taskset`, which pins the one-core export; without it that measurement is skipped. */
 const PIN_ONE_CORE = ['/usr/bin/taskset', '/bin/taskset'].find((file) => existsSync(file))
 const log = (line: string) => process.stderr.write(`${line}\n`)
-/** A figure the measured process printed as `NAME=value` (bench/report-rss.ts), if it printed it. */
-const reported = (m: ChildMeasurement, name: string) => {
-  const value = new RegExp(`${name}=([\\d.]+)`).exec(m.stderr)?.[1]
-  return value === undefined ? undefined : Number(value)
-}
-const peakOf = (m: ChildMeasurement) => {
-  const kib = reported(m, 'BENCH_MAX_RSS_KB')
-  return kib === undefined ? m.peakRssBytes : kib * 1024
-}
-const reportedSum = (m: ChildMeasurement, name: string) =>
-  [...m.stderr.matchAll(new RegExp(`${name}=([\\d.]+)`, 'g'))].reduce((sum, [, s]) => sum + Number(s), 0)
-/**
- * The CPU seconds the measured process's threads reported (bench/report-rss.ts), if it reported them, and where the
- * scheduler's statistics were there, V8's background threads and the seconds each kind of thread waited for a core.
- */
-const cpuOf = (m: ChildMeasurement): Pick<Sample, 'cpu' | 'waited'> => {
-  const main = reported(m, 'BENCH_MAIN_CPU_S')
-  if (main === undefined) return {}
-  const v8 = reported(m, 'BENCH_V8_CPU_S')
-  const mainWaited = reported(m, 'BENCH_MAIN_WAIT_S')
-  const v8Waited = reported(m, 'BENCH_V8_WAIT_S')
-  return {
-    cpu: { main, workers: reportedSum(m, 'BENCH_THREAD_CPU_S'), ...(v8 === undefined ? {} : { v8Helpers: v8 }) },
-    ...(mainWaited === undefined || v8Waited === undefined
-      ? {}
-      : { waited: { main: mainWaited, workers: reportedSum(m, 'BENCH_THREAD_WAIT_S'), v8Helpers: v8Waited } }),
-  }
-}
 const check = (m: ChildMeasurement, what: string) => {
   if (m.exitCode !== 0) throw new Error(`${what} failed (exit ${m.exitCode}):\n${m.stderr.slice(-2000)}`)
   return m
@@ -128,6 +101,8 @@ const main = async () => {
   const oneCore: Sample[] = []
   const duck1: Sample[] = []
   const duckAll: Sample[] = []
+  /** The export at each `--workers` setting, run by run beside the default one. */
+  const byWorkers = new Map(workerSettings(values.workers).map((workers) => [workers, [] as Sample[]]))
   /** Bytes of the `_row_fingerprint` column: a distinct 8-byte hash per row, which DuckDB's copy has no column for. */
   let fingerprintBytes = 0
   /** The CSV export's files of the last run, compared column by column with DuckDB's 1-thread file. */
@@ -137,6 +112,7 @@ const main = async () => {
   const standIn = await startStandIn(input.file, workbook?.file)
   standInPid = standIn.pid
   try {
+    const commonArgs = (out: string) => ['--token-file', tokenFile, '--out', out, '--date', '2026-01-01']
     const exportArgs = (out: string, format = 'csv') =>
       cliArgs([
         'export',
@@ -146,17 +122,23 @@ const main = async () => {
         'bench=bench_devices',
         '--format',
         format,
-        '--token-file',
-        tokenFile,
-        '--out',
-        out,
-        '--date',
-        '2026-01-01',
+        ...commonArgs(out),
       ])
     if (values.rewrite) {
-      const rewrite = await benchRewrite({ input, workDir, runs, log, exportArgs, cliArgs, measure })
-      process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), input, rewrite })}\n`)
-      if (rewrite.load.loaded && !allowLoad) process.exitCode = EXIT_LOADED
+      const { rewrite, export: exported } = await benchRewrite({
+        input,
+        workDir,
+        runs,
+        log,
+        exportArgs,
+        cliArgs,
+        measure,
+      })
+      const rewriteVsExport = rewrite.mbPerSecond / exported.mbPerSecond
+      process.stdout.write(
+        `${JSON.stringify({ date: new Date().toISOString(), input, rewrite, export: exported, rewriteVsExport })}\n`,
+      )
+      if ((rewrite.load.loaded || exported.load.loaded) && !allowLoad) process.exitCode = EXIT_LOADED
       return
     }
     for (let run = 1; run <= runs; run++) {
@@ -184,6 +166,15 @@ const main = async () => {
       // Kept for the column-by-column comparison with DuckDB's file once that is written.
       await rm(ourFiles, { recursive: true, force: true })
       await rename(out, ourFiles)
+      for (const [workers, samples] of byWorkers) {
+        log(`run ${run}/${runs}: export path with export.workerThreads ${workers}`)
+        await rm(out, { recursive: true, force: true })
+        const args = [...(await workersConfig(workDir, standIn.baseUrl, workers, 'csv')), ...commonArgs(out)]
+        const { measurement: m, load: l } = await measured(`export, ${workers} workers`, () =>
+          measureChild(NODE, cliArgs(['export', ...args])),
+        )
+        samples.push({ seconds: m.seconds, peak: peakOf(m), output: await folderBytes(out), load: l, ...cpuOf(m) })
+      }
 
       if (workbook) {
         log(`run ${run}/${runs}: export path from the same rows as a workbook (--format xlsx)`)
@@ -239,6 +230,7 @@ const main = async () => {
 
   const a = ceiling.length > 0 ? figures(ceiling, input.bytes, input.rows) : undefined
   const b = figures(exporter, input.bytes, input.rows)
+  const bw = [...byWorkers].map(([workers, samples]) => [workers, figures(samples, input.bytes, input.rows)] as const)
   const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
   // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
   const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
@@ -248,6 +240,7 @@ const main = async () => {
   const rows: [string, string, Figures | undefined][] = [
     ['a. csv-parse ceiling', 'parse', a],
     ['b. export path', 'export', b],
+    ...bw.map(([workers, f]): [string, string, Figures] => [workersKey(workers)[1], workersKey(workers)[0], f]),
     ['b. export, one core', 'exportOneCore', b1],
     ['b. export path, xlsx', 'exportXlsx', bx],
     ['c. DuckDB, 1 thread', 'duckdb1', c1],
@@ -275,7 +268,12 @@ const main = async () => {
       )
     }
   }
-  const rss = rssVerdict({ export: b, ...(b1 ? { exportOneCore: b1 } : {}), ...(bx ? { exportXlsx: bx } : {}) })
+  const rss = rssVerdict({
+    export: b,
+    ...Object.fromEntries(bw.map(([workers, f]) => [workersKey(workers)[0], f])),
+    ...(b1 ? { exportOneCore: b1 } : {}),
+    ...(bx ? { exportXlsx: bx } : {}),
+  })
   log(
     `peak RSS of every export run: max ${rss.highestMiB} MiB, ${rss.withinBudget ? 'within' : 'OVER'} the ${RSS_BUDGET_MIB} MiB budget`,
   )
@@ -287,6 +285,9 @@ const main = async () => {
   if (columns && values.columns) for (const line of formatComparison(columns)) log(line)
   const ratios = {
     ...(a ? { exportVsParse: b.mbPerSecond / a.mbPerSecond } : {}),
+    ...Object.fromEntries(
+      a ? bw.map(([workers, f]) => [`${workersKey(workers)[0]}VsParse`, f.mbPerSecond / a.mbPerSecond]) : [],
+    ),
     ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
@@ -297,10 +298,16 @@ const main = async () => {
   }
   // Each export against the ceiling measured just before it: a host whose pace drifts moves both alike.
   const exportVsParseByRun = ceiling.map((c, i) => c.seconds / exporter[i]!.seconds)
-  if (exportVsParseByRun.length > 0)
+  const byRun = Object.fromEntries(
+    [...byWorkers].map(([workers, samples]) => [workers, ceiling.map((c, i) => c.seconds / samples[i]!.seconds)]),
+  )
+  if (exportVsParseByRun.length > 0) {
+    const text = (ratios: number[]) => ratios.map((r) => r.toFixed(2)).join(' ')
+    const workers = Object.entries(byRun).map(([n, r]) => `; ${n} worker(s) ${text(r)}`)
     log(
-      `export vs the ceiling, run by run (each against the ceiling just before it): ${exportVsParseByRun.map((r) => r.toFixed(2)).join(' ')}`,
+      `export vs the ceiling, run by run (each against the ceiling of its run): auto ${text(exportVsParseByRun)}${workers.join('')}`,
     )
+  }
   log(
     `ratios${loadedFigures.length > 0 ? ` (${LOADED_MARK}: from figures taken on a loaded machine)` : ''}: ${Object.entries(
       ratios,
@@ -332,12 +339,13 @@ const main = async () => {
       rss,
       ...(a ? { parse: a } : {}),
       export: { ...b, fingerprintBytes },
+      ...Object.fromEntries(bw.map(([workers, f]) => [workersKey(workers)[0], f])),
       ...(b1 ? { exportOneCore: b1 } : {}),
       ...(bx && workbook ? { exportXlsx: bx, workbook: { megabytes: workbook.bytes / 1e6 } } : {}),
       ...(c1 ? { duckdb1: c1 } : {}),
       ...(cAll ? { duckdbAll: cAll } : {}),
       ratios,
-      ...(exportVsParseByRun.length > 0 ? { exportVsParseByRun } : {}),
+      ...(exportVsParseByRun.length > 0 ? { exportVsParseByRun, exportWorkersVsParseByRun: byRun } : {}),
       ...(columns ? { columns: columns.columns } : {}),
       costPerGbUsd: cost,
       bundle,

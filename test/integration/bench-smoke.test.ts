@@ -10,7 +10,7 @@ const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
 describe('npm run bench (small smoke variant; timings are never asserted)', () => {
-  it('--rewrite times npm run rewrite over 30 dates and prints its throughput, peak RSS and load', async () => {
+  it('--rewrite times npm run rewrite over 30 dates and prints its throughput, peak RSS and load, beside the export of the same table', async () => {
     const dir = await tempDir('inventory-bench-rewrite-')
     try {
       const { stdout, stderr } = await run(
@@ -19,17 +19,21 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
         { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
       )
       expect(stderr).toMatch(/rewrite of 30 dates \(\d+ MB of CSV\): .* MB\/s of CSV, \d+ rows\/s, peak RSS \d+ MiB/)
-      const { rewrite } = JSON.parse(stdout.trim().split('\n').at(-1)!)
-      expect(rewrite).toEqual(
-        expect.objectContaining({ mbPerSecond: expect.any(Number), peakRssMiB: expect.any(Number) }),
-      )
-      expect(rewrite.load.loadAverages).toEqual([expect.any(Number)])
+      expect(stderr).toMatch(/the export of the same table: .* MB\/s, .*; rewrite MB\/s \/ export MB\/s [\d.]+/)
+      const { rewrite, export: exported, rewriteVsExport } = JSON.parse(stdout.trim().split('\n').at(-1)!)
+      for (const figures of [rewrite, exported]) {
+        expect(figures).toEqual(
+          expect.objectContaining({ mbPerSecond: expect.any(Number), peakRssMiB: expect.any(Number) }),
+        )
+        expect(figures.load.loadAverages).toEqual([expect.any(Number)])
+      }
+      expect(rewriteVsExport).toBeCloseTo(rewrite.mbPerSecond / exported.mbPerSecond, 9)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
   }, 300_000)
 
-  it('measures the ceiling, the export path (also on one core), DuckDB, the cost per GB and the bundle, and ends with one JSON line of figures with the load each was taken at', async () => {
+  it('measures the ceiling, the export path (at 1 and 2 worker threads and auto, also on one core), DuckDB, the cost per GB and the bundle, and ends with one JSON line of figures with the load each was taken at', async () => {
     const dir = await tempDir('inventory-bench-')
     const { stdout, stderr } = await run(
       process.execPath,
@@ -38,7 +42,7 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
       { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
     )
     const figures = JSON.parse(stdout.trim().split('\n').at(-1)!)
-    const keys = ['parse', 'export', 'duckdb1', 'duckdbAll']
+    const keys = ['parse', 'export', 'exportWorkers1', 'exportWorkers2', 'duckdb1', 'duckdbAll']
     // The one-core run needs util-linux's taskset; without it the bench says so by leaving it out.
     if (figures.exportOneCore !== undefined) keys.push('exportOneCore')
     for (const key of keys) {
@@ -71,9 +75,13 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
       budgetMiB: 256,
       maxMiB: {
         export: figures.export.peakRssMiBMax,
+        exportWorkers1: figures.exportWorkers1.peakRssMiBMax,
+        exportWorkers2: figures.exportWorkers2.peakRssMiBMax,
         ...(keys.includes('exportOneCore') ? { exportOneCore: figures.exportOneCore.peakRssMiBMax } : {}),
       },
-      highestMiB: Math.max(figures.export.peakRssMiBMax, figures.exportOneCore?.peakRssMiBMax ?? 0),
+      highestMiB: Math.max(
+        ...['export', 'exportWorkers1', 'exportWorkers2', 'exportOneCore'].map((k) => figures[k]?.peakRssMiBMax ?? 0),
+      ),
       withinBudget: expect.any(Boolean),
     })
     expect(figures.export.outputBytes).toBeGreaterThan(0)
@@ -94,11 +102,19 @@ describe('npm run bench (small smoke variant; timings are never asserted)', () =
     }
     // One run: its export against the ceiling just before it is the ratio of the medians.
     expect(figures.exportVsParseByRun).toEqual([expect.closeTo(figures.ratios.exportVsParse, 9)])
+    expect(figures.exportWorkersVsParseByRun).toEqual({
+      1: [expect.closeTo(figures.ratios.exportWorkers1VsParse, 9)],
+      2: [expect.closeTo(figures.ratios.exportWorkers2VsParse, 9)],
+    })
+    // The same rows, so the same file whatever the threads.
+    expect(figures.exportWorkers2.outputBytes).toBe(figures.export.outputBytes)
     // A distinct 8-byte hash per row: random bits, so close to 8 bytes a row however it is encoded.
     expect(figures.export.fingerprintBytes).toBeGreaterThan(8 * figures.input.rows * 0.9)
     expect(figures.export.fingerprintBytes).toBeLessThan(figures.export.outputBytes)
     expect(figures.ratios).toEqual({
       exportVsParse: expect.any(Number),
+      exportWorkers1VsParse: expect.any(Number),
+      exportWorkers2VsParse: expect.any(Number),
       exportVsDuckdb1: expect.any(Number),
       outputVsDuckdb: expect.any(Number),
       outputWithoutFingerprintVsDuckdb: expect.any(Number),

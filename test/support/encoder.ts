@@ -45,6 +45,9 @@ export const encode = async (
     previous?: TableSchema
     /** Told 'push N' as the Nth batch's push resolves and 'write' as bytes go out, in the order they happen. */
     trace?: string[]
+    /** Write the file on a thread of its own, as an export with threads to spare does. */
+    thread?: boolean
+    spoolPath?: string
   } = {},
 ): Promise<Encoded> => {
   const dir = await tempDir('inventory-encoder-')
@@ -66,8 +69,9 @@ export const encode = async (
       types,
       previous: options.previous,
       run: RUN,
-      spoolPath: path.join(dir, 'spool.bin'),
+      spoolPath: options.spoolPath ?? path.join(dir, 'spool.bin'),
       rowGroupLimits: options.rowGroupLimits,
+      thread: options.thread,
     },
     {
       write: (bytes) => {
@@ -92,7 +96,7 @@ export const encode = async (
     await new Promise((resolve) => setImmediate(resolve))
   }
   const { rows } = await encoder.finish()
-  encoder.close()
+  await encoder.close()
   const bytes = Buffer.concat(parts)
   const file = path.join(dir, 'things.parquet')
   await writeFile(file, bytes)

@@ -11,6 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 export const SLOW_FILES: readonly string[] = [
   'test/unit/csv/chunks.test.ts',
+  'test/integration/worker-threads.test.ts',
   'test/integration/xlsx-memory.test.ts',
   'test/unit/xlsx/workbook-thread.test.ts',
   'test/integration/streaming-memory.test.ts',

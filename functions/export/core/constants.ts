@@ -68,6 +68,9 @@ export const LOCAL_GLUE_DATABASE = 'inventory'
 export const PARTITION_KEY = 'dt'
 /** File name of the one object a table has per export date. */
 export const DATA_OBJECT_NAME = 'data.parquet'
+/** Key of a table's one object for an export date. */
+export const dataObjectKey = (table: string, exportDate: string): string =>
+  `${table}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
 /** Top-level folders for bookkeeping; the leading underscore keeps Athena and the table globs away from them. */
 export const RUNS_FOLDER = '_runs'
 export const SCHEMAS_FOLDER = '_schemas'

@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os'
+
 /**
  * How many threads parsing a table may use, decided once at the edge from the CPU the process has: its cores, and
  * in Lambda no more than its memory buys. The CSV stage takes the count; it knows nothing of Lambda.
@@ -33,3 +35,22 @@ export const parseThreadCount = (cores: number, lambdaMemoryMb?: number | undefi
   if (vcpus < MIN_THREAD_VCPUS) return 0
   return Math.floor(vcpus) >= MIN_PARALLEL_VCPUS ? Math.floor(vcpus) : 1
 }
+
+/** How a table uses the worker threads it is granted: parsing (0 on the main thread), and a thread to encode on. */
+export interface ThreadSplit {
+  /** As `parseThreadCount` counts them: 0 on the main thread, 1 on a thread of its own, 2 or more in chunks. */
+  readonly parse: number
+  /** The Parquet file is written on a thread of its own (parquet/encode-thread.ts). */
+  readonly encode: boolean
+}
+
+/**
+ * The split of `threads` worker threads: with two or more, one encodes and the others parse, since once the parse
+ * runs beside the main thread, the main thread's encoding is what sets the pace.
+ */
+export const splitThreads = (threads: number = parseThreadCount(availableParallelism())): ThreadSplit =>
+  threads >= 2 ? { parse: threads - 1, encode: true } : { parse: threads, encode: false }
+
+/** The worker threads a table gets: `export.workerThreads` when it sets a number, else what the edge granted. */
+export const tableThreads = (setting: 'auto' | number, granted: number | undefined): number | undefined =>
+  setting === 'auto' ? granted : setting

@@ -67,6 +67,20 @@ export const guessRecordEnd = (bytes: Uint8Array, delimiter: string, fields: num
   return last
 }
 
+/** Index just after the header line's line break (CRLF whole), by the dialect scan's quoting; -1 when not known. */
+export const headerLineEnd = (bytes: Buffer): number => {
+  let quoted = false
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]
+    if (byte === 0x22) quoted = !quoted
+    else if (!quoted && (byte === 0x0a || byte === 0x0d)) {
+      if (byte === 0x0a) return i + 1
+      return i + 1 < bytes.length ? (bytes[i + 1] === 0x0a ? i + 2 : i + 1) : -1
+    }
+  }
+  return -1
+}
+
 /** The parts, copied into one buffer of its own (never the shared pool's: it is handed to another thread whole). */
 export const gather = (parts: readonly Buffer[], size = parts.reduce((sum, part) => sum + part.length, 0)): Buffer => {
   const bytes = Buffer.allocUnsafeSlow(size)

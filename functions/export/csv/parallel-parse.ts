@@ -16,7 +16,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { InternalError } from '../core/errors.ts'
 import { describeError, type ErrorDescription } from '../core/thread-errors.ts'
 import { DEFAULT_BATCH_LIMITS, type RecordBatch, RecordBatchBuilder } from '../normalize/record-batch.ts'
-import { type ChunkPiece, cutChunks, gather, replay } from './chunks.ts'
+import { type ChunkPiece, cutChunks, gather, headerLineEnd, replay } from './chunks.ts'
 import { DEFAULT_ENCODING, type DecodeReport, decodeToUtf8 } from './decode.ts'
 import { looseQuoteWarning, readHeaderLine } from './parse.ts'
 import {
@@ -58,12 +58,15 @@ interface ChunkParsed {
   readonly bytes: Buffer
 }
 
-type ToWorker = {
-  readonly id: number
-  readonly bytes: Uint8Array
-  readonly last: boolean
-  readonly free: readonly { bytes: ArrayBuffer; offsets: ArrayBuffer }[]
-}
+type ToWorker =
+  | {
+      readonly id: number
+      readonly bytes: Uint8Array
+      readonly last: boolean
+      readonly free: readonly { bytes: ArrayBuffer; offsets: ArrayBuffer }[]
+    }
+  /** No more chunks: the worker ends as a thread whose work is done (its exit handlers run). */
+  | { readonly stop: true }
 type FromWorker =
   | { readonly id: number; readonly bytes: Uint8Array; readonly result: SegmentResult }
   | { readonly id: number; readonly bytes: Uint8Array; readonly error: ErrorDescription }
@@ -129,8 +132,19 @@ class ChunkParsers {
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return
     this.#closed = true
-    await Promise.all(this.#workers.map(({ worker }) => worker.terminate()))
+    // Workers with chunks still in hand are stopped at once; the others end once their queue is done.
+    await Promise.all(
+      this.#workers.map(async ({ worker, jobs }) => {
+        if (jobs > 0 || this.#failure !== undefined) return worker.terminate()
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+        worker.postMessage({ stop: true } satisfies ToWorker)
+        const late = setTimeout(() => void worker.terminate(), 2000)
+        await exited
+        clearTimeout(late)
+      }),
+    )
   }
 
   #fail(error: unknown): void {
@@ -138,20 +152,6 @@ class ChunkParsers {
     for (const job of this.#jobs.values()) job.reject(this.#failure)
     this.#jobs.clear()
   }
-}
-
-/** Index just after the header line's line break (CRLF whole), by the dialect scan's quoting; -1 when not known. */
-const headerLineEnd = (bytes: Buffer): number => {
-  let quoted = false
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]
-    if (byte === 0x22) quoted = !quoted
-    else if (!quoted && (byte === 0x0a || byte === 0x0d)) {
-      if (byte === 0x0a) return i + 1
-      return i + 1 < bytes.length ? (bytes[i + 1] === 0x0a ? i + 2 : i + 1) : -1
-    }
-  }
-  return -1
 }
 
 /**
@@ -371,6 +371,10 @@ const runChunkParser = (setup: WorkerSetup): void => {
   // One chunk at a time, in the order they came: the next waits for the one before.
   let queue = Promise.resolve()
   port.on('message', (message: ToWorker) => {
+    if ('stop' in message) {
+      queue = queue.then(() => port.close())
+      return
+    }
     for (const pair of message.free) builder.recycle(pair.bytes, pair.offsets)
     queue = queue.then(async () => {
       const bytes = Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength)

@@ -11,7 +11,7 @@
  * or more and a body past its first 4 MiB, chunks of it are parsed on every core instead (`parallel-parse.ts`).
  */
 import { availableParallelism } from 'node:os'
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads'
 import type { Delimiter } from '../core/constants.ts'
 import { InternalError } from '../core/errors.ts'
 import { parseThreadCount } from '../core/parse-threads.ts'
@@ -43,11 +43,14 @@ const MAX_BATCHES_IN_FLIGHT = 8
  */
 export type ParseThread = 'auto' | 'inline' | 'worker' | ParallelShape
 
+/** Each table a thread parses has its own number: a message for a table it finished is only a buffer to reuse. */
 type ToParser =
-  | { readonly type: 'start'; readonly options: TableParserOptions }
+  | { readonly type: 'start'; readonly table: number; readonly options: TableParserOptions }
   | { readonly type: 'block'; readonly block: Uint8Array }
   | { readonly type: 'end' }
-  | { readonly type: 'recycle'; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
+  /** No more tables: the thread ends as a thread does whose work is done (its exit handlers run). */
+  | { readonly type: 'stop' }
+  | { readonly type: 'recycle'; readonly table: number; readonly bytes: ArrayBuffer; readonly offsets: ArrayBuffer }
 type FromParser =
   | {
       readonly type: 'header'
@@ -59,7 +62,12 @@ type FromParser =
     }
   | { readonly type: 'block'; readonly buffer: ArrayBuffer }
   | { readonly type: 'batch'; readonly batch: RecordBatch }
-  | { readonly type: 'end'; readonly warnings: readonly string[] }
+  | {
+      readonly type: 'end'
+      readonly warnings: readonly string[]
+      /** Bytes of buffers the thread holds, the dead ones its collector has not freed yet included. */
+      readonly buffers: number
+    }
   | { readonly type: 'error'; readonly error: ErrorDescription }
 
 /**
@@ -101,8 +109,32 @@ const startParseThread = (): Worker =>
     resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
 
-/** The thread `prestartParseThread` started, until a table takes it. */
+/**
+ * A parse thread waiting for a table: the one `prestartParseThread` started, or the last table's, whose parse ended
+ * as it should. Taking it over saves the next table a thread's start (booting Node and loading and compiling the
+ * parse modules again, about 0.2 s of CPU on each of the thread and V8's helpers): a rewrite of 30 dates starts one.
+ */
 let standby: Worker | undefined
+let tables = 0
+/**
+ * A thread that ends its table holding more buffers than this is not kept: each table's batch buffers (about a
+ * MiB each, a dozen in all) are left to the thread's collector, which frees them only when it runs, and a thread
+ * kept over the 30 dates of a rewrite grew to 47 MiB of them by the sixth (the run's peak RSS with them: 362 MiB,
+ * 304 with a thread per date).
+ */
+const RETIRE_BUFFER_BYTES = 24 * 1024 * 1024
+
+/** Keeps `thread` for the next table; dropped if it fails or exits meanwhile. Unused, it does not keep the process alive. */
+const keepStandby = (thread: Worker): void => {
+  const drop = () => {
+    if (standby === thread) standby = undefined
+  }
+  thread.once('error', drop).once('exit', drop).unref()
+  standby = thread
+  if (!endingOnExit) process.once('beforeExit', endStandby)
+  endingOnExit = true
+}
+let endingOnExit = false
 
 /**
  * Starts a parse thread before any table needs one, so that Node boots it and loads its modules (about 0.2 s) while
@@ -111,20 +143,42 @@ let standby: Worker | undefined
  */
 export const prestartParseThread = (threads: number = parseThreadCount(availableParallelism())): void => {
   if (standby !== undefined || threads !== 1) return
-  const thread = startParseThread()
   // One that failed to start is dropped: the table then starts its own, whose failure names the table.
-  const drop = () => {
-    if (standby === thread) standby = undefined
-  }
-  thread.once('error', drop).once('exit', drop).unref()
-  standby = thread
+  keepStandby(startParseThread())
+}
+
+/**
+ * Ends the waiting parse thread, if any, as a thread ends whose work is done rather than terminated with the
+ * process: once the event loop has nothing left (the CLI's command is done), so that a probe reading a thread's
+ * figures at its end (bench/report-rss.ts) gets them. A Lambda's loop never empties: its thread waits for the next
+ * invocation.
+ */
+const endStandby = (): void => {
+  endingOnExit = false
+  const thread = standby
+  if (thread === undefined) return
+  standby = undefined
+  void stopThread(thread)
+}
+
+/** Asks a thread between tables to end, and waits for it (terminated if it has not within 2 s). */
+const stopThread = async (thread: Worker): Promise<void> => {
+  // Referenced, the thread keeps the process until it has ended.
+  thread.ref()
+  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()))
+  thread.postMessage({ type: 'stop' } satisfies ToParser)
+  const late = setTimeout(() => void thread.terminate(), 2000)
+  await exited
+  clearTimeout(late)
 }
 
 const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParserOptions): Promise<ParsedTable> => {
   const worker = standby ?? startParseThread()
   standby = undefined
+  worker.removeAllListeners('error').removeAllListeners('exit')
   worker.ref()
-  worker.postMessage({ type: 'start', options } satisfies ToParser)
+  const table = ++tables
+  worker.postMessage({ type: 'start', table, options } satisfies ToParser)
   const batches = new Channel<RecordBatch>()
   const warnings: string[] = []
   const freeBlocks: ArrayBuffer[] = []
@@ -146,7 +200,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     noHeader(error)
     blockCredit?.()
   }
-  worker.on('message', (message: FromParser) => {
+  const onMessage = (message: FromParser) => {
     if (message.type === 'header') header(message)
     else if (message.type === 'batch') batches.push(message.batch)
     else if (message.type === 'block') {
@@ -156,11 +210,16 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     } else if (message.type === 'end') {
       warnings.push(...message.warnings)
       ended = true
+      retire = message.buffers > RETIRE_BUFFER_BYTES
       batches.end()
     } else fail(reviveError(message.error, options.tableId))
-  })
+  }
+  let exited = false
+  let retire = false
+  worker.on('message', onMessage)
   worker.on('error', (error) => fail(new InternalError({ tableId: options.tableId, reason: error.message })))
   worker.on('exit', (code) => {
+    exited = true
     if (!closed && !ended)
       fail(new InternalError({ tableId: options.tableId, reason: `the parse thread exited (${code})` }))
   })
@@ -195,10 +254,16 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     if (!stopped) worker.postMessage({ type: 'end' } satisfies ToParser)
   }
   const close = async () => {
+    const clean = ended && !stopped && !exited && !closed
     closed = true
     stopped = true
     blockCredit?.()
-    await worker.terminate()
+    // A thread whose table ended as it should waits for the next, or, if one waits already or it holds too much,
+    // ends as a thread whose work is done; any other is terminated.
+    if (clean) worker.off('message', onMessage).removeAllListeners('error').removeAllListeners('exit')
+    if (clean && !retire && standby === undefined) keepStandby(worker)
+    else if (clean) await stopThread(worker)
+    else await worker.terminate()
   }
   // A failure of the download ends the batches with it (the download's own coded error).
   pump().catch((error: unknown) => {
@@ -222,54 +287,64 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     batches,
     warnings,
     recycle: (bytes, offsets) => {
-      if (!closed) worker.postMessage({ type: 'recycle', bytes, offsets } satisfies ToParser, [bytes, offsets])
+      if (!closed) worker.postMessage({ type: 'recycle', table, bytes, offsets } satisfies ToParser, [bytes, offsets])
     },
     close,
   }
 }
 
 /**
- * The parse thread: its table's options first, then blocks in, the header and batches out; the blocks and batch
- * buffers go back for reuse.
+ * The parse thread: a table's options first, then blocks in, the header and batches out; the blocks and batch
+ * buffers go back for reuse. Once a table's batches have ended the thread waits for the next table's options; after
+ * a failure it ends.
  */
 const runParseThread = (): void => {
   const port = parentPort!
-  const post = (message: FromParser, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
-  const blocks = new Channel<Uint8Array>()
-  let batchesInFlight = 0
-  let batchCredit: (() => void) | undefined
-  let recycle: (bytes: ArrayBuffer, offsets: ArrayBuffer) => void = () => undefined
+  let current: TableParse | undefined
   port.on('message', (message: ToParser) => {
     // It posts its own failures; anything else ends the thread with an 'error' the calling thread codes.
-    if (message.type === 'start') void parseTable(message.options)
-    else if (message.type === 'block') blocks.push(message.block)
-    else if (message.type === 'end') blocks.end()
-    else {
-      recycle(message.bytes, message.offsets)
-      batchesInFlight--
-      batchCredit?.()
-    }
+    if (message.type === 'start') {
+      current = new TableParse(port, message.table)
+      void current.run(message.options)
+    } else if (message.type === 'recycle') current?.recycled(message)
+    else if (message.type === 'block') current?.blocks.push(message.block)
+    else if (message.type === 'end') current?.blocks.end()
+    else port.close()
   })
-  // csv-parse keeps a view of the last slice it parsed until it has parsed the next one, so a block goes back once
-  // the first slice of the block after it is parsed (the header scan copies what it holds).
-  let previous: ArrayBuffer | undefined
-  async function* body(): AsyncGenerator<Buffer> {
-    for await (const block of blocks) {
-      // In slices: csv-parse hands over a slice's records at once, and fewer of them alive keeps the heap small.
-      for (let at = 0; at < block.byteLength; at += PARSE_SLICE_BYTES) {
-        const end = Math.min(block.byteLength, at + PARSE_SLICE_BYTES)
-        yield Buffer.from(block.buffer, block.byteOffset + at, end - at)
-        if (previous) post({ type: 'block', buffer: previous }, [previous])
-        previous = undefined
-      }
-      previous = block.buffer as ArrayBuffer
-    }
+}
+
+/** One table's parse on the parse thread. */
+class TableParse {
+  readonly blocks = new Channel<Uint8Array>()
+  readonly #port: MessagePort
+  readonly #table: number
+  #batchesInFlight = 0
+  #batchCredit: (() => void) | undefined
+  #recycle: (bytes: ArrayBuffer, offsets: ArrayBuffer) => void = () => undefined
+  /**
+   * csv-parse keeps a view of the last slice it parsed until it has parsed the next one, so a block goes back once
+   * the first slice of the block after it is parsed (the header scan copies what it holds).
+   */
+  #previous: ArrayBuffer | undefined
+
+  constructor(port: MessagePort, table: number) {
+    this.#port = port
+    this.#table = table
   }
-  const parseTable = async (options: TableParserOptions): Promise<void> => {
+
+  recycled(message: Extract<ToParser, { type: 'recycle' }>): void {
+    this.#recycle(message.bytes, message.offsets)
+    // A buffer of a table this thread parsed before is only a buffer: the credit is this table's.
+    if (message.table !== this.#table) return
+    this.#batchesInFlight--
+    this.#batchCredit?.()
+  }
+
+  async run(options: TableParserOptions): Promise<void> {
     try {
-      const parsed = await parseInline(body(), options)
-      recycle = parsed.recycle
-      post({
+      const parsed = await parseInline(this.#body(), options)
+      this.#recycle = parsed.recycle
+      this.#post({
         type: 'header',
         header: [...parsed.header],
         delimiter: parsed.delimiter,
@@ -277,15 +352,32 @@ const runParseThread = (): void => {
         thread: kernelThreadId(),
       })
       for await (const batch of parsed.batches) {
-        while (batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (batchCredit = r))
-        batchesInFlight++
-        post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
+        while (this.#batchesInFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((r) => (this.#batchCredit = r))
+        this.#batchesInFlight++
+        this.#post({ type: 'batch', batch }, [batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer])
       }
-      post({ type: 'end', warnings: [...parsed.warnings] })
+      this.#post({ type: 'end', warnings: [...parsed.warnings], buffers: process.memoryUsage().arrayBuffers })
     } catch (error) {
-      post({ type: 'error', error: describeError(error) })
+      this.#post({ type: 'error', error: describeError(error) })
+      this.#port.close()
     }
-    port.close()
+  }
+
+  #post(message: FromParser, transfer: ArrayBuffer[] = []): void {
+    this.#port.postMessage(message, transfer)
+  }
+
+  async *#body(): AsyncGenerator<Buffer> {
+    for await (const block of this.blocks) {
+      // In slices: csv-parse hands over a slice's records at once, and fewer of them alive keeps the heap small.
+      for (let at = 0; at < block.byteLength; at += PARSE_SLICE_BYTES) {
+        const end = Math.min(block.byteLength, at + PARSE_SLICE_BYTES)
+        yield Buffer.from(block.buffer, block.byteOffset + at, end - at)
+        if (this.#previous) this.#post({ type: 'block', buffer: this.#previous }, [this.#previous])
+        this.#previous = undefined
+      }
+      this.#previous = block.buffer as ArrayBuffer
+    }
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ColumnType, DATA_OBJECT_NAME, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
+import { ColumnType, dataObjectKey, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
 import { UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
@@ -81,8 +81,6 @@ export interface RewriteOptions {
 }
 
 type RewriteConfig = Pick<ExportConfig, 'export' | 'limits'>
-
-const dataKey = (table: string, exportDate: string) => `${table}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
 
 /** What a date's rewrite does, from its footer. */
 interface PendingWork {
@@ -179,7 +177,7 @@ const rewriteDates = async (
   let versionsDeleted = 0
   for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
     lease?.signal.throwIfAborted()
-    const published = await readPublishedExport(store, dataKey(table.name, exportDate))
+    const published = await readPublishedExport(store, dataObjectKey(table.name, exportDate))
     const work = pendingWork(published, target, table, pseudonyms)
     if (work === undefined && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
     if (work === undefined) continue
@@ -239,7 +237,7 @@ const moveRegistry = async (
 ): Promise<{ finished: boolean; registryMoved?: boolean; warnings: readonly string[] }> => {
   const companions = new Map<string, string[]>()
   for (const exportDate of all) {
-    const published = await readPublishedExport(deps.store, dataKey(table.name, exportDate))
+    const published = await readPublishedExport(deps.store, dataObjectKey(table.name, exportDate))
     if (pendingWork(published, target, table, pseudonyms) !== undefined) return { finished: false, warnings: [] }
     for (const { name } of published?.fields ?? []) {
       if (target.columns.some((c) => c.textOf === undefined && companionName(c.name) === name)) {

@@ -11,6 +11,7 @@ import type { TableCatalog } from '../catalog/table-catalog.ts'
 import { type ExportConfig, selectedTables, type TableConfig } from '../core/config.ts'
 import { ConfigError, DeadlineError, ErrorCode, ExportError, toExportError } from '../core/errors.ts'
 import type { RunIdentity } from '../core/lineage.ts'
+import { tableThreads } from '../core/parse-threads.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
 import { type RunRecord, runRecordKey, type TableOutcome } from '../core/run-record.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -295,7 +296,7 @@ const exportWithRetries = async (
       history: context.history,
       purgeVersions: context.purgeVersions,
       limits: config.limits,
-      parseThreads: deps.parseThreads,
+      parseThreads: tableThreads(config.export.workerThreads, deps.parseThreads),
       pseudonymizationKey: deps.pseudonymizationKey,
       readPseudonymizationKey: deps.readPseudonymizationKey,
       onProgress: (progress: TableProgress) => deps.telemetry.tableProgress(table, progress),

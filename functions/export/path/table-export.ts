@@ -11,23 +11,14 @@ import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from '../core/config.ts'
-import { DATA_OBJECT_NAME, PARTITION_KEY } from '../core/constants.ts'
-import { type ExportError, GuardHoldError, toExportError } from '../core/errors.ts'
+import { dataObjectKey } from '../core/constants.ts'
+import { type ExportError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
+import { splitThreads } from '../core/parse-threads.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
-import type { GuardFinding, PublishedObject, TableOutcome } from '../core/run-record.ts'
+import type { PublishedObject, TableOutcome } from '../core/run-record.ts'
 import type { RecordLimits } from '../csv/record-guard.ts'
-import {
-  checkGuards,
-  type GuardBaseline,
-  guardSettings,
-  heldFirst,
-  identityFindings,
-  nextBaseline,
-  shapeFindings,
-} from '../guards/guards.ts'
 import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-key.ts'
-import { readPublishedExport } from '../parquet/published-export.ts'
 import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -40,6 +31,7 @@ import type { TableSchema } from '../schema/table-schema.ts'
 import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
+import { guard, guardBaseline } from './guard-step.ts'
 import { type NamedTable, nameAndType, refuseRemovedControls } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import { archiveUnlessErased, dropErased, holdErasedRows, readState, type StoredState } from './stored-state.ts'
@@ -104,10 +96,6 @@ export type TableAttempt =
       readonly bytesReceived: number
     }
 
-/** Key of a table's one object for an export date. */
-const dataObjectKey = (tableName: string, exportDate: string): string =>
-  `${tableName}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
-
 /** Opens the table's bytes at the source and lands them; never throws. */
 export const exportTable = async (
   table: TableConfig,
@@ -142,8 +130,11 @@ const landTable = async (
   const held = new Held()
   try {
     const opened = await openBody(table, bytes, context, held)
-    const read = held.hold(await openTableRead(table, opened.body, { ...context, charset: bytes.charset }), (r) =>
-      r.records.close(),
+    // The threads the edge granted: the parse's, and one to encode on when there are enough.
+    const threads = splitThreads(context.parseThreads)
+    const read = held.hold(
+      await openTableRead(table, opened.body, { ...context, parseThreads: threads.parse, charset: bytes.charset }),
+      (r) => r.records.close(),
     )
     const { history } = context
     const previous = stored && withoutColumns(stored, table.columns.drop)
@@ -156,7 +147,7 @@ const landTable = async (
     })
     if (history === undefined) refuseRemovedControls(table, stored, named.columns, bytes.pseudonyms)
     const baseline = await guardBaseline(table, previous, context)
-    const encoded = await encode(table, named, previous, bytes, context, held)
+    const encoded = await encode(table, named, previous, bytes, { ...context, encodeThread: threads.encode }, held)
     const erasedRows = erased?.()
     holdErasedRows(table, erasedRows, context.acceptChanges)
     const guarded = guard(table, named, baseline, previous, encoded, context)
@@ -254,7 +245,7 @@ const encode = async (
   named: NamedTable,
   previous: TableSchema | undefined,
   bytes: TableBytes,
-  context: TableExportContext,
+  context: TableExportContext & { readonly encodeThread: boolean },
   held: Held,
 ): Promise<EncodedTable> => {
   const { exportDate } = context.run
@@ -293,6 +284,9 @@ const encode = async (
         // A date's own rows, rewritten (history), keep the run and time they were exported at.
         run: bytes.lineage ? { ...context.run, ...bytes.lineage } : context.run,
         spoolPath,
+        // The encoder hands each batch's buffers back to the reader once it has them copied.
+        recycle: (bytesBuffer, offsets) => named.records.recycle(bytesBuffer, offsets),
+        thread: context.encodeThread,
       },
       upload,
     ),
@@ -307,7 +301,6 @@ const encode = async (
     named.types.observe(batch)
     keys?.observe(batch)
     await encoder.push(batch)
-    records.recycle(batch.bytes.buffer as ArrayBuffer, batch.offsets.buffer as ArrayBuffer)
     rowsSeen += batch.rowCount
     // Once per batch (about a MB of CSV): the telemetry decides how often to show it.
     context.onProgress?.({ bytes: bytes.received(), rows: rowsSeen })
@@ -316,69 +309,6 @@ const encode = async (
   const { plan, rows } = await encoder.finish()
   const controls = recordedControls(table, previous, pseudonymized)
   return { upload, plan: withChangeHistory(plan, table, controls), rows, keys: keys?.report() }
-}
-
-interface GuardedTable {
-  /** Guards that fired and let the table through (warned or accepted). */
-  readonly findings: readonly GuardFinding[]
-  /** This export's schema, with its baseline for the next export's guards. */
-  readonly schema: TableSchema
-}
-
-/**
- * Baseline: what the guards compare this export with. For the latest date (or a later one) the registry's latest
- * export; for an earlier date the object it would replace, read from that object's footer (one ranged read, and
- * exact: the rows and columns that date published, where the registry keeps only the latest and the dates
- * relation only the order of dates); none for an earlier date without an object, which is a true backfill.
- */
-const guardBaseline = async (
-  table: TableConfig,
-  previous: TableSchema | undefined,
-  context: TableExportContext,
-): Promise<GuardBaseline | undefined> => {
-  const latest = previous?.latestExport
-  const { exportDate } = context.run
-  const guarded = context.guards !== undefined && guardSettings(context.guards, table.guards) !== undefined
-  if (!guarded || latest === undefined || exportDate >= latest.exportDate) return latest
-  const published = await readPublishedExport(context.store, dataObjectKey(table.name, exportDate))
-  if (published === undefined) return undefined
-  const { rows, columns } = published
-  // As for the registry's baseline: a column dropped now is not compared with.
-  const dropped = new Set(table.columns.drop)
-  return {
-    exportDate,
-    rows,
-    ...(columns === undefined ? {} : { columns: columns.filter((c) => !dropped.has(c.name)) }),
-  }
-}
-
-/** Guard: the export against its baseline; a hold fails the table before anything is published. */
-const guard = (
-  table: TableConfig,
-  named: NamedTable,
-  baseline: GuardBaseline | undefined,
-  previous: TableSchema | undefined,
-  { plan, rows }: EncodedTable,
-  context: TableExportContext,
-): GuardedTable => {
-  const snapshot = {
-    exportDate: context.run.exportDate,
-    runId: context.run.runId,
-    rows,
-    columns: named.columns.map(({ name, header }) => ({ name, header })),
-  }
-  const settings = context.guards && guardSettings(context.guards, table.guards)
-  const accept = context.acceptChanges ?? false
-  // The identity guard holds whatever the settings say: a wrong match would publish one column's values as another's.
-  const findings = heldFirst([
-    ...shapeFindings(snapshot, previous, accept),
-    ...identityFindings(named.ambiguousHeaders, previous, accept),
-    ...checkGuards(baseline, snapshot, settings, accept),
-  ])
-  if (findings.some((g) => g.action === 'held')) {
-    throw new GuardHoldError({ tableId: table.id, tableName: table.name, rows, findings })
-  }
-  return { findings, schema: { ...plan.schema, latestExport: nextBaseline(previous?.latestExport, snapshot) } }
 }
 
 /** Commit: the data object, then the date in the dates relation, before the registry and the catalog. */

@@ -3,7 +3,8 @@
  * is read back row group by row group and handed to the table's path as the CSV it stands for, under the header
  * texts the registry keeps, so naming, typing, encoding and publishing are the export's own. Each typed value is
  * written in a spelling the path reads back as the same value (`cellText`); a value kept in its `<column>__text`
- * companion is handed over as that text. Rows a filter matches are left out, and counted. Memory is one row group.
+ * companion is handed over as that text. Rows a filter matches are left out, and counted. Rows are read in slices,
+ * each column page by page (parquet-text.ts): memory holds a row group's compressed chunks and a page per column.
  */
 import { createWriteStream } from 'node:fs'
 import { open, rm } from 'node:fs/promises'
@@ -19,10 +20,13 @@ import {
   PSEUDONYMIZED_METADATA_KEY,
   type RunMode,
 } from '../core/constants.ts'
-import { DataError, StateCorruptError } from '../core/errors.ts'
+import { DataError, InternalError, StateCorruptError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { newSpoolFile, SpoolKind } from '../scratch/spool-files.ts'
+import { type CsvReadBack, csvRecords } from './parquet-text.ts'
 import type { TableSource } from './table-source.ts'
+
+export { cellText } from './csv-fields.ts'
 
 /** A registry column as this source needs it: its name, the header it came from, its type, its companion. */
 export interface HistoryColumn {
@@ -53,25 +57,6 @@ export interface WarehouseSourceOptions {
   readonly spoolDirectory: string
 }
 
-const BATCH_BYTES = 1024 * 1024
-
-/** A value as the path reads it back: decimal integers, doubles with a point, ISO dates and instants. */
-export const cellText = (value: unknown, type: ColumnType): string | undefined => {
-  if (value === null || value === undefined) return undefined
-  if (typeof value === 'bigint') return String(value)
-  if (typeof value === 'boolean') return value ? 'true' : 'false'
-  if (value instanceof Date) return type === 'date' ? value.toISOString().slice(0, 10) : value.toISOString()
-  if (typeof value === 'number') {
-    if (Object.is(value, -0)) return '-0.0'
-    const text = String(value)
-    // `1e+21` and `5e-7` are not doubles to the path (values.ts): the mantissa needs its point.
-    const [mantissa, exponent] = text.split('e')
-    if (exponent === undefined) return text
-    return `${mantissa!.includes('.') ? mantissa : `${mantissa}.0`}e${exponent}`
-  }
-  return String(value)
-}
-
 const csvField = (text: string | undefined): string =>
   text === undefined || text === '' ? '' : `"${text.replace(/"/g, '""')}"`
 
@@ -80,7 +65,7 @@ const spooledParquet = async (
   store: WarehouseStore,
   key: string,
   spoolDirectory: string,
-): Promise<{ file: AsyncBuffer; close: () => Promise<void> } | undefined> => {
+): Promise<{ file: AsyncBuffer; readAt: CsvReadBack['readAt']; close: () => Promise<void> } | undefined> => {
   const body = await store.readObject(key)
   if (body === undefined) return undefined
   const path = await newSpoolFile(spoolDirectory, SpoolKind.batches)
@@ -96,7 +81,14 @@ const spooledParquet = async (
         return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
       },
     }
-    return { file, close: () => handle.close().finally(() => rm(path, { force: true })) }
+    const readAt = async (target: Uint8Array, position: number) => {
+      for (let done = 0; done < target.length; ) {
+        const { bytesRead } = await handle.read(target, done, target.length - done, position + done)
+        if (bytesRead === 0) throw new InternalError({ reason: `${key} ends before byte ${position + target.length}` })
+        done += bytesRead
+      }
+    }
+    return { file, readAt, close: () => handle.close().finally(() => rm(path, { force: true })) }
   } catch (error) {
     await rm(path, { force: true })
     throw error
@@ -137,8 +129,6 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
     const companionOf = new Map(
       options.columns.filter((c) => c.textOf !== undefined && inFile.has(c.name)).map((c) => [c.textOf!, c.name]),
     )
-    const read = [...data.map((c) => c.name), ...companionOf.values()]
-    const at = new Map(read.map((name, i) => [name, i]))
     const filters = (options.filters ?? []).map((f) => ({ index: data.findIndex((c) => c.name === f.column), ...f }))
     const readRows = async (rowStart: number, rowEnd: number, columns: readonly string[]): Promise<unknown[][]> => {
       let rows: unknown[][] = []
@@ -173,40 +163,24 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
       return closed
     }
 
-    const rowText = (row: readonly unknown[]): (string | undefined)[] =>
-      data.map((column) => {
-        const companion = companionOf.get(column.name)
-        const kept = companion === undefined ? undefined : row[at.get(companion)!]
-        return kept === null || kept === undefined ? cellText(row[at.get(column.name)!], column.type) : String(kept)
-      })
-
+    const { readAt } = spooled
     async function* body(): AsyncGenerator<Buffer> {
       try {
-        let text = `${data.map((c) => csvField(c.header)).join(',')}\n`
-        let rowStart = 0
-        for (const group of metadata.row_groups) {
-          const rowEnd = rowStart + Number(group.num_rows)
-          const rows = await readRows(rowStart, rowEnd, read)
-          rowStart = rowEnd
-          for (const row of rows) {
-            if (cancelled) return
-            const cells = rowText(row)
-            if (filters.length > 0 && filters.every((f) => f.index >= 0 && f.matches(cells[f.index] ?? ''))) {
-              removed++
-              continue
-            }
-            text += `${cells.map(csvField).join(',')}\n`
-            if (text.length >= BATCH_BYTES) {
-              const chunk = Buffer.from(text)
-              received += chunk.length
-              yield chunk
-              text = ''
-            }
-          }
+        const header = Buffer.from(`${data.map((c) => csvField(c.header)).join(',')}\n`)
+        received += header.length
+        yield header
+        const records = csvRecords({
+          readAt,
+          metadata,
+          columns: data.map((c) => ({ name: c.name, type: c.type, companion: companionOf.get(c.name) })),
+          filters,
+          cancelled: () => cancelled,
+          onRemoved: () => removed++,
+        })
+        for await (const chunk of records) {
+          received += chunk.length
+          yield chunk
         }
-        const chunk = Buffer.from(text)
-        received += chunk.length
-        yield chunk
       } finally {
         await close()
       }

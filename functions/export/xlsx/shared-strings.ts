@@ -147,8 +147,13 @@ export const readSharedStrings = async (
       tooLong: () => tooLong(PART, tableId, maxPending, where()),
     },
   )
+  let first = true
   try {
-    for await (const _ of scanXmlEntry(entry, scanner, tableId, xml.signal)) {
+    for await (const _ of scanXmlEntry(entry, scanner, tableId, xml.signal, (chunk) => {
+      if (!first) return
+      first = false
+      reserveStrings(strings, chunk, options.partBytes)
+    })) {
       // each step has scanned one inflated chunk
     }
     strings.finish()
@@ -157,6 +162,16 @@ export const readSharedStrings = async (
     throw error
   }
   return strings
+}
+
+/** The root's `uniqueCount`, where the first chunk shows it: the table makes room for that many strings at once. */
+const UNIQUE_COUNT = /<(?:[\w.-]+:)?sst\b[^>]*?\suniqueCount\s*=\s*["'](\d{1,10})["']/
+
+const reserveStrings = (strings: SharedStringTable, chunk: Uint8Array, partBytes: number | undefined): void => {
+  if (partBytes === undefined) return
+  const head = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.byteLength, 4096)).toString('latin1')
+  const count = UNIQUE_COUNT.exec(head)?.[1]
+  if (count !== undefined) strings.reserve(Number(count), partBytes)
 }
 
 const addItem = (strings: SharedStringTable, text: CellBuffer): void => {

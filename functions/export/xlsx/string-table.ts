@@ -28,6 +28,12 @@ export interface StringTableOptions {
   readonly memoryBytes?: number | undefined
   /** Path prefix of the spill files (`<prefix>.strings`, `<prefix>.ends`); without it the table never spills. */
   readonly spillPath?: string | undefined
+  /**
+   * The shared strings part's size: their text is no longer, so the text buffer is made at once, up to the memory
+   * budget, rather than doubled to it. Doubling to 16 MiB held the last two sizes at once (24 MiB, and 12 more for
+   * the ends), a high-water mark the reading thread's resident memory kept to the end.
+   */
+  readonly partBytes?: number | undefined
 }
 
 /** Where appendTo() writes a string's bytes. */
@@ -47,6 +53,23 @@ export class SharedStringTable {
   constructor(options: StringTableOptions = {}) {
     this.#memoryBytes = options.memoryBytes ?? DEFAULT_MEMORY_BYTES
     this.#spillPath = options.spillPath
+    const { partBytes } = options
+    if (partBytes !== undefined && partBytes > INITIAL_BYTES) {
+      this.#bytes = Buffer.allocUnsafe(Math.min(partBytes, this.#memoryBytes))
+    }
+  }
+
+  /**
+   * Room for `count` strings' ends (the part's `uniqueCount`), made at once; a count the part's size cannot hold
+   * (an item takes 5 bytes at the least, `<si/>`) or past what memory keeps is not taken at its word.
+   */
+  reserve(count: number, partBytes: number): void {
+    const strings = Math.min(count, Math.floor(partBytes / 5), this.#memoryBytes / 4)
+    if (this.#spill === undefined && strings > this.#ends.length) {
+      const ends = new Uint32Array(strings)
+      ends.set(this.#ends.subarray(0, this.#count))
+      this.#ends = ends
+    }
   }
 
   get count(): number {

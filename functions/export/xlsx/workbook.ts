@@ -101,10 +101,15 @@ export const readWorkbookParts = async (
     formats: stylesPath && zip.names.has(stylesPath) ? await readCellFormats(zip, stylesPath, tableId, xml) : [],
     sharedStrings:
       stringsPath && zip.names.has(stringsPath)
-        ? await readSharedStrings(await zip.open(stringsPath), tableId, strings, {
-            ...xml,
-            maxFieldBytes: options.maxFieldBytes,
-          })
+        ? await readSharedStrings(
+            await zip.open(stringsPath),
+            tableId,
+            { ...strings, partBytes: zip.inflatedSize(stringsPath) },
+            {
+              ...xml,
+              maxFieldBytes: options.maxFieldBytes,
+            },
+          )
         : new SharedStringTable(),
   }
 }

@@ -174,10 +174,13 @@ export async function* scanXmlEntry(
   scanner: { write(chunk: Uint8Array): void; end(): void },
   tableId: string,
   signal: AbortSignal | undefined,
+  /** Sees each inflated chunk before the scanner does. */
+  peek?: (chunk: Uint8Array) => void,
 ): AsyncGenerator<void> {
   try {
     for await (const chunk of entry) {
       signal?.throwIfAborted()
+      peek?.(chunk as Buffer)
       scanner.write(chunk as Buffer)
       yield
     }

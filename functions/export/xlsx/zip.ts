@@ -26,6 +26,8 @@ const INFLATE_AHEAD_CHUNKS = 4
 export interface ZipArchive {
   /** Names of the entries, as stored. */
   readonly names: ReadonlySet<string>
+  /** An entry's inflated size, as the directory declares it (and as its reading holds it to). */
+  inflatedSize(name: string): number | undefined
   /** The inflated bytes of an entry. */
   open(name: string): Promise<Readable>
   close(): void
@@ -67,6 +69,7 @@ export const openZip = async (file: string, tableId: string): Promise<ZipArchive
   }
   return {
     names: new Set(entries.keys()),
+    inflatedSize: (name) => entries.get(name)?.uncompressedSize,
     open: async (name) => {
       const entry = entries.get(name)
       if (entry === undefined)

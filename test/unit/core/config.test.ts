@@ -57,6 +57,22 @@ describe('the configuration file', () => {
     ])
   })
 
+  it('takes export.workerThreads as auto by default or a number of threads, and names it when it is neither', () => {
+    expect(loadExportConfig(SAMPLE_CONFIG_FILE).export.workerThreads).toBe('auto')
+    const three = writeConfig('three.json', sampleWith({ export: { workerThreads: 3 } }))
+    expect(loadExportConfig(three).export.workerThreads).toBe(3)
+    for (const [name, value] of [
+      ['many.json', 65],
+      ['half.json', 1.5],
+      ['all.json', 'all'],
+    ] as const) {
+      const error = configError(() =>
+        loadExportConfig(writeConfig(name, sampleWith({ export: { workerThreads: value } }))),
+      )
+      expect(error.problems).toEqual([expect.objectContaining({ field: 'export.workerThreads' })])
+    }
+  })
+
   it('fails naming failedRunsToAlarm when it exceeds evaluationRuns', () => {
     const alarms = { failedRunsToAlarm: 4, evaluationRuns: 3, staleAfterPeriods: 2, emails: [] }
     const file = writeConfig('alarms.json', sampleWith(deploymentWith({ alarms })))

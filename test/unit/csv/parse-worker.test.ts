@@ -157,6 +157,12 @@ describe('the parse stage on a thread of its own', () => {
 /** This process's threads (Linux): a Worker's thread is there as soon as the Worker is constructed. */
 const threads = (): number => readdirSync('/proc/self/task').length
 
+/** Waits (up to 5 s) for a thread to end: its exit reaches this thread after the thread's last message. */
+const until = async (done: () => boolean) => {
+  for (let waited = 0; !done() && waited < 5000; waited += 10) await new Promise((r) => setTimeout(r, 10))
+  expect(done()).toBe(true)
+}
+
 describe('a parse thread started before a table needs it', () => {
   it('starts only where a table would get one thread of its own', () => {
     const before = threads()
@@ -169,23 +175,34 @@ describe('a parse thread started before a table needs it', () => {
     // More rows than the batches in flight hold, so the first thread is still there when the second table starts.
     const text = csvText(200_000)
     const inline = await parse(text, 'inline')
-    const before = threads()
     prestartParseThread(1)
+    // One thread waits: the one just started, or an earlier table's, kept.
+    const waiting = threads()
     prestartParseThread(1)
-    expect(threads()).toBe(before + 1)
+    expect(threads()).toBe(waiting)
     const first = await openParsedTable(body(text), OPTIONS, 'worker')
-    expect(threads()).toBe(before + 1)
+    expect(threads()).toBe(waiting)
     const second = await openParsedTable(body(text), OPTIONS, 'worker')
-    expect(threads()).toBe(before + 2)
+    expect(threads()).toBe(waiting + 1)
     expect(await drain(first)).toEqual(inline)
     expect(await drain(second)).toEqual(inline)
+    // The first table's thread waits for the next; the second's ended, as there is one waiting.
+    await until(() => threads() === waiting)
+    const third = await openParsedTable(body(text), OPTIONS, 'worker')
+    expect(threads()).toBe(waiting)
+    expect(await drain(third)).toEqual(inline)
   })
 
-  it('carries the coded error of a bad table, as a thread started for it does', async () => {
+  it('carries the coded error of a bad table, as a thread started for it does, and is not kept after it', async () => {
     prestartParseThread(1)
+    const waiting = threads()
     const failure = await failureOf(() => parse('a,b\n1,2,3\n'.padEnd(2 * 1024 * 1024, '\n'), 'worker'))
     expect(failure).toBeInstanceOf(DataError)
     expect(failure).toMatchObject({ code: 'ROW_FIELD_COUNT', line: 2 })
+    await until(() => threads() === waiting - 1)
+    // The next table gets a thread that never saw the failure, and parses as it should.
+    const text = csvText(20_000)
+    expect(await parse(text, 'worker')).toEqual(await parse(text, 'inline'))
   })
 })
 

@@ -2,17 +2,19 @@
  * The Parquet encoder on its own: record batches in, a file out that DuckDB reads back value for value, with row
  * groups, statistics and encodings as intended, and the same bytes whether or not a plan change forced a restart.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nameColumns } from '../../../functions/export/normalize/columns.ts'
 import { RowFingerprinter } from '../../../functions/export/normalize/fingerprint.ts'
+import { ColumnTypeInferrer } from '../../../functions/export/normalize/types.ts'
 import { stringValues, typedValues } from '../../../functions/export/parquet/chunk-values.ts'
 import { ParquetFileEncoder } from '../../../functions/export/parquet/encode.ts'
+import { TableEncoder } from '../../../functions/export/parquet/table-encoder.ts'
 import type { TableSchema } from '../../../functions/export/schema/table-schema.ts'
 import { tempDir } from '../../support/cli.ts'
 import { query } from '../../support/duckdb.ts'
-import { batchesOf, encode, metadataOf } from '../../support/encoder.ts'
+import { batchesOf, encode, metadataOf, RUN } from '../../support/encoder.ts'
 
 describe('the Parquet encoder', () => {
   it('writes every type and NULL so that DuckDB reads the same values back, across row groups', async () => {
@@ -49,7 +51,8 @@ describe('the Parquet encoder', () => {
     const [signedZero] = await query(`SELECT 1 / price AS x FROM '${file}' WHERE _source_row_number = 6`)
     expect(signedZero!.x).toBe('-Infinity')
     const metadata = metadataOf(await readFile(file))
-    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([12, 12, 1])
+    // Groups of exactly 10 rows, whatever the batches of 4.
+    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([10, 10, 5])
   })
 
   it('records min, max and NULL count statistics per row group', async () => {
@@ -164,6 +167,86 @@ describe('the Parquet encoder', () => {
       { qty: null, qty__text: null },
       { qty: '4', qty__text: null },
     ])
+  })
+
+  it('cuts row groups at the same rows, and writes the same bytes, whatever the batches and on a thread of its own', async () => {
+    const header = ['id', 'qty', 'note']
+    // qty widens at row 70 (a restart), and the notes' text brings some groups to the byte limit first.
+    const records = Array.from({ length: 130 }, (_, i) => [
+      String(i),
+      i === 70 ? 'n/a' : String(i * 3),
+      i % 9 === 0 ? 'x'.repeat(400) : `note ${i % 5}`,
+    ])
+    const rowGroupLimits = { maxRows: 16, maxBytes: 2000 }
+    const files = await Promise.all(
+      [
+        { rowsPerBatch: 7 },
+        { rowsPerBatch: 1 },
+        { rowsPerBatch: 50 },
+        { rowsPerBatch: 7, thread: true },
+        { rowsPerBatch: 1000, thread: true },
+      ].map((options) => encode(header, records, { ...options, rowGroupLimits })),
+    )
+    const [first, ...others] = files
+    const groups = metadataOf(first!.bytes).row_groups.map((g) => Number(g.num_rows))
+    expect(groups.reduce((sum, rows) => sum + rows, 0)).toBe(130)
+    // Some groups end at the byte limit before 16 rows.
+    expect(groups.some((rows) => rows < 16)).toBe(true)
+    // Batches that end before row 70 restart the file; one of 1,000 rows knows the final plan at once.
+    expect(files.map((f) => f.restarts)).toEqual([1, 1, 1, 1, 0])
+    for (const other of others) expect(other.bytes.equals(first!.bytes)).toBe(true)
+  })
+
+  it('fails as the encoder on this thread does when the thread cannot write its spool', async () => {
+    const records = Array.from({ length: 50 }, (_, i) => [String(i)])
+    const failures = await Promise.all(
+      [false, true].map((thread) =>
+        encode(['id'], records, { rowsPerBatch: 5, thread, spoolPath: '/proc/self/none/spool.bin' }).then(
+          () => undefined,
+          (error: unknown) => String(error),
+        ),
+      ),
+    )
+    for (const failure of failures) expect(failure).toMatch(/ENOENT/)
+  })
+
+  it('stops a thread encoding mid-table when closed, giving its batches back and leaving no spill file', async () => {
+    const dir = await tempDir('inventory-encode-thread-')
+    const header = Array.from({ length: 8 }, (_, c) => `c${c}`)
+    const records = Array.from({ length: 6000 }, (_, r) => header.map((_, c) => `${r * c} ${'x'.repeat(c * 20)}`))
+    const columns = nameColumns(header)
+    const types = new ColumnTypeInferrer({ tableId: 't1', columnNames: columns.map((c) => c.name) })
+    const recycled: ArrayBuffer[] = []
+    const written: Uint8Array[] = []
+    const encoder = new TableEncoder(
+      {
+        tableId: 't1',
+        table: 'things',
+        exportDate: RUN.exportDate,
+        columns,
+        types,
+        previous: undefined,
+        run: RUN,
+        spoolPath: path.join(dir, 'spool.bin'),
+        // Groups of 500 rows, of which all but 4 KiB spill: the thread writes one while the next fills.
+        rowGroupLimits: { maxRows: 500, maxBytes: 1 << 30, inMemoryBytes: 4096 },
+        recycle: (bytes) => recycled.push(bytes),
+        thread: true,
+      },
+      { write: (bytes) => written.push(bytes), restart: () => undefined, drained: async () => undefined },
+    )
+    const batches = batchesOf(records, header.length, 100)
+    for (const batch of batches.slice(0, 30)) {
+      types.observe(batch)
+      await encoder.push(batch)
+    }
+    await encoder.close()
+    // Every batch it took came back, or was the thread's when it stopped; nothing of the groups is left on disk.
+    expect(recycled.length).toBeGreaterThan(20)
+    expect(recycled.length).toBeLessThanOrEqual(30)
+    expect(written.length).toBeGreaterThan(0)
+    expect((await readdir(dir)).filter((name) => name.includes('.group'))).toEqual([])
+    await expect(encoder.finish()).rejects.toThrow(/closed/)
   })
 
   it('writes a file with the columns and no row group for a table without rows', async () => {

@@ -52,6 +52,12 @@ export const SourceConfigSchema = z
 /** How hard and how long to try. */
 export const ExportTuningSchema = z.strictObject({
   concurrency: z.int().min(1).max(16).default(2).describe('Tables downloaded at once; the service never sees more'),
+  workerThreads: z
+    .union([z.literal('auto'), z.int().min(0).max(64)])
+    .default('auto')
+    .describe(
+      "Worker threads one table's parsing and encoding use beside the main thread. `auto`: from the vCPUs the function has (its cores, and in Lambda what its memory buys): none with one, one parsing with two, and from three one per vCPU, one of them encoding the Parquet file and the others parsing the body in chunks. A number sets them: 0 does everything on the main thread, 1 parses on a thread of its own, 2 or more adds the encoding thread",
+    ),
   retry: z
     .strictObject({
       maxAttempts: z.int().min(1).max(10).default(4).describe('Attempts per request, the first included'),
