@@ -18,7 +18,19 @@ const ROOT = path.resolve(import.meta.dirname, '../..')
 const EXPORT = 'functions/export/'
 const FRONT_DOOR = 'functions/export/index.ts'
 
-const STAGES = ['scratch', 'publish', 'normalize', 'source', 'csv', 'xlsx', 'schema', 'parquet', 'guards', 'iceberg', 'catalog']
+const STAGES = [
+  'scratch',
+  'publish',
+  'normalize',
+  'source',
+  'csv',
+  'xlsx',
+  'schema',
+  'parquet',
+  'guards',
+  'iceberg',
+  'catalog',
+]
 
 /** The layer of each folder of functions/export/ that is not a stage. */
 const FOLDER_LAYERS = { core: 'core', path: 'path', lambda: 'edge' } as const
