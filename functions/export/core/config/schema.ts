@@ -16,6 +16,7 @@ import {
   RetentionSchema,
   type TableConfig,
   TableConfigSchema,
+  TableFormatSchema,
 } from './table-schema.ts'
 
 const isLoopbackHost = (hostname: string): boolean =>
@@ -180,6 +181,9 @@ export const WarehouseConfigSchema = z.strictObject({
   erasedRows: ErasedRowsSchema.default('drop').describe(
     'What an export does with rows a recorded erasure request matches, unless the table sets its own `erasedRows`: `"drop"` leaves them out, `"hold"` holds the table',
   ),
+  tableFormat: TableFormatSchema.default('hive').describe(
+    'How every table is laid out unless it sets its own `tableFormat`: `"hive"` (Parquet objects under `dt=` folders) or `"iceberg"` (Apache Iceberg v2 tables)',
+  ),
 })
 
 /** The stack's name: the runtime needs it too, since the default Glue database name derives from it. */
@@ -278,11 +282,12 @@ export const withDerivedNames = <C extends Omit<z.output<typeof ExportConfigObje
   const names = stackResourceNames(config.deployment.stackName)
   return {
     ...config,
-    // Each table's retention and erasedRows resolved once: the table's path reads its own setting, never the warehouse's.
+    // Each table's retention, erasedRows and tableFormat resolved once: the table's path reads its own setting, never the warehouse's.
     tables: config.tables.map((table) => ({
       ...table,
       retention: table.retention ?? config.warehouse.retention,
       erasedRows: table.erasedRows ?? config.warehouse.erasedRows,
+      tableFormat: table.tableFormat ?? config.warehouse.tableFormat,
     })),
     warehouse: { ...config.warehouse, glueDatabase: config.warehouse.glueDatabase ?? names.glueDatabase },
   }

@@ -86,6 +86,8 @@ export const RetentionSchema = z.union([
 
 /** What an export does with a row that a recorded erasure request (`npm run erase`) matches. */
 export const ErasedRowsSchema = z.enum(['drop', 'hold'])
+/** How a table's dates are laid out: Hive-style `dt=` folders of one object each, or an Apache Iceberg table. */
+export const TableFormatSchema = z.enum(['hive', 'iceberg'])
 
 /** One saved table of the inventory service and how to land it. */
 export const TableConfigSchema = z.strictObject({
@@ -162,6 +164,9 @@ export const TableConfigSchema = z.strictObject({
   erasedRows: ErasedRowsSchema.optional().describe(
     'What an export does with rows a recorded erasure request matches (`npm run erase`): `"drop"` leaves them out and counts them, `"hold"` publishes nothing of the table (`ERASED_ROWS_HELD`) until the service no longer has them or `--accept-changes`; default `warehouse.erasedRows`',
   ),
+  tableFormat: TableFormatSchema.optional().describe(
+    'How the table is laid out for Athena: `"hive"` (one Parquet object per date under `dt=`) or `"iceberg"` (an Apache Iceberg v2 table, one snapshot per export, `dt` an identity partition); default `warehouse.tableFormat`',
+  ),
   guards: TableGuardsSchema.optional().describe(
     'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',
   ),
@@ -221,6 +226,7 @@ export type GuardsConfig = Readonly<z.output<typeof GuardsSchema>>
 export type TableGuardsConfig = z.output<typeof TableGuardsSchema>
 export type RetentionConfig = z.output<typeof RetentionSchema>
 export type ErasedRowsAction = z.output<typeof ErasedRowsSchema>
+export type TableFormat = z.output<typeof TableFormatSchema>
 
 /** The warehouse name of a table whose configuration gives none. */
 export const defaultTableName = (id: string): string => `table_${id.toLowerCase().replace(/-/g, '_')}`
