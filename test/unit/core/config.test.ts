@@ -131,6 +131,25 @@ describe('the configuration file', () => {
     ])
   })
 
+  it('refuses the Iceberg layout, not yet written, on a table or as the warehouse default, and takes hive', () => {
+    const refused = '"iceberg" is not available in this version: remove it or set "hive"'
+    const input = sampleConfigInput()
+    input.tables = [
+      { id: '1001', tableFormat: 'iceberg' },
+      { id: '1002', tableFormat: 'hive' },
+    ]
+    expect(configError(() => loadExportConfig(writeConfig('iceberg-table.json', input))).problems).toEqual([
+      { field: 'tables[0].tableFormat', message: refused },
+    ])
+    const byDefault = { ...sampleConfigInput(), warehouse: { tableFormat: 'iceberg' } }
+    byDefault.tables = [{ id: '1001' }, { id: '1002', tableFormat: 'hive' }]
+    expect(configError(() => loadExportConfig(writeConfig('iceberg-default.json', byDefault))).problems).toEqual([
+      { field: 'warehouse.tableFormat', message: refused },
+    ])
+    input.tables = [{ id: '1002', tableFormat: 'hive' }]
+    expect(loadExportConfig(writeConfig('hive.json', input)).tables[0]?.tableFormat).toBe('hive')
+  })
+
   it('fails naming every bad field at once', () => {
     const file = writeConfig('many.json', { ...sampleWith(deploymentWith({ lambda: { memoryMb: 64 } })), tables: [] })
     expect(configError(() => loadExportConfig(file)).problems.map((p) => p.field)).toEqual([
