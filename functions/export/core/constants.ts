@@ -79,6 +79,8 @@ export const RAW_FOLDER = '_raw'
 export const ERASURES_FOLDER = '_erasures'
 /** One small object per table, `<folder>/<table>.json`: who writes the table now (path/table-lease.ts). */
 export const LEASES_FOLDER = '_leases'
+/** One small object per Iceberg table, `<folder>/<table>.json`: its current metadata file, where no Glue holds it. */
+export const ICEBERG_POINTERS_FOLDER = '_iceberg'
 /** One tiny object per table and export date, `<folder>/<table>/dt=<date>/dates.parquet`: the dates relation. */
 export const EXPORT_DATES_FOLDER = '_export_dates'
 export const EXPORT_DATES_OBJECT_NAME = 'dates.parquet'

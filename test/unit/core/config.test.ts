@@ -141,8 +141,11 @@ describe('the configuration file', () => {
     expect(configError(() => loadExportConfig(writeConfig('iceberg-table.json', input))).problems).toEqual([
       { field: 'tables[0].tableFormat', message: refused },
     ])
-    const byDefault = { ...sampleConfigInput(), warehouse: { tableFormat: 'iceberg' } }
-    byDefault.tables = [{ id: '1001' }, { id: '1002', tableFormat: 'hive' }]
+    const byDefault = {
+      ...sampleConfigInput(),
+      warehouse: { tableFormat: 'iceberg' },
+      tables: [{ id: '1001' }, { id: '1002', tableFormat: 'hive' }],
+    }
     expect(configError(() => loadExportConfig(writeConfig('iceberg-default.json', byDefault))).problems).toEqual([
       { field: 'warehouse.tableFormat', message: refused },
     ])

@@ -1,0 +1,241 @@
+/**
+ * One Iceberg commit: the files of one export date replaced by new ones, as one snapshot. Everything the snapshot
+ * needs (its date's manifest, the manifest list, the metadata file) is written first under names no one else
+ * uses; then the pointer moves, or does not. A writer that loses the race removes what it wrote, reads the new
+ * current metadata and tries again on top of it, so two dates committed at once both land, and a reader only
+ * ever sees a metadata file that was swapped in whole. A commit killed before the swap leaves files nothing
+ * references: the table is as it was.
+ */
+import { randomUUID } from 'node:crypto'
+import { WriteConflictError } from '../core/errors.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import {
+  type DataFile,
+  decodeManifest,
+  decodeManifestList,
+  encodeManifest,
+  encodeManifestList,
+  type ManifestEntry,
+  ManifestEntryStatus,
+  type ManifestFile,
+} from './manifests.ts'
+import type { MetadataPointer } from './metadata-pointer.ts'
+import {
+  currentSchema,
+  currentSnapshot,
+  newSnapshotId,
+  newTableMetadata,
+  type PublishedColumn,
+  type TableMetadata,
+  withColumns,
+  withSnapshot,
+} from './table-metadata.ts'
+
+/** Where an Iceberg table is: its key prefix in the store, and the URI readers open its files by. */
+export interface IcebergTableLocation {
+  /** The table's name, which the pointer is kept by. */
+  readonly table: string
+  /** Prefix of every key of the table in the store, e.g. `devices`. */
+  readonly key: string
+  /** The same place as readers name it, e.g. `s3://bucket/warehouse/devices`. */
+  readonly uri: string
+}
+
+export interface PartitionReplacement {
+  readonly exportDate: string
+  /** The date's files after the commit (none: the date leaves the table). */
+  readonly files: readonly DataFile[]
+  /** The table's columns as its files have them, in order. */
+  readonly columns: readonly PublishedColumn[]
+}
+
+export interface CommittedSnapshot {
+  readonly metadataKey: string
+  readonly metadata: TableMetadata
+  /** The files the date had before, which only older snapshots still reference. */
+  readonly replacedFiles: readonly DataFile[]
+}
+
+/** Commits lost in a row before giving up: each loss means another date's snapshot landed first. */
+const MAX_COMMIT_ATTEMPTS = 8
+
+const MANIFEST_TYPE = 'application/avro'
+
+const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8')
+
+/** The date a manifest of this writer holds: every manifest it writes is one date's. */
+const manifestDate = (manifest: ManifestFile): string | undefined =>
+  manifest.partitions[0]?.lower_bound?.toString('utf8')
+
+const liveFiles = (manifest: ManifestFile): number => manifest.added_files_count + manifest.existing_files_count
+
+export const keyOfUri = (location: IcebergTableLocation, uri: string): string => {
+  if (!uri.startsWith(`${location.uri}/`)) throw new RangeError(`${uri} is not under ${location.uri}`)
+  return `${location.key}${uri.slice(location.uri.length)}`
+}
+
+const readJson = async (store: WarehouseStore, key: string): Promise<TableMetadata> => {
+  const body = await store.getObject(key)
+  if (body === undefined) throw new RangeError(`the table's current metadata ${key} is missing`)
+  return JSON.parse(body.toString('utf8')) as TableMetadata
+}
+
+/** The current snapshot's manifests, none when the table has no snapshot yet. */
+export const readManifestList = async (
+  store: WarehouseStore,
+  location: IcebergTableLocation,
+  metadata: TableMetadata,
+): Promise<ManifestFile[]> => {
+  const snapshot = currentSnapshot(metadata)
+  if (snapshot === undefined) return []
+  const body = await store.getObject(keyOfUri(location, snapshot['manifest-list']))
+  if (body === undefined) throw new RangeError(`the manifest list ${snapshot['manifest-list']} is missing`)
+  return decodeManifestList(body)
+}
+
+export const readManifest = async (
+  store: WarehouseStore,
+  location: IcebergTableLocation,
+  manifest: ManifestFile,
+): Promise<ManifestEntry[]> => {
+  const body = await store.getObject(keyOfUri(location, manifest.manifest_path))
+  if (body === undefined) throw new RangeError(`the manifest ${manifest.manifest_path} is missing`)
+  return decodeManifest(body, manifest)
+}
+
+const summaryOf = (entries: readonly ManifestEntry[], status: ManifestEntry['status']) => {
+  const files = entries.filter((entry) => entry.status === status)
+  return { files: files.length, rows: files.reduce((sum, entry) => sum + entry.file.record_count, 0) }
+}
+
+/** Writes one manifest and returns its manifest list entry. */
+const writeManifest = async (
+  store: WarehouseStore,
+  location: IcebergTableLocation,
+  metadata: TableMetadata,
+  entries: readonly ManifestEntry[],
+  commit: { readonly snapshotId: number; readonly sequenceNumber: number; readonly exportDate: string },
+  written: string[],
+): Promise<ManifestFile> => {
+  const bytes = await encodeManifest(entries, {
+    schema: currentSchema(metadata),
+    spec: metadata['partition-specs'][0]!,
+  })
+  const name = `metadata/${randomUUID()}-m0.avro`
+  written.push(`${location.key}/${name}`)
+  await store.putObject(`${location.key}/${name}`, bytes, MANIFEST_TYPE)
+  const added = summaryOf(entries, ManifestEntryStatus.ADDED)
+  const existing = summaryOf(entries, ManifestEntryStatus.EXISTING)
+  const deleted = summaryOf(entries, ManifestEntryStatus.DELETED)
+  const bound = utf8(commit.exportDate)
+  return {
+    manifest_path: `${location.uri}/${name}`,
+    manifest_length: bytes.length,
+    partition_spec_id: 0,
+    content: 0,
+    sequence_number: commit.sequenceNumber,
+    min_sequence_number: Math.min(commit.sequenceNumber, ...entries.map((e) => e.sequenceNumber ?? Infinity)),
+    added_snapshot_id: commit.snapshotId,
+    added_files_count: added.files,
+    existing_files_count: existing.files,
+    deleted_files_count: deleted.files,
+    added_rows_count: added.rows,
+    existing_rows_count: existing.rows,
+    deleted_rows_count: deleted.rows,
+    partitions: [{ contains_null: false, contains_nan: null, lower_bound: bound, upper_bound: bound }],
+    key_metadata: null,
+  }
+}
+
+/** One attempt: every file of the snapshot written, then the one swap. Throws WriteConflictError on a lost race. */
+const attemptCommit = async (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+  replacement: PartitionReplacement,
+  written: string[],
+): Promise<CommittedSnapshot> => {
+  const current = await pointer.read(location.table)
+  const now = Date.now()
+  const base = current === undefined ? undefined : await readJson(store, current.metadataKey)
+  const metadata = withColumns(base ?? newTableMetadata(location.uri, replacement.columns, now), replacement.columns)
+  const previous = currentSnapshot(metadata)
+  const snapshotId = newSnapshotId()
+  const sequenceNumber = metadata['last-sequence-number'] + 1
+  const commit = { snapshotId, sequenceNumber, exportDate: replacement.exportDate }
+  const manifests = await readManifestList(store, location, metadata)
+  const ofDate = manifests.filter((manifest) => manifestDate(manifest) === replacement.exportDate)
+  const kept = manifests.filter(
+    (manifest) => manifestDate(manifest) !== replacement.exportDate && liveFiles(manifest) > 0,
+  )
+  const replaced = (await Promise.all(ofDate.map((m) => readManifest(store, location, m))))
+    .flat()
+    .filter((entry) => entry.status !== ManifestEntryStatus.DELETED)
+  const listed: ManifestFile[] = []
+  if (replacement.files.length > 0) {
+    const added = replacement.files.map((file) => ({
+      status: ManifestEntryStatus.ADDED,
+      snapshotId,
+      sequenceNumber: null,
+      file,
+    }))
+    listed.push(await writeManifest(store, location, metadata, added, commit, written))
+  }
+  if (replaced.length > 0) {
+    // The spec's record of what this snapshot removed: readers skip DELETED entries, expiry reads them.
+    const deleted = replaced.map((entry) => ({ ...entry, status: ManifestEntryStatus.DELETED, snapshotId }))
+    listed.push(await writeManifest(store, location, metadata, deleted, commit, written))
+  }
+  const listName = `metadata/snap-${snapshotId}-1-${randomUUID()}.avro`
+  const listBytes = await encodeManifestList([...listed, ...kept], {
+    id: snapshotId,
+    parentId: previous?.['snapshot-id'],
+    sequenceNumber,
+  })
+  written.push(`${location.key}/${listName}`)
+  await store.putObject(`${location.key}/${listName}`, listBytes, MANIFEST_TYPE)
+  const addedRows = replacement.files.reduce((sum, file) => sum + file.record_count, 0)
+  const next = withSnapshot(
+    metadata,
+    {
+      'snapshot-id': snapshotId,
+      ...(previous && { 'parent-snapshot-id': previous['snapshot-id'] }),
+      'sequence-number': sequenceNumber,
+      'timestamp-ms': now,
+      'manifest-list': `${location.uri}/${listName}`,
+      summary: {
+        operation: replaced.length === 0 ? 'append' : replacement.files.length === 0 ? 'delete' : 'overwrite',
+        'added-data-files': String(replacement.files.length),
+        'deleted-data-files': String(replaced.length),
+        'added-records': String(addedRows),
+        'deleted-records': String(replaced.reduce((sum, entry) => sum + entry.file.record_count, 0)),
+      },
+      'schema-id': metadata['current-schema-id'],
+    },
+    base === undefined ? undefined : `${location.uri}${current!.metadataKey.slice(location.key.length)}`,
+  )
+  const metadataKey = `${location.key}/metadata/${String(sequenceNumber).padStart(5, '0')}-${randomUUID()}.metadata.json`
+  written.push(metadataKey)
+  await store.putObject(metadataKey, `${JSON.stringify(next)}\n`, 'application/json')
+  await pointer.swap(location.table, metadataKey, current?.token)
+  return { metadataKey, metadata: next, replacedFiles: replaced.map((entry) => entry.file) }
+}
+
+/** Replaces one export date's files in a snapshot of its own; retries a lost race on the new current metadata. */
+export const commitPartition = async (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+  replacement: PartitionReplacement,
+): Promise<CommittedSnapshot> => {
+  for (let attempt = 1; ; attempt++) {
+    const written: string[] = []
+    try {
+      return await attemptCommit(store, pointer, location, replacement, written)
+    } catch (error) {
+      // What a failed attempt wrote is referenced by nothing: it goes, whatever the failure.
+      await Promise.all(written.map((key) => store.deleteObject(key)))
+      if (!(error instanceof WriteConflictError) || attempt === MAX_COMMIT_ATTEMPTS) throw error
+    }
+  }
+}
