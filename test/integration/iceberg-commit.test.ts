@@ -17,9 +17,11 @@ import type { MetadataPointer } from '../../functions/export/iceberg/metadata-po
 import {
   commitPartition,
   type IcebergTableLocation,
+  readCurrentMetadata,
   readManifest,
   readManifestList,
 } from '../../functions/export/iceberg/snapshot-commit.ts'
+import { expireSnapshots } from '../../functions/export/iceberg/snapshot-expiry.ts'
 import { storeMetadataPointer } from '../../functions/export/iceberg/store-pointer.ts'
 import type { TableMetadata } from '../../functions/export/iceberg/table-metadata.ts'
 import { FolderWarehouseStore } from '../../functions/export/publish/fs.ts'
@@ -100,6 +102,29 @@ const exportDate = async (out: string, date: string, shape: ReturnType<typeof da
  * A row's values as text, without `dt`: icebird looks an identity partition's value up by the partition field's
  * id rather than its name, so it reads none; the manifests' partition values are checked on their own.
  */
+/** Files under the table's metadata/ that neither the current metadata file nor one in its log reaches. */
+const unreferenced = async (store: FolderWarehouseStore, location: IcebergTableLocation, out: string) => {
+  const current = (await storeMetadataPointer(store).read(location.table))!
+  const readDocument = async (name: string) =>
+    JSON.parse(await readFile(path.join(out, location.key, 'metadata', name), 'utf8')) as TableMetadata
+  const latest = await readDocument(current.metadataKey.split('/').at(-1)!)
+  const referenced = new Set<string>()
+  for (const entry of [{ 'metadata-file': current.metadataKey }, ...latest['metadata-log']]) {
+    const name = entry['metadata-file'].split('/').at(-1)!
+    referenced.add(name)
+    const document = await readDocument(name)
+    // Snapshots expired since this document was current have no files left: the current one names what stays.
+    for (const snapshot of document.snapshots.filter((s) =>
+      latest.snapshots.some((k) => k['snapshot-id'] === s['snapshot-id']),
+    )) {
+      referenced.add(snapshot['manifest-list'].split('/').at(-1)!)
+      const asOf = { ...document, 'current-snapshot-id': snapshot['snapshot-id'] }
+      for (const m of await readManifestList(store, location, asOf)) referenced.add(m.manifest_path.split('/').at(-1)!)
+    }
+  }
+  return (await readdir(path.join(out, location.key, 'metadata'))).filter((name) => !referenced.has(name))
+}
+
 const plain = (row: Record<string, unknown>) =>
   Object.fromEntries(
     Object.entries(row)
@@ -164,6 +189,27 @@ describe('an Iceberg table over the exported dates', () => {
         [[ManifestEntryStatus.ADDED, '2026-11-01', '0.parquet']],
       ],
     )
+
+    // Expiring every snapshot but the current one removes the replaced file, and what only the others listed.
+    expect(await expireSnapshots(store, pointer, location, { olderThanMs: Date.now() + 1 })).toEqual({
+      snapshots: 3,
+      dataFiles: 1,
+    })
+    const expired = await readCurrentMetadata(store, pointer, location)
+    expect(expired?.metadata.snapshots.map((s) => s['snapshot-id'])).toEqual([metadata['current-snapshot-id']])
+    const rows = (await icebergRead({ tableUrl: location.uri, metadata: forIcebird(expired!.metadata) })).map(plain)
+    expect(rows.sort(byTagAndDate)).toEqual(expected.at(-1))
+    const dataFiles = await readdir(path.join(out, 'assets/data'), { recursive: true })
+    expect(dataFiles.filter((f) => f.endsWith('.parquet')).sort()).toEqual([
+      'dt=2026-11-01/0.parquet',
+      'dt=2026-11-02/3.parquet',
+      'dt=2026-11-03/2.parquet',
+    ])
+    expect(await unreferenced(store, location, out)).toEqual([])
+    expect(await expireSnapshots(store, pointer, location, { olderThanMs: Date.now() + 1 })).toEqual({
+      snapshots: 0,
+      dataFiles: 0,
+    })
   })
 
   it('lands two dates committed at once, and leaves no file of a lost attempt', async () => {
@@ -214,20 +260,6 @@ describe('an Iceberg table over the exported dates', () => {
     const rows = await icebergRead({ tableUrl: location.uri, metadata: forIcebird(metadata) })
     expect(rows.map((row) => row.asset_tag).sort()).toEqual([...day(0).rows, ...day(1).rows].map((row) => row[0]))
     // Every file under metadata/ is one a metadata file still names (the first commit's is in the log).
-    const referenced = new Set<string>()
-    for (const entry of [{ 'metadata-file': latest.metadataKey }, ...metadata['metadata-log']]) {
-      const name = entry['metadata-file'].split('/').at(-1)!
-      referenced.add(name)
-      const document = JSON.parse(await readFile(path.join(out, 'assets/metadata', name), 'utf8')) as TableMetadata
-      for (const snapshot of document.snapshots) {
-        referenced.add(snapshot['manifest-list'].split('/').at(-1)!)
-        for (const m of await readManifestList(store, location, {
-          ...document,
-          'current-snapshot-id': snapshot['snapshot-id'],
-        }))
-          referenced.add(m.manifest_path.split('/').at(-1)!)
-      }
-    }
-    expect((await readdir(path.join(out, 'assets/metadata'))).sort()).toEqual([...referenced].sort())
+    expect(await unreferenced(store, location, out)).toEqual([])
   })
 })

@@ -19,7 +19,7 @@ import {
   ManifestEntryStatus,
   type ManifestFile,
 } from './manifests.ts'
-import type { MetadataPointer } from './metadata-pointer.ts'
+import type { CurrentMetadata, MetadataPointer } from './metadata-pointer.ts'
 import {
   currentSchema,
   currentSnapshot,
@@ -74,11 +74,26 @@ export const keyOfUri = (location: IcebergTableLocation, uri: string): string =>
   return `${location.key}${uri.slice(location.uri.length)}`
 }
 
-const readJson = async (store: WarehouseStore, key: string): Promise<TableMetadata> => {
-  const body = await store.getObject(key)
-  if (body === undefined) throw new RangeError(`the table's current metadata ${key} is missing`)
-  return JSON.parse(body.toString('utf8')) as TableMetadata
+/** The table's current metadata, as the pointer names it; undefined before its first commit. */
+export const readCurrentMetadata = async (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+): Promise<(CurrentMetadata & { readonly metadata: TableMetadata }) | undefined> => {
+  const current = await pointer.read(location.table)
+  if (current === undefined) return undefined
+  const body = await store.getObject(current.metadataKey)
+  if (body === undefined) throw new RangeError(`the table's current metadata ${current.metadataKey} is missing`)
+  return { ...current, metadata: JSON.parse(body.toString('utf8')) as TableMetadata }
 }
+
+/** A new metadata file's key: numbered by its sequence number, as Iceberg names them, and unique. */
+export const metadataFileKey = (location: IcebergTableLocation, sequenceNumber: number): string =>
+  `${location.key}/metadata/${String(sequenceNumber).padStart(5, '0')}-${randomUUID()}.metadata.json`
+
+/** The URI of a metadata file the store holds at `key`, as the metadata log names it. */
+export const uriOfKey = (location: IcebergTableLocation, key: string): string =>
+  `${location.uri}${key.slice(location.key.length)}`
 
 /** The current snapshot's manifests, none when the table has no snapshot yet. */
 export const readManifestList = async (
@@ -155,9 +170,9 @@ const attemptCommit = async (
   replacement: PartitionReplacement,
   written: string[],
 ): Promise<CommittedSnapshot> => {
-  const current = await pointer.read(location.table)
+  const current = await readCurrentMetadata(store, pointer, location)
   const now = Date.now()
-  const base = current === undefined ? undefined : await readJson(store, current.metadataKey)
+  const base = current?.metadata
   const metadata = withColumns(base ?? newTableMetadata(location.uri, replacement.columns, now), replacement.columns)
   const previous = currentSnapshot(metadata)
   const snapshotId = newSnapshotId()
@@ -212,9 +227,9 @@ const attemptCommit = async (
       },
       'schema-id': metadata['current-schema-id'],
     },
-    base === undefined ? undefined : `${location.uri}${current!.metadataKey.slice(location.key.length)}`,
+    current && uriOfKey(location, current.metadataKey),
   )
-  const metadataKey = `${location.key}/metadata/${String(sequenceNumber).padStart(5, '0')}-${randomUUID()}.metadata.json`
+  const metadataKey = metadataFileKey(location, sequenceNumber)
   written.push(metadataKey)
   await store.putObject(metadataKey, `${JSON.stringify(next)}\n`, 'application/json')
   await pointer.swap(location.table, metadataKey, current?.token)
