@@ -15,6 +15,7 @@ interface JsonBody {
   readonly DatabaseName?: string
   readonly Name?: string
   readonly TableInput?: { readonly Name?: string } & Record<string, unknown>
+  readonly VersionId?: string
 }
 
 export interface JsonRequest {
@@ -48,6 +49,8 @@ export interface JsonEndpointOptions {
 export const startJsonEndpoint = async ({ authorizer, secret, otherSecrets = [] }: JsonEndpointOptions) => {
   const requests: JsonRequest[] = []
   const glueTables = new Map<string, NonNullable<JsonBody['TableInput']>>()
+  /** Glue numbers a table's versions from 1; an UpdateTable that names another than the current one is refused. */
+  const glueVersions = new Map<string, number>()
 
   const denied = (request: AuthorizationRequest): [number, Record<string, unknown>] => [
     400,
@@ -85,15 +88,35 @@ export const startJsonEndpoint = async ({ authorizer, secret, otherSecrets = [] 
     switch (operation) {
       case 'GetTable':
         return glueTables.has(key)
-          ? [200, { Table: { ...glueTables.get(key), DatabaseName: body.DatabaseName } }]
+          ? [
+              200,
+              {
+                Table: {
+                  ...glueTables.get(key),
+                  DatabaseName: body.DatabaseName,
+                  VersionId: String(glueVersions.get(key)),
+                },
+              },
+            ]
           : [400, { __type: 'EntityNotFoundException', Message: `Table ${body.Name} not found.` }]
       case 'CreateTable':
         if (glueTables.has(key)) return [400, { __type: 'AlreadyExistsException', Message: 'Table already exists.' }]
         glueTables.set(key, body.TableInput!)
+        glueVersions.set(key, 1)
         return [200, {}]
       case 'UpdateTable':
         if (!glueTables.has(key)) return [400, { __type: 'EntityNotFoundException', Message: 'Table not found.' }]
+        if (body.VersionId !== undefined && body.VersionId !== String(glueVersions.get(key))) {
+          return [
+            400,
+            {
+              __type: 'ConcurrentModificationException',
+              Message: 'Update table failed due to concurrent modifications.',
+            },
+          ]
+        }
         glueTables.set(key, body.TableInput!)
+        glueVersions.set(key, (glueVersions.get(key) ?? 0) + 1)
         return [200, {}]
       default:
         return [400, { __type: 'UnknownOperationException', message: operation }]

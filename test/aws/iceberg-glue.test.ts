@@ -1,0 +1,151 @@
+/**
+ * Iceberg commits on AWS, offline: the metadata pointer is the Glue table's `metadata_location`, moved with
+ * UpdateTable and the VersionId read, as Iceberg's GlueCatalog moves it. Against the harness: the exporter role's
+ * synthesized policies decide every S3 and Glue request, Glue's API model checks each one, and the endpoint
+ * refuses an UpdateTable at a stale VersionId with ConcurrentModificationException, as Glue does.
+ */
+import path from 'node:path'
+import { GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue'
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
+import { glueMetadataPointer } from '../../functions/export/catalog/glue-iceberg.ts'
+import { LINEAGE_COLUMNS } from '../../functions/export/core/lineage.ts'
+import { commitPartition, readCurrentMetadata } from '../../functions/export/iceberg/snapshot-commit.ts'
+import { createHandler } from '../../functions/export/lambda/handler.ts'
+import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
+import { readTableSchema } from '../../functions/export/schema/registry.ts'
+import { synthesize } from '../infra/synth.ts'
+import { tempDir } from '../support/cli.ts'
+import { captureOutput, lambdaContext } from '../support/emf.ts'
+import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
+import { startAwsHarness } from './harness.ts'
+import { functionEnvironment, LOCAL_REGION, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
+
+const NAMES = {
+  bucket: 'warehouse-iceberg',
+  secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:t-AbCdEf',
+}
+const DATES = ['2026-10-01', '2026-10-02']
+const DATABASE = 'inventory'
+
+let emulator: RunningEmulator
+let template: SynthesizedTemplate
+let runtimeConfig: Record<string, unknown>
+let output: ReturnType<typeof captureOutput> | undefined
+
+beforeAll(async () => {
+  const synthesized = synthesize({
+    source: { baseUrl: 'https://inventory.example.com' },
+    tables: [{ id: '1001', name: 'devices' }],
+    warehouse: { prefix: 'inventory', glueDatabase: DATABASE },
+  })
+  template = synthesized.template.toJSON() as SynthesizedTemplate
+  runtimeConfig = synthesized.stack.exporter.runtimeConfig as typeof runtimeConfig
+  emulator = await startInventoryEmulator({ tables: demoTables({ rows: { devices: 20, software: 5, users: 5 } }) })
+  output = captureOutput()
+}, 120_000)
+afterAll(async () => {
+  output?.restore()
+  await emulator?.close()
+})
+
+describe('an Iceberg commit through Glue, as the exporter role may', () => {
+  it('turns the Hive table into an Iceberg one, and lands two dates committed at once', async () => {
+    const aws = await startAwsHarness({
+      // The synthesized role, and the one grant a stack will add for an Iceberg table (the configuration refuses
+      // one today): removing the files of a commit that lost, and those expired snapshots alone reach.
+      policies: [
+        ...rolePolicies(template, 'ExporterRole', NAMES),
+        {
+          name: 'IcebergTableFiles',
+          policy: {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Action: 's3:DeleteObject',
+                Resource: [
+                  `arn:aws:s3:::${NAMES.bucket}/inventory/devices/metadata/*`,
+                  `arn:aws:s3:::${NAMES.bucket}/inventory/devices/data/*`,
+                ],
+              },
+            ],
+          },
+        },
+      ],
+      names: NAMES,
+      secretValue: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }),
+    })
+    try {
+      const clients = { region: LOCAL_REGION, endpoint: aws.json.endpoint, credentials: S3RVER_CREDENTIALS }
+      const glue = new GlueClient(clients)
+      const handler = createHandler({
+        environment: functionEnvironment(template, NAMES, 'ExporterFunction', runtimeConfig),
+        s3Client: aws.s3.client,
+        secretsClient: new SecretsManagerClient(clients),
+        glueClient: glue,
+        spoolDirectory: path.join(await tempDir('iceberg-glue-'), 'spool'),
+      })
+      for (const date of DATES) {
+        emulator.upstream.setDate(date)
+        expect((await handler({ tables: ['devices'], exportDate: date }, lambdaContext())).status).toBe('succeeded')
+      }
+      const store = new S3WarehouseStore(aws.s3.client, NAMES.bucket, 'inventory')
+      const root = `s3://${NAMES.bucket}/inventory`
+      // Both writers have read the table, and checked it again, before either updates it: the second update
+      // names a VersionId that the first moved on, and Glue refuses it; that writer commits again on top.
+      let arrived = 0
+      let bothArrived: () => void = () => undefined
+      const both = new Promise<void>((resolve) => {
+        bothArrived = resolve
+      })
+      const gate = {
+        send: async (command: unknown) => {
+          if (command instanceof UpdateTableCommand && arrived < 2) {
+            if (++arrived === 2) bothArrived()
+            await both
+          }
+          return glue.send(command as never)
+        },
+      } as unknown as GlueClient
+      const pointer = glueMetadataPointer(gate, DATABASE, root)
+      const inner = pointer
+      const location = { table: 'devices', key: 'devices', uri: `${root}/devices` }
+      const registry = (await readTableSchema(store, 'devices'))!
+      const columns = [...registry.columns.map(({ name, type }) => ({ name, type })), ...LINEAGE_COLUMNS]
+      await Promise.all(
+        DATES.map(async (dt) => {
+          const key = `devices/dt=${dt}/data.parquet`
+          const size = (await store.readTail(key, 8))!.size
+          // Each date's Hive object is its data file: a conversion that rewrites no data.
+          const file = { file_path: `${root}/${key}`, record_count: 20, file_size_in_bytes: size, dt }
+          await commitPartition(store, pointer, location, { exportDate: dt, files: [file], columns })
+        }),
+      )
+      const glueCalls = aws.json.requests.filter((r) => r.target.startsWith('AWSGlue.') && r.body.Name !== 'x')
+      const updates = glueCalls.filter((r) => r.target === 'AWSGlue.UpdateTable' && r.body.VersionId !== undefined)
+      expect(updates.map((r) => [r.status, r.reply.__type ?? 'ok'])).toEqual([
+        [200, 'ok'],
+        [400, 'ConcurrentModificationException'],
+        [200, 'ok'],
+      ])
+      // The first update named the Hive table's version, the one after the lost race the Iceberg table's.
+      expect(updates.map((r) => r.body.VersionId)).toEqual(['1', '1', '2'])
+      expect(updates.every((r) => (r.body as { SkipArchive?: boolean }).SkipArchive === true)).toBe(true)
+      expect(aws.authorizer.decisions.filter((d) => !d.allowed)).toEqual([])
+      const table = aws.json.glueTables.get(`${DATABASE}.devices`)!
+      const current = (await readCurrentMetadata(store, inner, location))!
+      expect(table.Parameters).toEqual({
+        table_type: 'ICEBERG',
+        metadata_location: `${root}/${current.metadataKey}`,
+        previous_metadata_location: `${root}/${current.metadata['metadata-log'].at(-1)?.['metadata-file'].slice(root.length + 1)}`,
+      })
+      expect(table.PartitionKeys).toBeUndefined()
+      expect(current.metadata.snapshots).toHaveLength(2)
+      expect(current.metadata.snapshots.map((s) => s.summary['added-records'])).toEqual(['20', '20'])
+    } finally {
+      await aws.close()
+    }
+  }, 120_000)
+})
