@@ -206,7 +206,7 @@ export class TableFileWriter {
     this.#groupBytes = 0
     await this.#written()
     this.#filling = this.#filling === 0 ? 1 : 0
-    const writing = group.write(this.#file!, this.#betweenColumns).then((bytes) => this.#output.write(bytes))
+    const writing = group.write(this.#file!, (bytes) => this.#output.write(bytes), this.#betweenColumns)
     // Its failure is the next add's or finish's to throw; until then nothing awaits it.
     writing.catch(() => undefined)
     this.#writing = writing
