@@ -1,8 +1,8 @@
 /**
  * Encode stage, file level: our column types as a Parquet schema, the codec, and the file one row group at a time:
  * each column chunk written by column-chunk.ts from its PLAIN values, the footer by hyparquet-writer. The buffer
- * is emptied after every row group, so it holds at most one encoded group; its bytes go to whoever owns the file
- * (see table-encoder.ts).
+ * is emptied after every column chunk (or, without an `emit`, every row group), so it holds at most one encoded
+ * chunk; its bytes go to whoever owns the file (see table-encoder.ts).
  */
 import zlib from 'node:zlib'
 import type { ColumnChunk, SchemaElement } from 'hyparquet'
