@@ -101,6 +101,12 @@ export const openParsedTable = async (
   return parseOnThread(replay(head, iterator), options)
 }
 
+/**
+ * Blocks back from the parse threads, for the next table's body too: made anew for each table, the 30 dates of a
+ * rewrite left a dozen MiB of them a date to the collector.
+ */
+const freeBlocks: ArrayBuffer[] = []
+
 /** A parse thread that waits for its table's options, in a `start` message. */
 const startParseThread = (): Worker =>
   new Worker(new URL(import.meta.url), {
@@ -120,9 +126,11 @@ let tables = 0
  * A thread that ends its table holding more buffers than this is not kept: each table's batch buffers (about a
  * MiB each, a dozen in all) are left to the thread's collector, which frees them only when it runs, and a thread
  * kept over the 30 dates of a rewrite grew to 47 MiB of them by the sixth (the run's peak RSS with them: 362 MiB,
- * 304 with a thread per date).
+ * 304 with a thread per date). At 24 MiB, the threads that ended the dates of the 100 MB bench table holding
+ * 13-14 MiB were kept, and 5 dates peaked at 273 MiB against 248 with a thread per date (loaded, 2026-12-04); a
+ * new thread costs a date about 0.2 s of CPU. A small table's thread (a few batches) is still kept.
  */
-const RETIRE_BUFFER_BYTES = 24 * 1024 * 1024
+const RETIRE_BUFFER_BYTES = 8 * 1024 * 1024
 
 /** Keeps `thread` for the next table; dropped if it fails or exits meanwhile. Unused, it does not keep the process alive. */
 const keepStandby = (thread: Worker): void => {
@@ -181,7 +189,6 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
   worker.postMessage({ type: 'start', table, options } satisfies ToParser)
   const batches = new Channel<RecordBatch>()
   const warnings: string[] = []
-  const freeBlocks: ArrayBuffer[] = []
   let blockCredit: (() => void) | undefined
   let blocksInFlight = 0
   let closed = false
@@ -204,7 +211,7 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
     if (message.type === 'header') header(message)
     else if (message.type === 'batch') batches.push(message.batch)
     else if (message.type === 'block') {
-      freeBlocks.push(message.buffer)
+      if (freeBlocks.length <= MAX_BLOCKS_IN_FLIGHT) freeBlocks.push(message.buffer)
       blocksInFlight--
       blockCredit?.()
     } else if (message.type === 'end') {
@@ -226,7 +233,8 @@ const parseOnThread = async (source: AsyncIterable<Buffer>, options: TableParser
 
   /** Copies the body into blocks and sends them, waiting while the parse thread is behind. */
   const pump = async () => {
-    let block = new Uint8Array(BLOCK_BYTES)
+    const first = freeBlocks.pop()
+    let block = first ? new Uint8Array(first) : new Uint8Array(BLOCK_BYTES)
     let used = 0
     /** Whether the block went out; false once stopped, and then the pump must return, not await again. */
     const send = async (): Promise<boolean> => {

@@ -45,7 +45,25 @@ const SHORT_CELL = 32
 export class SpillReadBuffers {
   bytes = new Uint8Array(0)
   offsets = new Int32Array(0)
+
+  /** A table's, or the buffers of a table that closed, grown already. */
+  static take(): SpillReadBuffers {
+    return spareReads.pop() ?? new SpillReadBuffers()
+  }
+
+  /** Nothing reads into these any more: the next table's. */
+  give(): void {
+    if (spareReads.length < MAX_SPARES) spareReads.push(this)
+  }
 }
+
+/**
+ * Buffers of the tables that closed, for the next on this thread: made anew for each table, the 30 dates of a
+ * rewrite left each date's (a dozen MiB, grown to the groups) to the collector, and the allocator kept their pages.
+ */
+const MAX_SPARES = 2
+const spareReads: SpillReadBuffers[] = []
+const spareCopies: { bytes: Uint8Array; offsets: Int32Array; fingerprints: BigInt64Array }[] = []
 
 export class BatchCopies {
   readonly #spillPath: string | undefined
@@ -56,11 +74,12 @@ export class BatchCopies {
   /** Per column, its pieces of the group: copies in memory, or where in the spill file they are. */
   #pieces: (RecordBatch | SpilledColumn)[][] = []
   readonly #read: SpillReadBuffers
-  #bytes = new Uint8Array(INITIAL_BYTES)
-  #offsets = new Int32Array(INITIAL_BYTES / 4)
-  #fingerprints = new BigInt64Array(0)
+  #bytes: Uint8Array
+  #offsets: Int32Array
+  #fingerprints: BigInt64Array
   #bytesUsed = 0
   #offsetsUsed = 0
+  #closed = false
   /** Per column of the batch being copied: where its bytes start, and where its next cell goes. Reused. */
   #starts = new Int32Array(0)
   #cursor = new Int32Array(0)
@@ -73,6 +92,10 @@ export class BatchCopies {
     this.#spillPath = spillPath
     this.#inMemoryBytes = inMemoryBytes
     this.#read = read
+    const spare = spareCopies.pop()
+    this.#bytes = spare?.bytes ?? new Uint8Array(INITIAL_BYTES)
+    this.#offsets = spare?.offsets ?? new Int32Array(INITIAL_BYTES / 4)
+    this.#fingerprints = spare?.fingerprints ?? new BigInt64Array(0)
   }
 
   /** Bytes the buffers hold, whatever part of them is in use. */
@@ -157,8 +180,15 @@ export class BatchCopies {
     })
   }
 
-  /** Closes and deletes the spill file, if there is one. */
+  /** Closes and deletes the spill file, if there is one; the buffers go to the next table's copies. */
   close(): void {
+    if (!this.#closed) {
+      this.#closed = true
+      this.release()
+      if (spareCopies.length < MAX_SPARES) {
+        spareCopies.push({ bytes: this.#bytes, offsets: this.#offsets, fingerprints: this.#fingerprints })
+      }
+    }
     if (this.#spill === undefined) return
     closeSync(this.#spill)
     this.#spill = undefined

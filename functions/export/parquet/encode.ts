@@ -1,8 +1,8 @@
 /**
  * Encode stage, file level: our column types as a Parquet schema, the codec, and the file one row group at a time:
  * each column chunk written by column-chunk.ts from its PLAIN values, the footer by hyparquet-writer. The buffer
- * is emptied after every row group, so it holds at most one encoded group; its bytes go to whoever owns the file
- * (see table-encoder.ts).
+ * is emptied after every column chunk (or, without an `emit`, every row group), so it holds at most one encoded
+ * chunk; its bytes go to whoever owns the file (see table-encoder.ts).
  */
 import zlib from 'node:zlib'
 import type { ColumnChunk, SchemaElement } from 'hyparquet'
@@ -105,12 +105,16 @@ export class ParquetFileEncoder {
    * Encodes one row group of `rowCount` rows; `columns[i]` makes column i's values, and is called only when its
    * chunk is written, so only one column's values exist at a time. `betweenColumns` is awaited after each chunk
    * (table-encoder.ts hands the event loop back there, so the next group's batches come in while this one is
-   * written). Returns the group's bytes. One group at a time: the file's buffer is the group's until then.
+   * written). With `emit`, each chunk's bytes are handed to it as soon as the chunk is written, and nothing is
+   * returned: holding a whole group's chunks until its end kept the group's compressed bytes (about 5 MiB, in a
+   * buffer doubled to fit) and their copy alive at once. Without it, returns the group's bytes. One group at a
+   * time: the file's buffer is the group's until then.
    */
   async writeRowGroup(
     columns: readonly (() => ChunkValues)[],
     rowCount: number,
     betweenColumns: () => Promise<void> = async () => {},
+    emit?: (bytes: Uint8Array) => void,
   ): Promise<Uint8Array> {
     if (columns.length !== this.#columns.length) {
       throw new InternalError({ reason: `row group has ${columns.length} of ${this.#columns.length} columns` })
@@ -141,6 +145,7 @@ export class ParquetFileEncoder {
       }
       uncompressed += chunk.meta_data!.total_uncompressed_size
       chunks.push(chunk)
+      emit?.(this.#take())
       await betweenColumns()
     }
     this.#footer.addRowGroup({

@@ -57,8 +57,15 @@ export class RowGroupEncoder {
     this.#rows = rows
   }
 
-  /** Encodes the row group into the file, awaiting `betweenColumns` after each chunk; returns its bytes. */
-  async write(file: ParquetFileEncoder, betweenColumns?: () => Promise<void>): Promise<Uint8Array> {
+  /**
+   * Encodes the row group into the file, awaiting `betweenColumns` after each chunk; each chunk's bytes go to
+   * `emit` as soon as it is written (encode.ts).
+   */
+  async write(
+    file: ParquetFileEncoder,
+    emit: (bytes: Uint8Array) => void,
+    betweenColumns?: () => Promise<void>,
+  ): Promise<void> {
     const rows = this.#rows
     const { sourceTableId, run } = this.#lineage
     // Every batch has every column of the header, so only a group without batches lacks one. Read when the
@@ -79,8 +86,7 @@ export class RowGroupEncoder {
     })
     const fingerprints = this.#copies.fingerprints(rows).subarray(0, rows)
     builders.push(...lineageValues(this.#firstRow, rows, sourceTableId, run, () => fingerprints))
-    const bytes = await file.writeRowGroup(builders, rows, betweenColumns)
+    await file.writeRowGroup(builders, rows, betweenColumns, emit)
     this.#copies.release()
-    return bytes
   }
 }

@@ -100,6 +100,7 @@ export class TableFileWriter {
    * inventory bench table's 4.4 s parse at groups of 122,880 rows.
    */
   readonly #copies: readonly [BatchCopies, BatchCopies]
+  readonly #read: SpillReadBuffers
   #filling: 0 | 1 = 0
   /** The last full group's write, running while the next group fills: at most one at a time. */
   #writing: Promise<void> | undefined
@@ -115,7 +116,8 @@ export class TableFileWriter {
     this.#output = output
     this.#limits = setup.rowGroupLimits ?? DEFAULT_ROW_GROUP_LIMITS
     this.#spool = new BatchSpool(setup.spoolPath)
-    const read = new SpillReadBuffers()
+    const read = SpillReadBuffers.take()
+    this.#read = read
     const [first, second] = GROUP_SPILL_SUFFIXES.map(
       (suffix) => new BatchCopies(`${setup.spoolPath}${suffix}`, this.#limits.inMemoryBytes, read),
     )
@@ -169,9 +171,11 @@ export class TableFileWriter {
   /** Closes the spool file (its owner deletes it) and deletes the row groups' spill files. */
   close(): void {
     // A write still running stops at its next column (it fails, and nobody waits for it any more).
+    if (this.#closed) return
     this.#closed = true
     this.#spool.close()
     for (const copies of this.#copies) copies.close()
+    this.#read.give()
   }
 
   /** Adds the batch's rows to the group being filled, closing each group at its limits, mid-batch if need be. */
@@ -205,8 +209,10 @@ export class TableFileWriter {
     this.#group = undefined
     this.#groupBytes = 0
     await this.#written()
+    // Closed meanwhile, its copies may be another table's already (batch-copies.ts).
+    if (this.#closed) throw new InternalError({ reason: 'row group write stopped: the table encoder was closed' })
     this.#filling = this.#filling === 0 ? 1 : 0
-    const writing = group.write(this.#file!, this.#betweenColumns).then((bytes) => this.#output.write(bytes))
+    const writing = group.write(this.#file!, (bytes) => this.#output.write(bytes), this.#betweenColumns)
     // Its failure is the next add's or finish's to throw; until then nothing awaits it.
     writing.catch(() => undefined)
     this.#writing = writing

@@ -14,6 +14,13 @@ for (const byte of [0x2c, QUOTE, 0x0d, 0x0a]) SPECIAL[byte] = 1
 const utf8 = new TextDecoder()
 /** Bytes of CSV text handed on at a time. */
 export const CHUNK_BYTES = 1024 * 1024
+/**
+ * Buffers the chunks are written into in turn. A chunk made fresh each time lived long enough (filled over many
+ * slices of rows) to reach V8's old generation, where 100 dead MiB a date of a 100 MB table waited for a full
+ * collection; every reader of the body is done with a chunk once the next two are read (the parse thread's pump
+ * copies each chunk into its blocks; csv-parse keeps at most an unfinished record's bytes until the next chunk).
+ */
+const RING = 3
 
 /** A value as the path reads it back: decimal integers, doubles with a point, ISO dates and instants. */
 export const cellText = (value: unknown, type: ColumnType): string | undefined => {
@@ -36,6 +43,8 @@ export const cellText = (value: unknown, type: ColumnType): string | undefined =
 export class TextOut {
   bytes = Buffer.allocUnsafeSlow(CHUNK_BYTES + 64 * 1024)
   used = 0
+  readonly #ring: (Buffer | undefined)[] = []
+  #turn = 0
 
   room(size: number): void {
     if (this.used + size <= this.bytes.length) return
@@ -107,9 +116,19 @@ export class TextOut {
   }
 
   /** The text so far, in a buffer of its own; writing goes on in a fresh one. */
+  /**
+   * The text so far, as one chunk; the next chunk is written into the next of RING buffers, so a chunk's bytes
+   * are valid until RING - 1 more chunks are taken.
+   */
   take(): Buffer {
     const chunk = this.bytes.subarray(0, this.used)
-    this.bytes = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES + 64 * 1024, this.bytes.length))
+    this.#ring[this.#turn] = this.bytes
+    this.#turn = (this.#turn + 1) % RING
+    const next = this.#ring[this.#turn]
+    this.bytes =
+      next !== undefined && next.length >= CHUNK_BYTES + 64 * 1024
+        ? next
+        : Buffer.allocUnsafeSlow(CHUNK_BYTES + 64 * 1024)
     this.used = 0
     return chunk
   }

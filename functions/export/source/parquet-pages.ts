@@ -113,6 +113,8 @@ export class PageScratch {
   #levels = new Uint8Array(0)
   #indexes = new Int32Array(0)
   #narrow = new Uint16Array(0)
+  #int32 = new Int32Array(0)
+  #int64 = new BigInt64Array(0)
 
   levelsFor(rows: number): Uint8Array {
     if (this.#levels.length < rows) this.#levels = new Uint8Array(rows)
@@ -122,6 +124,16 @@ export class PageScratch {
   indexesFor(values: number): Int32Array {
     if (this.#indexes.length < values) this.#indexes = new Int32Array(values)
     return this.#indexes.subarray(0, values)
+  }
+
+  /** A delta-packed page's numbers: made for each page, a timestamp column's were a MiB a row group. */
+  deltasFor(type: 'INT32' | 'INT64', values: number): Int32Array | BigInt64Array {
+    if (type === 'INT32') {
+      if (this.#int32.length < values) this.#int32 = new Int32Array(values)
+      return this.#int32.subarray(0, values)
+    }
+    if (this.#int64.length < values) this.#int64 = new BigInt64Array(values)
+    return this.#int64.subarray(0, values)
   }
 
   /** Dictionary indexes of up to 16 bits (a dictionary of a MiB at most has fewer entries): half the room. */
@@ -338,8 +350,9 @@ export class PageCursor {
       this.#values = indexes
       this.#encoding = 'dictionary'
     } else if (deltas) {
-      this.#values = type === 'INT32' ? new Int32Array(present) : new BigInt64Array(present)
-      deltaBinaryUnpack(reader, present, this.#values as Int32Array | BigInt64Array)
+      const numbers = this.#scratch.deltasFor(type, present)
+      deltaBinaryUnpack(reader, present, numbers)
+      this.#values = numbers
       this.#encoding = 'plain'
     } else if (lengths) {
       const sizes = this.#scratch.indexesFor(present)

@@ -172,8 +172,9 @@ describe('a parse thread started before a table needs it', () => {
   })
 
   it('is the thread the next table parsed on a thread runs on, with the same outcome; the one after starts its own', async () => {
-    // More rows than the batches in flight hold, so the first thread is still there when the second table starts.
-    const text = csvText(200_000)
+    // A table small enough for its thread to be kept (parse-worker.ts RETIRE_BUFFER_BYTES); the first table's thread
+    // is still its own, not drained yet, when the second table starts.
+    const text = csvText(20_000)
     const inline = await parse(text, 'inline')
     prestartParseThread(1)
     // One thread waits: the one just started, or an earlier table's, kept.
@@ -191,6 +192,18 @@ describe('a parse thread started before a table needs it', () => {
     const third = await openParsedTable(body(text), OPTIONS, 'worker')
     expect(threads()).toBe(waiting)
     expect(await drain(third)).toEqual(inline)
+  })
+
+  it('is not kept after a table that left it holding more than 8 MiB of buffers: the next table starts its own', async () => {
+    const text = csvText(200_000)
+    const inline = await parse(text, 'inline')
+    prestartParseThread(1)
+    const waiting = threads()
+    expect(await parse(text, 'worker')).toEqual(inline)
+    await until(() => threads() === waiting - 1)
+    const next = await openParsedTable(body(csvText(2000)), OPTIONS, 'worker')
+    expect(threads()).toBe(waiting)
+    await drain(next)
   })
 
   it('carries the coded error of a bad table, as a thread started for it does, and is not kept after it', async () => {

@@ -49,6 +49,21 @@ describe('batch copies', () => {
     expect(copied.map(rowsOfColumns)).toEqual(batches.map(rowsAsText))
   })
 
+  it('hands its buffers, grown, to the next table once closed, and that table reads its own rows from them', () => {
+    const first = new BatchCopies()
+    const wide = [Array.from({ length: 3 }, (_, i) => String(i).repeat(700_000))]
+    for (const batch of batchesOf(wide, 3, 1)) first.add(batch)
+    const grown = first.capacityBytes
+    first.close()
+    const next = new BatchCopies()
+    expect(next.capacityBytes).toBe(grown)
+    const batches = batchesOf(records(2, 30), 2, 8)
+    for (const batch of batches) next.add(batch)
+    const columns = [0, 1].map((c) => next.column(c))
+    expect(batches.map((_, b) => rowsOfColumns(columns.map((column) => column[b]!)))).toEqual(batches.map(rowsAsText))
+    next.close()
+  })
+
   it('takes no more memory after a thousand row groups than after the first', () => {
     const copies = new BatchCopies()
     const capacities: number[] = []

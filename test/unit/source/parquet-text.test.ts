@@ -78,7 +78,8 @@ const sliced = async (bytes: Buffer, columns: readonly TextColumn[], filters: re
     cancelled: () => false,
     onRemoved: () => removed++,
   })) {
-    parts.push(chunk)
+    // A chunk's bytes are reused once two more chunks are taken (csv-fields.ts): kept, it is copied.
+    parts.push(Buffer.from(chunk))
   }
   return { text: Buffer.concat(parts), removed }
 }
