@@ -80,6 +80,14 @@ const ICEBERG_TYPES: Readonly<Record<ColumnType, IcebergPrimitive>> = {
   string: 'string',
 }
 
+/** The columns of the current schema as the warehouse names their types, `dt` aside. */
+export const publishedColumns = (metadata: TableMetadata): PublishedColumn[] => {
+  const warehouseType = new Map(Object.entries(ICEBERG_TYPES).map(([hive, iceberg]) => [iceberg, hive as ColumnType]))
+  return currentSchema(metadata)
+    .fields.filter((field) => field.name !== PARTITION_KEY)
+    .map(({ name, type }) => ({ name, type: warehouseType.get(type)! }))
+}
+
 /** Iceberg's own first id for partition fields. */
 const FIRST_PARTITION_FIELD_ID = 1000
 /** No snapshot yet, in the form every reader takes. */

@@ -1,0 +1,91 @@
+/**
+ * The Iceberg table layout: each export of a date uploads a file of its own (`<table>/data/dt=<date>/<run>.parquet`)
+ * and a snapshot commit makes it the date's data, so a reader sees the date's previous file until the commit and
+ * the new one after, and time travel reads the old one until its snapshot expires. Snapshots older than a week are
+ * expired after each commit (Iceberg's own default keeps five days), so the metadata and the replaced files stay
+ * bounded; an erasure expires every snapshot but the current one, so no file that holds the value stays.
+ */
+import { PARTITION_KEY } from '../core/constants.ts'
+import type { WarehouseStore } from '../publish/store.ts'
+import type { TableLayout, WrittenFile } from '../publish/table-layout.ts'
+import { ManifestEntryStatus } from './manifests.ts'
+import type { MetadataPointer } from './metadata-pointer.ts'
+import {
+  commitPartition,
+  type IcebergTableLocation,
+  keyOfUri,
+  readCurrentMetadata,
+  readManifest,
+  readManifestList,
+  uriOfKey,
+} from './snapshot-commit.ts'
+import { expireSnapshots } from './snapshot-expiry.ts'
+import { publishedColumns } from './table-metadata.ts'
+
+/** How long a replaced file stays readable by time travel. */
+export const SNAPSHOT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
+
+const manifestDate = (bound: Buffer | null | undefined) => bound?.toString('utf8')
+
+export const icebergLayout = (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+): TableLayout => {
+  const commit = (exportDate: string, files: readonly WrittenFile[], columns: Parameters<TableLayout['publish']>[2]) =>
+    commitPartition(store, pointer, location, {
+      exportDate,
+      files: files.map((file) => ({
+        file_path: uriOfKey(location, file.key),
+        record_count: file.rows,
+        file_size_in_bytes: file.bytes,
+        dt: exportDate,
+      })),
+      columns,
+    })
+  return {
+    format: 'iceberg',
+    newDataKey: (exportDate, runId) => `${location.key}/data/${PARTITION_KEY}=${exportDate}/${runId}.parquet`,
+    async dates() {
+      const current = await readCurrentMetadata(store, pointer, location)
+      if (current === undefined) return []
+      const manifests = await readManifestList(store, location, current.metadata)
+      return manifests.flatMap((m) =>
+        m.added_files_count + m.existing_files_count > 0 ? (manifestDate(m.partitions[0]?.lower_bound) ?? []) : [],
+      )
+    },
+    async dataKey(exportDate) {
+      const current = await readCurrentMetadata(store, pointer, location)
+      if (current === undefined) return undefined
+      for (const manifest of await readManifestList(store, location, current.metadata)) {
+        if (manifestDate(manifest.partitions[0]?.lower_bound) !== exportDate) continue
+        const live = (await readManifest(store, location, manifest)).find(
+          (entry) => entry.status !== ManifestEntryStatus.DELETED,
+        )
+        if (live) return keyOfUri(location, live.file.file_path)
+      }
+      return undefined
+    },
+    async publish(exportDate, file, columns) {
+      try {
+        await commit(exportDate, [file], columns)
+      } catch (error) {
+        // No snapshot names the file: it goes, and the date keeps the file it had.
+        await store.deleteObject(file.key)
+        throw error
+      }
+      await expireSnapshots(store, pointer, location, { olderThanMs: Date.now() - SNAPSHOT_MAX_AGE_MS })
+    },
+    async removeDates(dates) {
+      const current = await readCurrentMetadata(store, pointer, location)
+      if (current === undefined) return 0
+      for (const date of dates) await commit(date, [], publishedColumns(current.metadata))
+      // The dates leave storage too, as they do from the Hive layout: retention is not time travel.
+      return (await expireSnapshots(store, pointer, location, { olderThanMs: Number.POSITIVE_INFINITY })).dataFiles
+    },
+    async forgetReplaced() {
+      return (await expireSnapshots(store, pointer, location, { olderThanMs: Number.POSITIVE_INFINITY })).dataFiles
+    },
+    dataPrefixes: (exportDate) => [`${location.key}/data/${PARTITION_KEY}=${exportDate}/`],
+  }
+}
