@@ -12,6 +12,7 @@ export {
   tableViews,
 } from './catalog/athena.ts'
 export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
+export { localIcebergFiles } from './path/layout-of.ts'
 export { loadGlueTableCatalog } from './catalog/glue-loader.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
 export type { TableCatalog } from './catalog/table-catalog.ts'

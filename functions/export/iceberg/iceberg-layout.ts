@@ -27,6 +27,24 @@ export const SNAPSHOT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 
 const manifestDate = (bound: Buffer | null | undefined) => bound?.toString('utf8')
 
+/** The current snapshot's data files, each with its date: what a query of the table reads. */
+export const currentDataFiles = async (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+): Promise<{ readonly key: string; readonly exportDate: string }[]> => {
+  const current = await readCurrentMetadata(store, pointer, location)
+  if (current === undefined) return []
+  const files = []
+  for (const manifest of await readManifestList(store, location, current.metadata)) {
+    for (const entry of await readManifest(store, location, manifest)) {
+      if (entry.status === ManifestEntryStatus.DELETED) continue
+      files.push({ key: keyOfUri(location, entry.file.file_path), exportDate: entry.file.dt })
+    }
+  }
+  return files
+}
+
 export const icebergLayout = (
   store: WarehouseStore,
   pointer: MetadataPointer,

@@ -1,7 +1,7 @@
 /** Which layout a table's dates are in, and where its Iceberg commits move the table's metadata pointer. */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { TableConfig } from '../core/config.ts'
-import { icebergLayout } from '../iceberg/iceberg-layout.ts'
+import { currentDataFiles, icebergLayout } from '../iceberg/iceberg-layout.ts'
 import { storeMetadataPointer } from '../iceberg/store-pointer.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { hiveLayout, type TableLayout } from '../publish/table-layout.ts'
@@ -10,6 +10,25 @@ import { hiveLayout, type TableLayout } from '../publish/table-layout.ts'
 const rootUri = (store: WarehouseStore): string =>
   /^[a-z][a-z0-9+.-]*:\/\//i.test(store.root) ? store.root.replace(/\/+$/, '') : `file://${store.root}`
 
+const icebergLocation = (store: WarehouseStore, table: string) => ({
+  table,
+  key: table,
+  uri: `${rootUri(store)}/${table}`,
+})
+
+/**
+ * The data files a query of a local Iceberg table reads (its current snapshot's), or undefined when the table is
+ * not an Iceberg table: one with a pointer in the store.
+ */
+export const localIcebergFiles = async (
+  store: WarehouseStore,
+  table: string,
+): Promise<{ readonly key: string; readonly exportDate: string }[] | undefined> => {
+  const pointer = storeMetadataPointer(store)
+  if ((await pointer.read(table)) === undefined) return undefined
+  return currentDataFiles(store, pointer, icebergLocation(store, table))
+}
+
 /** The table's layout; an Iceberg table's pointer is the catalog's (Glue on AWS), or an object in the store. */
 export const layoutOf = (
   table: Pick<TableConfig, 'name' | 'tableFormat'>,
@@ -17,9 +36,5 @@ export const layoutOf = (
   catalog?: TableCatalog | undefined,
 ): TableLayout =>
   table.tableFormat === 'iceberg'
-    ? icebergLayout(store, catalog?.metadataPointer ?? storeMetadataPointer(store), {
-        table: table.name,
-        key: table.name,
-        uri: `${rootUri(store)}/${table.name}`,
-      })
+    ? icebergLayout(store, catalog?.metadataPointer ?? storeMetadataPointer(store), icebergLocation(store, table.name))
     : hiveLayout(store, table.name)
