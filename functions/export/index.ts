@@ -12,7 +12,6 @@ export {
   tableViews,
 } from './catalog/athena.ts'
 export { assertGlueAccepts, glueTableInputs } from './catalog/glue-inputs.ts'
-export { localIcebergFiles } from './path/layout-of.ts'
 export { loadGlueTableCatalog } from './catalog/glue-loader.ts'
 export { decodePrestoView } from './catalog/presto-view.ts'
 export type { TableCatalog } from './catalog/table-catalog.ts'
@@ -40,6 +39,7 @@ export {
 } from './lambda/history-event.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { type ErasureCondition, type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
+export { localIcebergFiles } from './path/layout-of.ts'
 export { type RewriteOptions, type RewriteResult, type RewrittenDate, rewriteHistory } from './path/rewrite.ts'
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'

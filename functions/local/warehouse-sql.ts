@@ -59,7 +59,11 @@ const warehouseCatalog = async (root: string, database: string) => {
       inputs.push(...tableInputs)
       // An Iceberg table is read as Athena reads it: the files its current snapshot names, not its folders.
       const iceberg = await localIcebergFiles(store, table)
-      if (iceberg) files.set(table, iceberg.map(({ key, exportDate }) => [path.join(store.root, key), exportDate]))
+      if (iceberg)
+        files.set(
+          table,
+          iceberg.map(({ key, exportDate }) => [path.join(store.root, key), exportDate]),
+        )
     } catch (error) {
       if (!(error instanceof ExportError)) throw error
       skipped.push(`${table} is left out of the catalog: [${error.code}] ${error.message.replace(/\s*\n\s*/g, ' ')}`)

@@ -170,7 +170,7 @@ const landTable = async (
     const cataloged = registered
       ? await catalogWarnings(context.catalog, registered, context.store.root, context.layout.format)
       : []
-    const expired = await expire(table, context.store, context.run.exportDate)
+    const expired = await expire(table, context.store, context.layout, context.run.exportDate)
     const details = read.details()
     const warnings = [
       ...(bytes.warnings ?? []),

@@ -116,10 +116,11 @@ export const archive = async (
 export const expire = async (
   table: TableConfig,
   store: WarehouseStore,
+  layout: TableLayout,
   own: string,
 ): Promise<{ readonly dates: readonly string[]; readonly warnings: readonly string[] }> => {
   try {
-    const { dates } = await expireDates(store, table.name, table.retention ?? false)
+    const { dates } = await expireDates(store, table.name, table.retention ?? false, undefined, layout)
     // A backfill older than the retention keeps is removed by the run that wrote it; the run says so.
     const warnings = dates.includes(own) ? [`dt=${own} is past the table's retention: it was written and removed`] : []
     return { dates, warnings }
