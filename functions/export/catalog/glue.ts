@@ -66,8 +66,9 @@ const reconcileGlueTable = async (
   tableId: string | undefined,
   format: 'hive' | 'iceberg',
 ): Promise<string[]> => {
-  // An Iceberg table's own entry moves with its commits (glue-iceberg.ts); its views are kept here as any table's.
-  const inputs = glueTableInputs(definition).filter((input) => format === 'hive' || input.TableType === 'VIRTUAL_VIEW')
+  // An Iceberg table's own entry moves with its commits (glue-iceberg.ts); its views and its dates relation are
+  // kept here as any table's.
+  const inputs = glueTableInputs(definition).filter((input) => format === 'hive' || input.Name !== definition.table)
   for (const input of inputs) assertGlueAccepts(input, tableId)
   for (const input of inputs) {
     const current = await readGlueTable(glue, definition.database, input.Name!)
