@@ -37,6 +37,7 @@ export {
   MAX_HISTORY_EVENT_BYTES,
   rewriteEvent,
 } from './lambda/history-event.ts'
+export { type ConvertResult, convertTable } from './path/convert.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { type ErasureCondition, type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
 export { localIcebergFiles } from './path/layout-of.ts'

@@ -50,7 +50,8 @@ const TABLES = [
 
 const setup = async (name: string, extra: Record<string, unknown> = {}) => {
   const out = path.join(work, name)
-  const config = path.join(work, `${name}.json`)
+  // One warehouse per name, one configuration per set of settings.
+  const config = path.join(work, `${name}-${Object.keys(extra).join('-') || 'as-is'}.json`)
   await writeFile(
     config,
     JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: TABLES.map((t) => ({ ...t, ...extra })) }),
@@ -127,5 +128,50 @@ describe('a table with "tableFormat": "iceberg"', () => {
     expect((await readdir(path.join(out, 'ice_assets/data'))).sort()).toEqual(['dt=2026-11-03', 'dt=2026-11-04'])
     const files = await readdir(path.join(out, 'ice_assets/data'), { recursive: true })
     expect(files.filter((f) => f.endsWith('.parquet'))).toHaveLength(2)
+  })
+
+  it('moves between the layouts with npm run convert, and an export refuses a table whose layout differs', async () => {
+    const hive = await setup('convert', { tableFormat: 'hive' })
+    await hive.exportDate('2026-11-01', day(1))
+    await hive.exportDate('2026-11-02', day(2, true))
+    const { out } = hive
+    const before = await rowsOf(out, 'hive_assets')
+    const iceberg = await setup('convert')
+    const convert = (to: string, config = iceberg.config) =>
+      runCommandInProcess('convert', ['--config', config, '--out', out, '--table', 'ice_assets', '--to', to])
+
+    // Set to Iceberg with its dates in the Hive layout: refused before anything is downloaded.
+    emulator.setTable({ id: '4002', title: 'x', columns: ['Asset Tag'], rows: () => [] })
+    const alone = path.join(work, 'ice-alone.json')
+    await writeFile(alone, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [TABLES[1]] }))
+    const refused = await runExportInProcess(['--config', alone, '--token-file', token, '--out', out])
+    expect(refused.exitCode).not.toBe(0)
+    expect(refused.stdout + refused.stderr).toContain('TABLE_FORMAT_CHANGED')
+    expect(refused.stdout + refused.stderr).toContain('npm run convert -- --table ice_assets --to iceberg')
+
+    const toIceberg = await convert('iceberg')
+    expect(toIceberg.exitCode, toIceberg.stdout + toIceberg.stderr).toBe(0)
+    expect(toIceberg.stdout).toContain('ice_assets: 2 dates moved; the table is in the Iceberg layout with 2 dates')
+    expect(await rowsOf(out, 'ice_assets')).toEqual(before)
+    // No row was rewritten: the Iceberg table reads the Hive objects themselves.
+    expect((await readdir(path.join(out, 'ice_assets'))).sort()).toEqual(['dt=2026-11-01', 'dt=2026-11-02', 'metadata'])
+    expect((await convert('iceberg')).stdout).toContain('ice_assets: 0 dates moved')
+
+    await iceberg.exportDate('2026-11-02', day(3, true))
+    await iceberg.exportDate('2026-11-03', day(4, true))
+    const after = await rowsOf(out, 'hive_assets')
+    expect(await rowsOf(out, 'ice_assets')).toEqual(after)
+
+    const toHive = await convert('hive')
+    expect(toHive.exitCode, toHive.stdout + toHive.stderr).toBe(0)
+    expect(toHive.stdout).toContain('ice_assets: 2 dates moved; the table is in the Hive layout with 3 dates')
+    expect(await rowsOf(out, 'ice_assets')).toEqual(after)
+    expect((await readdir(path.join(out, 'ice_assets'))).sort()).toEqual([
+      'dt=2026-11-01',
+      'dt=2026-11-02',
+      'dt=2026-11-03',
+    ])
+    await hive.exportDate('2026-11-04', day(5, true))
+    expect(await rowsOf(out, 'ice_assets')).toEqual(await rowsOf(out, 'hive_assets'))
   })
 })

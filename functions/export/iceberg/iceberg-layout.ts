@@ -88,8 +88,9 @@ export const icebergLayout = (
       try {
         await commit(exportDate, [file], columns)
       } catch (error) {
-        // No snapshot names the file: it goes, and the date keeps the file it had.
-        await store.deleteObject(file.key)
+        // No snapshot names the file: one this layout wrote goes, and the date keeps the file it had. A file it
+        // adopted (a conversion's Hive object) stays where it was.
+        if (file.key.startsWith(`${location.key}/data/`)) await store.deleteObject(file.key)
         throw error
       }
       await expireSnapshots(store, pointer, location, { olderThanMs: Date.now() - SNAPSHOT_MAX_AGE_MS })

@@ -1,6 +1,7 @@
 /** Which layout a table's dates are in, and where its Iceberg commits move the table's metadata pointer. */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { TableConfig } from '../core/config.ts'
+import { TableFormatChangedError } from '../core/errors.ts'
 import { currentDataFiles, icebergLayout } from '../iceberg/iceberg-layout.ts'
 import { storeMetadataPointer } from '../iceberg/store-pointer.ts'
 import type { WarehouseStore } from '../publish/store.ts'
@@ -27,6 +28,24 @@ export const localIcebergFiles = async (
   const pointer = storeMetadataPointer(store)
   if ((await pointer.read(table)) === undefined) return undefined
   return currentDataFiles(store, pointer, icebergLocation(store, table))
+}
+
+/**
+ * Refuses a table whose dates are published in the other layout than its setting (TABLE_FORMAT_CHANGED), before
+ * anything is downloaded; a table with nothing published yet takes its setting's layout.
+ */
+export const refuseLayoutChange = async (
+  table: Pick<TableConfig, 'id' | 'name' | 'tableFormat'>,
+  store: WarehouseStore,
+  catalog?: TableCatalog | undefined,
+): Promise<void> => {
+  const configured = table.tableFormat ?? 'hive'
+  const other = configured === 'iceberg' ? 'hive' : 'iceberg'
+  const own = layoutOf({ name: table.name, tableFormat: configured }, store, catalog)
+  const theirs = layoutOf({ name: table.name, tableFormat: other }, store, catalog)
+  if ((await own.dates()).length > 0) return
+  if ((await theirs.dates()).length === 0) return
+  throw new TableFormatChangedError({ tableId: table.id, tableName: table.name, configured, published: other })
 }
 
 /** The table's layout; an Iceberg table's pointer is the catalog's (Glue on AWS), or an object in the store. */

@@ -32,7 +32,7 @@ import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-fil
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
 import { guard, guardBaseline } from './guard-step.ts'
-import { layoutOf } from './layout-of.ts'
+import { layoutOf, refuseLayoutChange } from './layout-of.ts'
 import { type NamedTable, nameAndType, refuseRemovedControls } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import { archiveUnlessErased, dropErased, holdErasedRows, readState, type StoredState } from './stored-state.ts'
@@ -109,6 +109,8 @@ export const exportTable = async (
   let bytes: TableBytes | undefined
   try {
     const { signal, attempt } = context
+    // Before the download: a table whose history is in the other layout is refused, whatever the service sends.
+    await refuseLayoutChange(table, context.store, context.catalog)
     const state = await readState(table, context.store, context)
     bytes = await source.open(table, { exportDate: context.run.exportDate, attempt, signal })
     const layout = layoutOf(table, context.store, context.catalog)
