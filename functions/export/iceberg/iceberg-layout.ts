@@ -8,7 +8,7 @@
 import { PARTITION_KEY } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import type { TableLayout, WrittenFile } from '../publish/table-layout.ts'
-import { ManifestEntryStatus } from './manifests.ts'
+import { ManifestEntryStatus, type ManifestFile } from './manifests.ts'
 import type { MetadataPointer } from './metadata-pointer.ts'
 import {
   commitPartition,
@@ -43,6 +43,51 @@ export const currentDataFiles = async (
     }
   }
   return files
+}
+
+/** Manifests read at once while a sweep finds what the kept snapshots reference (S3 round trips, not bytes). */
+const SWEEP_READS = 16
+
+/**
+ * Removes every file under the table's data/ and metadata/ folders that neither the current metadata file, the
+ * metadata files its log names, nor any kept snapshot references: what a run killed before its commit (or
+ * during an expiry) left. Run under the table's lease, after a commit, so no other writer's files are in flight.
+ */
+export const sweepUnreferenced = async (
+  store: WarehouseStore,
+  pointer: MetadataPointer,
+  location: IcebergTableLocation,
+): Promise<number> => {
+  const current = await readCurrentMetadata(store, pointer, location)
+  if (current === undefined) return 0
+  const { metadata } = current
+  const referenced = new Set([current.metadataKey])
+  for (const entry of metadata['metadata-log']) referenced.add(keyOfUri(location, entry['metadata-file']))
+  const manifests = new Map<string, ManifestFile>()
+  for (const snapshot of metadata.snapshots) {
+    referenced.add(keyOfUri(location, snapshot['manifest-list']))
+    const asOf = { ...metadata, 'current-snapshot-id': snapshot['snapshot-id'] }
+    for (const manifest of await readManifestList(store, location, asOf)) {
+      manifests.set(keyOfUri(location, manifest.manifest_path), manifest)
+    }
+  }
+  const all = [...manifests]
+  for (let at = 0; at < all.length; at += SWEEP_READS) {
+    const read = all.slice(at, at + SWEEP_READS).map(async ([key, manifest]) => {
+      referenced.add(key)
+      // DELETED entries too: they name files the older kept snapshots still read.
+      for (const entry of await readManifest(store, location, manifest)) {
+        referenced.add(keyOfUri(location, entry.file.file_path))
+      }
+    })
+    await Promise.all(read)
+  }
+  const stray = [
+    ...(await store.listKeys(`${location.key}/data/`)),
+    ...(await store.listKeys(`${location.key}/metadata/`)),
+  ].filter((key) => !referenced.has(key))
+  for (const key of stray) await store.deleteObject(key)
+  return stray.length
 }
 
 export const icebergLayout = (
@@ -94,6 +139,7 @@ export const icebergLayout = (
         throw error
       }
       await expireSnapshots(store, pointer, location, { olderThanMs: Date.now() - SNAPSHOT_MAX_AGE_MS })
+      await sweepUnreferenced(store, pointer, location)
     },
     async removeDates(dates) {
       const current = await readCurrentMetadata(store, pointer, location)

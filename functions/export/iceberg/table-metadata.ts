@@ -103,20 +103,19 @@ const nameMapping = (fields: readonly IcebergField[]): string =>
   JSON.stringify(fields.map((field) => ({ 'field-id': field.id, names: [field.name] })))
 
 /**
- * The schema for `columns` (with `dt`) over `previous`: every name keeps its id and a new one takes the next.
- * A type change that Iceberg would not read old files as is thrown, for the rewrite to handle.
+ * The schema for `columns` (with `dt`) over `previous`: every name keeps its id and a new one takes the next. A
+ * column whose type changes (a rewrite's retype: the warehouse's types have none of Iceberg's promotions, int to
+ * long or float to double) becomes a new column under the same name, as Iceberg's drop and add make it.
  */
 const evolveFields = (previous: readonly IcebergField[], lastColumnId: number, columns: readonly PublishedColumn[]) => {
+  // By name, the latest field that had it (fields come oldest schema first).
   const byName = new Map(previous.map((field) => [field.name, field]))
   let last = lastColumnId
   const fields = [...columns, { name: PARTITION_KEY, type: 'string' as const }].map(({ name, type }) => {
     const icebergType = ICEBERG_TYPES[type]
     const known = byName.get(name)
-    // Iceberg's own promotions (int→long, float→double) start from types the warehouse does not have.
-    if (known && known.type !== icebergType) {
-      throw new RangeError(`column ${name} is ${known.type} in the Iceberg schema, not ${icebergType}`)
-    }
-    return { id: known?.id ?? ++last, name, required: false as const, type: icebergType }
+    const id = known && known.type === icebergType ? known.id : ++last
+    return { id, name, required: false as const, type: icebergType }
   })
   return { fields, lastColumnId: last }
 }
@@ -177,9 +176,10 @@ export const withColumns = (metadata: TableMetadata, columns: readonly Published
   )
   if (sameFields(schema.fields, fields)) return metadata
   const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
-  // The mapping keeps every id a name ever had, so files written before a column left still read by name.
-  const everField = new Map<number, IcebergField>()
-  for (const field of [...metadata.schemas.flatMap((s) => s.fields), ...fields]) everField.set(field.id, field)
+  // One id per name: the current schema's, or for a column no longer in it its last one, so files written before
+  // a column left still read it by name.
+  const everField = new Map<string, IcebergField>()
+  for (const field of [...metadata.schemas.flatMap((s) => s.fields), ...fields]) everField.set(field.name, field)
   return {
     ...metadata,
     'last-column-id': lastColumnId,
