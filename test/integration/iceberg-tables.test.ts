@@ -128,6 +128,15 @@ describe('a table with "tableFormat": "iceberg"', () => {
     expect((await readdir(path.join(out, 'ice_assets/data'))).sort()).toEqual(['dt=2026-11-03', 'dt=2026-11-04'])
     const files = await readdir(path.join(out, 'ice_assets/data'), { recursive: true })
     expect(files.filter((f) => f.endsWith('.parquet'))).toHaveLength(2)
+
+    // Hive DDL over its folders would read replaced files: npm run ddl says so instead of printing any.
+    const ddl = await runCommandInProcess('ddl', ['--out', out])
+    expect(ddl.exitCode, ddl.stderr).toBe(0)
+    expect(ddl.stdout).toContain('CREATE EXTERNAL TABLE IF NOT EXISTS `inventory`.`hive_assets`')
+    expect(ddl.stdout).toContain(
+      '-- ice_assets: an Iceberg table (docs/iceberg.md): Athena reads it through the Glue catalog only',
+    )
+    expect(ddl.stdout).not.toContain('CREATE EXTERNAL TABLE IF NOT EXISTS `inventory`.`ice_assets`')
   })
 
   it('moves between the layouts with npm run convert, and an export refuses a table whose layout differs', async () => {
