@@ -183,7 +183,12 @@ export const icebergFileDeleteStatements = (
       sid: 'IcebergTableFiles',
       effect: Effect.ALLOW,
       actions: ['s3:DeleteObject'],
-      resources: names.flatMap((name) => [`${bucketArn}/${prefix}/${name}/data/*`, `${bucketArn}/${prefix}/${name}/metadata/*`]),
+      // dt=* too: the Hive objects a conversion adopted as data files, which expiry removes once replaced.
+      resources: names.flatMap((name) => [
+        `${bucketArn}/${prefix}/${name}/data/*`,
+        `${bucketArn}/${prefix}/${name}/metadata/*`,
+        `${bucketArn}/${prefix}/${name}/dt=*`,
+      ]),
     }),
   ]
 }

@@ -22,7 +22,8 @@ import { tempDir } from '../support/cli.ts'
 import { captureOutput, lambdaContext } from '../support/emf.ts'
 import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
 import { startAwsHarness } from './harness.ts'
-import { functionEnvironment, LOCAL_REGION, type SynthesizedTemplate } from './role-policy.ts'
+import { Authorizer } from './iam.ts'
+import { functionEnvironment, LOCAL_REGION, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
 
 const NAMES = {
   bucket: 'warehouse-iceberg',
@@ -153,5 +154,36 @@ describe('an Iceberg commit through Glue, as the exporter role may', () => {
     } finally {
       await aws.close()
     }
+  }, 120_000)
+
+  it("grants deletes on the Iceberg table's own data and metadata folders alone", async () => {
+    const synthesized = synthesize({
+      source: { baseUrl: 'https://inventory.example.com' },
+      tables: [
+        { id: '1001', name: 'devices', tableFormat: 'iceberg' },
+        { id: '1002', name: 'users' },
+      ],
+      warehouse: { prefix: 'inventory', glueDatabase: DATABASE },
+    })
+    const role = new Authorizer(
+      rolePolicies(synthesized.template.toJSON() as SynthesizedTemplate, 'ExporterRole', NAMES),
+    )
+    const deletes = async (key: string) =>
+      (await role.decide({ action: 's3:DeleteObject', resource: `arn:aws:s3:::${NAMES.bucket}/inventory/${key}` }))
+        .allowed
+    const keys = {
+      'devices/data/dt=2026-10-01/run.parquet': true,
+      'devices/metadata/00002-x.metadata.json': true,
+      'devices/metadata/snap-1-1-x.avro': true,
+      // Its Hive objects, which a conversion adopted as data files and expiry removes once replaced.
+      'devices/dt=2026-10-01/data.parquet': true,
+      'users/data/dt=2026-10-01/run.parquet': false,
+      'users/dt=2026-10-01/data.parquet': false,
+      '_runs/dt=2026-10-01/run.json': false,
+      '_schemas/devices.json': false,
+      '_iceberg/devices.json': false,
+    }
+    const decided = Object.fromEntries(await Promise.all(Object.keys(keys).map(async (k) => [k, await deletes(k)])))
+    expect(decided).toEqual(keys)
   }, 120_000)
 })

@@ -158,7 +158,7 @@ const landTable = async (
     const erasedRows = erased?.()
     holdErasedRows(table, erasedRows, context.acceptChanges)
     const guarded = guard(table, named, baseline, previous, encoded, context)
-    const object = await commit(table, previous, guarded.schema, encoded, context)
+    const { object, warnings: layoutWarnings } = await commit(table, previous, guarded.schema, encoded, context)
     const archived = await archiveUnlessErased(opened.raw, erasedRows)
     const purged = context.purgeVersions
       ? await purgeVersions(context.store, context.layout, table.name, context.run.exportDate)
@@ -180,6 +180,7 @@ const landTable = async (
       ...unknownOverrides(table, named.columns),
       ...(history === undefined ? settledAcceptances(table, previous) : []),
       ...(encoded.keys ? keyWarnings(encoded.keys) : []),
+      ...layoutWarnings,
       ...archived.warnings,
       ...cataloged,
       ...expired.warnings,
@@ -329,7 +330,7 @@ const commit = async (
   schema: TableSchema,
   encoded: EncodedTable,
   context: LayoutContext,
-): Promise<PublishedObject> => {
+): Promise<{ readonly object: PublishedObject; readonly warnings: readonly string[] }> => {
   context.signal?.throwIfAborted()
   // The catalog's documented rules are checked before anything moves: a definition it would refuse leaves the
   // previous date wholly in place (data, registry, run index, catalog).
@@ -338,7 +339,7 @@ const commit = async (
   const object = await encoded.upload.commit()
   // Every registered column, so an Iceberg schema keeps the ids of those this date's file does not have.
   const columns = [...merged.columns.map(columnRecord), ...LINEAGE_COLUMNS]
-  await context.layout.publish(context.run.exportDate, { ...object, rows: encoded.rows }, columns)
+  const warnings = await context.layout.publish(context.run.exportDate, { ...object, rows: encoded.rows }, columns)
   await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
-  return object
+  return { object, warnings }
 }

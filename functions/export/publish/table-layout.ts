@@ -23,8 +23,11 @@ export interface TableLayout {
   dates(): Promise<string[]>
   /** The date's current data file, or undefined when it has none. */
   dataKey(exportDate: string): Promise<string | undefined>
-  /** Makes a committed upload the date's data; `columns` are the table's, in the file's order. */
-  publish(exportDate: string, file: WrittenFile, columns: readonly ColumnRecord[]): Promise<void>
+  /**
+   * Makes a committed upload the date's data; `columns` are the table's, in the file's order. Resolves to warnings
+   * for the run record: upkeep after the data is in place (an Iceberg table's expiry) that failed, to be retried.
+   */
+  publish(exportDate: string, file: WrittenFile, columns: readonly ColumnRecord[]): Promise<readonly string[]>
   /** Takes the dates' data out of the table (retention); resolves to the objects deleted. */
   removeDates(dates: readonly string[]): Promise<number>
   /**
@@ -46,7 +49,7 @@ export const hiveLayout = (store: WarehouseStore, table: string): TableLayout =>
   },
   dataKey: async (exportDate) => dataObjectKey(table, exportDate),
   // The upload's commit replaced the object in place: nothing else makes it the date's.
-  publish: async () => undefined,
+  publish: async () => [],
   removeDates: async (dates) => {
     for (const date of dates) await store.deleteObject(dataObjectKey(table, date))
     return dates.length
