@@ -11,6 +11,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { ColumnType } from '../core/constants.ts'
 import { PARTITION_KEY } from '../core/constants.ts'
+import { StateCorruptError } from '../core/errors.ts'
 
 export type IcebergPrimitive = 'long' | 'double' | 'boolean' | 'date' | 'timestamptz' | 'string'
 
@@ -159,7 +160,13 @@ export const newTableMetadata = (location: string, columns: readonly PublishedCo
 
 export const currentSchema = (metadata: TableMetadata): IcebergSchema => {
   const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id'])
-  if (!schema) throw new RangeError(`the metadata names schema ${metadata['current-schema-id']}, which it lacks`)
+  if (!schema) {
+    throw new StateCorruptError({
+      key: 'metadata',
+      where: metadata.location,
+      reason: `the metadata names schema ${metadata['current-schema-id']} as current, which it lacks`,
+    })
+  }
   return schema
 }
 

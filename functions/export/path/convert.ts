@@ -15,7 +15,7 @@ import { LINEAGE_COLUMNS } from '../core/lineage.ts'
 import { readPublishedExport } from '../parquet/published-export.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { hiveLayout } from '../publish/table-layout.ts'
-import { readTableSchema } from '../schema/registry.ts'
+import { readTableSchema, replaceTableSchema } from '../schema/registry.ts'
 import { layoutOf } from './layout-of.ts'
 import { type HistoryLeaseClaim, withHistoryLease } from './table-lease.ts'
 import { columnRecord } from './table-steps.ts'
@@ -62,6 +62,7 @@ export const convertTable = (
         await iceberg.publish(date, { key, bytes: published.bytes, rows: published.rows }, columns)
         moved.push(date)
       }
+      await replaceTableSchema(store, table.name, (current) => ({ ...current, tableFormat: 'iceberg' }))
       return { table: table.name, to, moved, dates: (await iceberg.dates()).length }
     }
     const dates = (await iceberg.dates()).sort()
@@ -73,7 +74,11 @@ export const convertTable = (
       moved.push(date)
     }
     // The switch: every date is in place in the Hive layout before readers are told to read it.
-    await catalog?.publish(schema, 'hive')
+    const { tableFormat: _iceberg, ...asHive } = await replaceTableSchema(store, table.name, (current) => {
+      const { tableFormat: _, ...rest } = current
+      return rest
+    })
+    await catalog?.publish(asHive, 'hive')
     await store.deleteObject(`${ICEBERG_POINTERS_FOLDER}/${table.name}.json`)
     for (const key of [
       ...(await store.listKeys(`${table.name}/data/`)),

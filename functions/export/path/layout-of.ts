@@ -6,6 +6,7 @@ import { currentDataFiles, icebergLayout } from '../iceberg/iceberg-layout.ts'
 import { storeMetadataPointer } from '../iceberg/store-pointer.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import { hiveLayout, type TableLayout } from '../publish/table-layout.ts'
+import type { TableSchema } from '../schema/table-schema.ts'
 
 /** The store's root as a URI readers open files by: `s3://bucket/prefix`, or a folder as `file://`. */
 const rootUri = (store: WarehouseStore): string =>
@@ -31,21 +32,18 @@ export const localIcebergFiles = async (
 }
 
 /**
- * Refuses a table whose dates are published in the other layout than its setting (TABLE_FORMAT_CHANGED), before
- * anything is downloaded; a table with nothing published yet takes its setting's layout.
+ * Refuses a table whose registry says its dates are in the other layout than its setting (TABLE_FORMAT_CHANGED),
+ * before anything is downloaded; a table with nothing published yet takes its setting's layout.
  */
-export const refuseLayoutChange = async (
+export const refuseLayoutChange = (
   table: Pick<TableConfig, 'id' | 'name' | 'tableFormat'>,
-  store: WarehouseStore,
-  catalog?: TableCatalog | undefined,
-): Promise<void> => {
+  stored: Pick<TableSchema, 'tableFormat'> | undefined,
+): void => {
+  if (stored === undefined) return
   const configured = table.tableFormat ?? 'hive'
-  const other = configured === 'iceberg' ? 'hive' : 'iceberg'
-  const own = layoutOf({ name: table.name, tableFormat: configured }, store, catalog)
-  const theirs = layoutOf({ name: table.name, tableFormat: other }, store, catalog)
-  if ((await own.dates()).length > 0) return
-  if ((await theirs.dates()).length === 0) return
-  throw new TableFormatChangedError({ tableId: table.id, tableName: table.name, configured, published: other })
+  const published = stored.tableFormat ?? 'hive'
+  if (configured === published) return
+  throw new TableFormatChangedError({ tableId: table.id, tableName: table.name, configured, published })
 }
 
 /** The table's layout; an Iceberg table's pointer is the catalog's (Glue on AWS), or an object in the store. */

@@ -76,6 +76,10 @@ interface TableExportContext {
   readonly purgeVersions?: boolean | undefined
 }
 
+/** The schema to register, saying which layout the dates are in (an Iceberg table's; the Hive layout's is none). */
+const withLayout = (schema: TableSchema, layout: TableLayout): TableSchema =>
+  layout.format === 'iceberg' ? { ...schema, tableFormat: 'iceberg' } : schema
+
 /** The context, with the layout the table's dates are in. */
 type LayoutContext = TableExportContext & { readonly layout: TableLayout }
 
@@ -109,9 +113,9 @@ export const exportTable = async (
   let bytes: TableBytes | undefined
   try {
     const { signal, attempt } = context
-    // Before the download: a table whose history is in the other layout is refused, whatever the service sends.
-    await refuseLayoutChange(table, context.store, context.catalog)
     const state = await readState(table, context.store, context)
+    // Before the download: a table whose history is in the other layout is refused, whatever the service sends.
+    refuseLayoutChange(table, state.stored)
     bytes = await source.open(table, { exportDate: context.run.exportDate, attempt, signal })
     const layout = layoutOf(table, context.store, context.catalog)
     return { ok: true, outcome: await landTable(table, bytes, state, { ...context, layout }) }
@@ -168,7 +172,7 @@ const landTable = async (
     // next run retries a catalog that failed (every run reconciles it with the registry).
     const registered = history
       ? undefined
-      : await registerTableSchema(context.store, guarded.schema, table.columns.drop)
+      : await registerTableSchema(context.store, withLayout(guarded.schema, context.layout), table.columns.drop)
     const cataloged = registered
       ? await catalogWarnings(context.catalog, registered, context.store.root, context.layout.format)
       : []
