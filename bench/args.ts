@@ -28,6 +28,8 @@ Flags:
   --workers LIST  also measure the export with export.workerThreads at each of these numbers, beside the default
                   auto (default 1,2; an empty list measures auto alone)
   --format xlsx   also export the same rows from a workbook (generated once beside the CSV), beside the CSV figures
+  --table-format iceberg
+                  also export the CSV into an Iceberg table ("tableFormat": "iceberg"), beside the Hive layout
   --allow-load    report figures taken on a loaded machine (marked ${LOADED_MARK}) and exit 0; without it such a
                   run exits ${EXIT_LOADED}, and a machine still loaded after --wait-idle ends the bench before it measures
   --wait-idle S   before each measurement, wait up to S seconds for the machine to go idle
@@ -59,6 +61,7 @@ const BENCH_OPTIONS = {
   'skip-parse': { type: 'boolean', default: false },
   workers: { type: 'string', default: '1,2' },
   format: { type: 'string', default: 'csv' },
+  'table-format': { type: 'string', default: 'hive' },
   'allow-load': { type: 'boolean', default: false },
   'wait-idle': { type: 'string' },
   'max-foreign-cores': { type: 'string', default: String(DEFAULT_MAX_FOREIGN_CORES) },
@@ -105,6 +108,10 @@ export const workDir = path.resolve(values.dir!)
 if (!['csv', 'xlsx'].includes(values.format)) usageError(`--format is csv or xlsx, got "${values.format}"`)
 /** With `--format xlsx` the export path is measured from the same rows as a workbook too. */
 export const withWorkbook = values.format === 'xlsx'
+if (!['hive', 'iceberg'].includes(values['table-format']))
+  usageError(`--table-format is hive or iceberg, got "${values['table-format']}"`)
+/** With `--table-format iceberg` the export is measured into an Iceberg table too, beside the Hive layout. */
+export const withIceberg = values['table-format'] === 'iceberg'
 export const allowLoad = values['allow-load']
 if (!/^(\d+(,\d+)*)?$/.test(values.workers))
   usageError(`--workers is a comma-separated list of numbers, got "${values.workers}"`)

@@ -24,6 +24,7 @@ import {
   thresholds,
   values,
   waitIdleSeconds,
+  withIceberg,
   withWorkbook,
   workDir,
 } from './args.ts'
@@ -35,7 +36,7 @@ import { benchInput, benchWorkbook, DATASETS } from './generate.ts'
 import { BenchLoaded, LOADED_MARK, loadGate, systemProbe } from './load.ts'
 import { columnBytes, compareDataColumns, type DataColumnsComparison, formatComparison } from './parquet-columns.ts'
 import { benchRewrite } from './rewrite-run.ts'
-import { workerSettings, workersConfig, workersKey } from './workers.ts'
+import { icebergConfig, workerSettings, workersConfig, workersKey } from './workers.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const NODE = process.execPath
@@ -98,6 +99,7 @@ const main = async () => {
   const ceiling: Sample[] = []
   const exporterXlsx: Sample[] = []
   const exporter: Sample[] = []
+  const exporterIceberg: Sample[] = []
   const oneCore: Sample[] = []
   const duck1: Sample[] = []
   const duckAll: Sample[] = []
@@ -166,6 +168,21 @@ const main = async () => {
       // Kept for the column-by-column comparison with DuckDB's file once that is written.
       await rm(ourFiles, { recursive: true, force: true })
       await rename(out, ourFiles)
+      if (withIceberg) {
+        log(`run ${run}/${runs}: export path into an Iceberg table`)
+        await rm(out, { recursive: true, force: true })
+        const args = [...(await icebergConfig(workDir, standIn.baseUrl)), ...commonArgs(out)]
+        const { measurement: m, load: l } = await measured('export, Iceberg', () =>
+          measureChild(NODE, cliArgs(['export', ...args])),
+        )
+        exporterIceberg.push({
+          seconds: m.seconds,
+          peak: peakOf(m),
+          output: await folderBytes(out),
+          load: l,
+          ...cpuOf(m),
+        })
+      }
       for (const [workers, samples] of byWorkers) {
         log(`run ${run}/${runs}: export path with export.workerThreads ${workers}`)
         await rm(out, { recursive: true, force: true })
@@ -232,6 +249,7 @@ const main = async () => {
   const b = figures(exporter, input.bytes, input.rows)
   const bw = [...byWorkers].map(([workers, samples]) => [workers, figures(samples, input.bytes, input.rows)] as const)
   const b1 = oneCore.length > 0 ? figures(oneCore, input.bytes, input.rows) : undefined
+  const bi = exporterIceberg.length > 0 ? figures(exporterIceberg, input.bytes, input.rows) : undefined
   // Throughput of the workbook path is counted in the CSV's bytes, so the two MB/s compare the same rows.
   const bx = exporterXlsx.length > 0 ? figures(exporterXlsx, input.bytes, input.rows) : undefined
   const c1 = duck1.length > 0 ? figures(duck1, input.bytes, input.rows) : undefined
@@ -243,6 +261,7 @@ const main = async () => {
     ...bw.map(([workers, f]): [string, string, Figures] => [workersKey(workers)[1], workersKey(workers)[0], f]),
     ['b. export, one core', 'exportOneCore', b1],
     ['b. export path, xlsx', 'exportXlsx', bx],
+    ['b. export, Iceberg', 'exportIceberg', bi],
     ['c. DuckDB, 1 thread', 'duckdb1', c1],
     [`c. DuckDB, ${os.availableParallelism()} threads`, 'duckdbAll', cAll],
   ]
@@ -273,6 +292,7 @@ const main = async () => {
     ...Object.fromEntries(bw.map(([workers, f]) => [workersKey(workers)[0], f])),
     ...(b1 ? { exportOneCore: b1 } : {}),
     ...(bx ? { exportXlsx: bx } : {}),
+    ...(bi ? { exportIceberg: bi } : {}),
   })
   log(
     `peak RSS of every export run: max ${rss.highestMiB} MiB, ${rss.withinBudget ? 'within' : 'OVER'} the ${RSS_BUDGET_MIB} MiB budget`,
@@ -289,6 +309,7 @@ const main = async () => {
       a ? bw.map(([workers, f]) => [`${workersKey(workers)[0]}VsParse`, f.mbPerSecond / a.mbPerSecond]) : [],
     ),
     ...(bx ? { xlsxTimeVsCsv: bx.seconds / b.seconds } : {}),
+    ...(bi ? { icebergVsHive: bi.mbPerSecond / b.mbPerSecond } : {}),
     ...(c1 ? { exportVsDuckdb1: b.mbPerSecond / c1.mbPerSecond } : {}),
     ...(c1?.outputBytes && b.outputBytes ? { outputVsDuckdb: b.outputBytes / c1.outputBytes } : {}),
     ...(c1?.outputBytes && b.outputBytes

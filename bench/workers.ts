@@ -27,6 +27,14 @@ export const workersConfig = async (
   return ['--config', file]
 }
 
+/** A configuration that exports the bench table as an Iceberg table, with the default workers. */
+export const icebergConfig = async (workDir: string, baseUrl: string): Promise<string[]> => {
+  const file = path.join(workDir, 'iceberg.json')
+  const config = { source: { baseUrl }, tables: [{ id: 'bench', name: 'bench_devices', tableFormat: 'iceberg' }] }
+  await writeFile(file, JSON.stringify(config))
+  return ['--config', file]
+}
+
 /** The figure's key in the JSON line and its name on the terminal. */
 export const workersKey = (workers: number): [key: string, name: string] => [
   `exportWorkers${workers}`,

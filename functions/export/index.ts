@@ -37,8 +37,10 @@ export {
   MAX_HISTORY_EVENT_BYTES,
   rewriteEvent,
 } from './lambda/history-event.ts'
+export { type ConvertResult, convertTable } from './path/convert.ts'
 // Running an export (the CLI; the Lambda does the same through handler.ts).
 export { type ErasureCondition, type ErasureResult, eraseRows, type ValueCondition } from './path/erase.ts'
+export { localIcebergFiles } from './path/layout-of.ts'
 export { type RewriteOptions, type RewriteResult, type RewrittenDate, rewriteHistory } from './path/rewrite.ts'
 export { runExport } from './path/run.ts'
 export { type LatestOutcome, latestOutcomeKey } from './path/run-index.ts'

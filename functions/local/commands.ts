@@ -12,6 +12,7 @@ import {
   UsageError,
 } from '../export/index.ts'
 import { runCheckCommand } from './check-command.ts'
+import { runConvertCommand } from './convert-command.ts'
 import { runEraseCommand } from './erase-command.ts'
 import { ExitCode } from './exit-code.ts'
 import { runExportCommand } from './export-command.ts'
@@ -41,6 +42,11 @@ const COMMANDS = {
     run: runRewriteCommand,
     npm: 'npm run rewrite',
     does: 'bring every date of a table in line after a columnTypes, drop or pseudonymize change',
+  },
+  convert: {
+    run: runConvertCommand,
+    npm: 'npm run convert',
+    does: "move a table's history between the Hive layout and Iceberg, without downloading",
   },
   reset: { run: runResetCommand, npm: 'npm run reset', does: 'delete the local warehouse folder, to start afresh' },
   verify: {

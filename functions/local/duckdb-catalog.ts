@@ -62,17 +62,27 @@ const partitionFiles = async (folder: string): Promise<string[]> => {
   }
 }
 
-const tableSelect = async (connection: DuckDBConnection, input: TableInput, now: Date): Promise<string> => {
+/** A table's files by partition value, where its catalog entry does not locate them (an Iceberg table's snapshot). */
+export type TableFiles = ReadonlyMap<string, readonly (readonly [file: string, value: string])[]>
+
+const tableSelect = async (
+  connection: DuckDBConnection,
+  input: TableInput,
+  now: Date,
+  listed: TableFiles,
+): Promise<string> => {
   const columns = input.StorageDescriptor?.Columns ?? []
   const [key] = input.PartitionKeys ?? []
   const template = input.Parameters?.['storage.location.template']
   if (key?.Name === undefined || template === undefined) {
     throw new UsageError(`table ${input.Name} has no projected partition key; the local catalog needs one`)
   }
-  const files: [file: string, value: string][] = []
-  for (const value of projectedDates(input.Parameters ?? {}, key.Name, now)) {
-    const folder = template.replaceAll(`\${${key.Name}}`, value)
-    for (const file of await partitionFiles(folder)) files.push([file, value])
+  const files: (readonly [file: string, value: string])[] = [...(listed.get(input.Name!) ?? [])]
+  if (!listed.has(input.Name!)) {
+    for (const value of projectedDates(input.Parameters ?? {}, key.Name, now)) {
+      const folder = template.replaceAll(`\${${key.Name}}`, value)
+      for (const file of await partitionFiles(folder)) files.push([file, value])
+    }
   }
   const partition = `CAST(p.value AS ${duckType(key.Type)}) AS ${quote(key.Name)}`
   if (files.length === 0) {
@@ -81,7 +91,7 @@ const tableSelect = async (connection: DuckDBConnection, input: TableInput, now:
   }
   // A `<key>=<value>/` folder, as the exporter's templates name them: DuckDB reads the value from the path, so a
   // filter on the key skips files, by a literal or by a value a join finds (its dynamic filters), as Athena does.
-  const hive = template.endsWith(`${key.Name}=\${${key.Name}}/`)
+  const hive = listed.has(input.Name!) || template.endsWith(`${key.Name}=\${${key.Name}}/`)
   const options = hive
     ? `union_by_name = true, hive_partitioning = true, hive_types = {${literal(key.Name)}: ${duckType(key.Type)}}`
     : 'union_by_name = true, filename = true'
@@ -106,6 +116,7 @@ export const registerCatalog = async (
   database: string,
   inputs: readonly TableInput[],
   now: Date,
+  files: TableFiles = new Map(),
 ): Promise<void> => {
   await connection.run("SET TimeZone = 'UTC'")
   await connection.run(`CREATE SCHEMA IF NOT EXISTS ${quote(database)}`)
@@ -120,7 +131,7 @@ export const registerCatalog = async (
       if (view === undefined) throw new UsageError(`view ${input.Name} has no Presto view text`)
       await connection.run(`CREATE OR REPLACE VIEW ${name} AS ${view.originalSql}`)
     } else {
-      await connection.run(`CREATE OR REPLACE VIEW ${name} AS ${await tableSelect(connection, input, now)}`)
+      await connection.run(`CREATE OR REPLACE VIEW ${name} AS ${await tableSelect(connection, input, now, files)}`)
     }
   }
 }

@@ -11,6 +11,7 @@ import {
   createViewDdl,
   ExportError,
   FolderWarehouseStore,
+  localIcebergFiles,
   QueryError,
   readTableSchema,
   tableViews,
@@ -148,6 +149,14 @@ export const runDdlCommand = async (argv: readonly string[], output: TerminalOut
       : [...new Set(await Promise.all(values.table.map(async (flag) => (await publishedTable(flag, store)).name)))]
   const statements: string[] = []
   for (const table of tables) {
+    if ((await localIcebergFiles(store, table)) !== undefined) {
+      // Hive DDL over its folders would read replaced files too; Athena knows an Iceberg table through Glue alone.
+      statements.push(
+        `-- ${table}: an Iceberg table (docs/iceberg.md): Athena reads it through the Glue catalog only, so no DDL is printed for it`,
+        '',
+      )
+      continue
+    }
     const schema = (await readTableSchema(store, table))!
     const definition = athenaTableDefinition(schema, database, `${locationRoot}/${table}/`)
     statements.push(

@@ -13,6 +13,7 @@ import {
   FolderWarehouseStore,
   glueTableInputs,
   LOCAL_GLUE_DATABASE,
+  localIcebergFiles,
   readTableSchema,
   SCHEMAS_FOLDER,
 } from '../export/index.ts'
@@ -45,6 +46,7 @@ export const warehouseTableInputs = async (root: string, database = LOCAL_DATABA
 const warehouseCatalog = async (root: string, database: string) => {
   const store = new FolderWarehouseStore(root)
   const inputs: TableInput[] = []
+  const files = new Map<string, readonly (readonly [file: string, exportDate: string])[]>()
   const skipped: string[] = []
   const names = (await store.listKeys(SCHEMAS_FOLDER)).filter((key) => key.endsWith('.json'))
   for (const table of names.map((key) => path.posix.basename(key, '.json')).sort()) {
@@ -55,12 +57,19 @@ const warehouseCatalog = async (root: string, database: string) => {
       const tableInputs = glueTableInputs(definition)
       for (const input of tableInputs) assertGlueAccepts(input, schema.sourceTableId)
       inputs.push(...tableInputs)
+      // An Iceberg table is read as Athena reads it: the files its current snapshot names, not its folders.
+      const iceberg = await localIcebergFiles(store, table)
+      if (iceberg)
+        files.set(
+          table,
+          iceberg.map(({ key, exportDate }) => [path.join(store.root, key), exportDate]),
+        )
     } catch (error) {
       if (!(error instanceof ExportError)) throw error
       skipped.push(`${table} is left out of the catalog: [${error.code}] ${error.message.replace(/\s*\n\s*/g, ' ')}`)
     }
   }
-  return { inputs, skipped }
+  return { inputs, files, skipped }
 }
 
 interface QueryOptions {
@@ -72,13 +81,13 @@ interface QueryOptions {
 
 /** Runs `sql` with every table of the warehouse registered. Values come back JSON-friendly. */
 export const queryWarehouse = async (root: string, sql: string, options: QueryOptions = {}): Promise<QueryResult> => {
-  const { inputs, skipped } = options.inputs
-    ? { inputs: options.inputs, skipped: [] }
+  const { inputs, files, skipped } = options.inputs
+    ? { inputs: options.inputs, files: new Map(), skipped: [] }
     : await warehouseCatalog(root, LOCAL_DATABASE)
   const instance = await DuckDBInstance.create(':memory:')
   const connection = await instance.connect()
   try {
-    await registerCatalog(connection, LOCAL_DATABASE, inputs, options.now ?? new Date())
+    await registerCatalog(connection, LOCAL_DATABASE, inputs, options.now ?? new Date(), files)
     const reader = await connection.runAndReadAll(sql)
     return {
       columns: reader.columnNames(),

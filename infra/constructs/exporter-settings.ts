@@ -166,6 +166,33 @@ export const warehouseStatements = (bucketArn: string, prefix: string): PolicySt
   }),
 ]
 
+/**
+ * DeleteObject for the Iceberg tables, on their own files only: an Iceberg commit that lost its race removes the
+ * manifests it wrote, and snapshot expiry removes the data files, manifests and lists no kept snapshot reads
+ * (iceberg/snapshot-commit.ts, snapshot-expiry.ts). None when no table is an Iceberg table.
+ */
+export const icebergFileDeleteStatements = (
+  bucketArn: string,
+  prefix: string,
+  tables: readonly { readonly name: string; readonly tableFormat?: string | undefined }[],
+): PolicyStatement[] => {
+  const names = tables.filter((t) => t.tableFormat === 'iceberg').map((t) => t.name)
+  if (names.length === 0) return []
+  return [
+    new PolicyStatement({
+      sid: 'IcebergTableFiles',
+      effect: Effect.ALLOW,
+      actions: ['s3:DeleteObject'],
+      // dt=* too: the Hive objects a conversion adopted as data files, which expiry removes once replaced.
+      resources: names.flatMap((name) => [
+        `${bucketArn}/${prefix}/${name}/data/*`,
+        `${bucketArn}/${prefix}/${name}/metadata/*`,
+        `${bucketArn}/${prefix}/${name}/dt=*`,
+      ]),
+    }),
+  ]
+}
+
 /** Past this many tables that remove dates, their objects are named by one pattern, so the policy stays small. */
 export const MAX_TABLES_NAMED_FOR_DELETE = 20
 
@@ -330,12 +357,17 @@ export const keySecretStatement = (secret: ISecret): PolicyStatement =>
 export const versionPurgeStatements = (
   bucketArn: string,
   prefix: string,
-  tables: readonly { readonly name: string }[],
+  tables: readonly { readonly name: string; readonly tableFormat?: string | undefined }[],
 ): PolicyStatement[] => {
   const many = tables.length > MAX_TABLES_NAMED_FOR_DELETE
+  // An Iceberg table's data files are dated too, one folder down (iceberg/iceberg-layout.ts).
   const dated = many
     ? [`${prefix}/*/dt=*`]
-    : tables.flatMap(({ name }) => [`${prefix}/${name}/dt=*`, `${prefix}/${RAW_FOLDER}/${name}/dt=*`])
+    : tables.flatMap(({ name, tableFormat }) => [
+        `${prefix}/${name}/dt=*`,
+        ...(tableFormat === 'iceberg' ? [`${prefix}/${name}/data/dt=*`] : []),
+        `${prefix}/${RAW_FOLDER}/${name}/dt=*`,
+      ])
   return [
     new PolicyStatement({
       sid: 'ListVersionsOfDatedObjects',

@@ -335,6 +335,10 @@ export class Exporter extends Construct {
       settings.warehouseDeleteStatements(bucket.bucketArn, prefix, tables),
       "Retention removes a table's export dates: the wildcard stops at the table's dated objects (data, dates relation, raw bodies).",
     )
+    this.grant(
+      settings.icebergFileDeleteStatements(bucket.bucketArn, prefix, tables),
+      "An Iceberg table's commits and snapshot expiry remove its own files: the wildcard stops at its data and metadata folders.",
+    )
     if (props.historyOperations === true) {
       this.grant(
         settings.versionPurgeStatements(bucket.bucketArn, prefix, tables),

@@ -5,7 +5,7 @@
  * refuses an UpdateTable at a stale VersionId with ConcurrentModificationException, as Glue does.
  */
 import path from 'node:path'
-import { GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue'
+import { CreateTableCommand, GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue'
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_TOKEN, demoTables, type RunningEmulator, startInventoryEmulator } from '../../emulator/index.ts'
@@ -13,13 +13,16 @@ import { glueMetadataPointer } from '../../functions/export/catalog/glue-iceberg
 import { LINEAGE_COLUMNS } from '../../functions/export/core/lineage.ts'
 import { commitPartition, readCurrentMetadata } from '../../functions/export/iceberg/snapshot-commit.ts'
 import { createHandler } from '../../functions/export/lambda/handler.ts'
+import { layoutOf } from '../../functions/export/path/layout-of.ts'
 import { S3WarehouseStore } from '../../functions/export/publish/s3.ts'
 import { readTableSchema } from '../../functions/export/schema/registry.ts'
+import { storedDates } from '../../functions/export/schema/retention.ts'
 import { synthesize } from '../infra/synth.ts'
 import { tempDir } from '../support/cli.ts'
 import { captureOutput, lambdaContext } from '../support/emf.ts'
 import { S3RVER_CREDENTIALS } from '../support/s3rver.ts'
 import { startAwsHarness } from './harness.ts'
+import { Authorizer } from './iam.ts'
 import { functionEnvironment, LOCAL_REGION, rolePolicies, type SynthesizedTemplate } from './role-policy.ts'
 
 const NAMES = {
@@ -27,6 +30,7 @@ const NAMES = {
   secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:t-AbCdEf',
 }
 const DATES = ['2026-10-01', '2026-10-02']
+const RACED = ['2026-10-03', '2026-10-04']
 const DATABASE = 'inventory'
 
 let emulator: RunningEmulator
@@ -37,7 +41,7 @@ let output: ReturnType<typeof captureOutput> | undefined
 beforeAll(async () => {
   const synthesized = synthesize({
     source: { baseUrl: 'https://inventory.example.com' },
-    tables: [{ id: '1001', name: 'devices' }],
+    tables: [{ id: '1001', name: 'devices', tableFormat: 'iceberg' }],
     warehouse: { prefix: 'inventory', glueDatabase: DATABASE },
   })
   template = synthesized.template.toJSON() as SynthesizedTemplate
@@ -53,27 +57,7 @@ afterAll(async () => {
 describe('an Iceberg commit through Glue, as the exporter role may', () => {
   it('turns the Hive table into an Iceberg one, and lands two dates committed at once', async () => {
     const aws = await startAwsHarness({
-      // The synthesized role, and the one grant a stack will add for an Iceberg table (the configuration refuses
-      // one today): removing the files of a commit that lost, and those expired snapshots alone reach.
-      policies: [
-        ...rolePolicies(template, 'ExporterRole', NAMES),
-        {
-          name: 'IcebergTableFiles',
-          policy: {
-            Version: '2012-10-17',
-            Statement: [
-              {
-                Effect: 'Allow',
-                Action: 's3:DeleteObject',
-                Resource: [
-                  `arn:aws:s3:::${NAMES.bucket}/inventory/devices/metadata/*`,
-                  `arn:aws:s3:::${NAMES.bucket}/inventory/devices/data/*`,
-                ],
-              },
-            ],
-          },
-        },
-      ],
+      template,
       names: NAMES,
       secretValue: JSON.stringify({ token: DEMO_TOKEN, baseUrl: emulator.baseUrl }),
     })
@@ -87,6 +71,22 @@ describe('an Iceberg commit through Glue, as the exporter role may', () => {
         glueClient: glue,
         spoolDirectory: path.join(await tempDir('iceberg-glue-'), 'spool'),
       })
+      // A Hive table of the name is there first, as a table deployed before it moved to Iceberg would be.
+      await glue.send(
+        new CreateTableCommand({
+          DatabaseName: DATABASE,
+          TableInput: {
+            Name: 'devices',
+            TableType: 'EXTERNAL_TABLE',
+            Parameters: { EXTERNAL: 'TRUE', 'projection.enabled': 'true' },
+            StorageDescriptor: {
+              Location: `s3://${NAMES.bucket}/inventory/devices/`,
+              Columns: [{ Name: 'x', Type: 'string' }],
+            },
+            PartitionKeys: [{ Name: 'dt', Type: 'string' }],
+          },
+        }),
+      )
       for (const date of DATES) {
         emulator.upstream.setDate(date)
         expect((await handler({ tables: ['devices'], exportDate: date }, lambdaContext())).status).toBe('succeeded')
@@ -114,24 +114,28 @@ describe('an Iceberg commit through Glue, as the exporter role may', () => {
       const location = { table: 'devices', key: 'devices', uri: `${root}/devices` }
       const registry = (await readTableSchema(store, 'devices'))!
       const columns = [...registry.columns.map(({ name, type }) => ({ name, type })), ...LINEAGE_COLUMNS]
+      const exported = (await store.listKeys('devices/data/')).filter((key) => key.endsWith('.parquet'))
+      expect(exported.map((key) => key.split('/')[2])).toEqual(DATES.map((dt) => `dt=${dt}`))
+      const bytes = (await store.getObject(exported[0]!))!
       await Promise.all(
-        DATES.map(async (dt) => {
-          const key = `devices/dt=${dt}/data.parquet`
-          const size = (await store.readTail(key, 8))!.size
-          // Each date's Hive object is its data file: a conversion that rewrites no data.
-          const file = { file_path: `${root}/${key}`, record_count: 20, file_size_in_bytes: size, dt }
+        RACED.map(async (dt) => {
+          const key = `devices/data/dt=${dt}/raced.parquet`
+          await store.putObject(key, bytes, 'application/vnd.apache.parquet')
+          const file = { file_path: `${root}/${key}`, record_count: 20, file_size_in_bytes: bytes.length, dt }
           await commitPartition(store, pointer, location, { exportDate: dt, files: [file], columns })
         }),
       )
-      const glueCalls = aws.json.requests.filter((r) => r.target.startsWith('AWSGlue.') && r.body.Name !== 'x')
-      const updates = glueCalls.filter((r) => r.target === 'AWSGlue.UpdateTable' && r.body.VersionId !== undefined)
-      expect(updates.map((r) => [r.status, r.reply.__type ?? 'ok'])).toEqual([
-        [200, 'ok'],
-        [400, 'ConcurrentModificationException'],
-        [200, 'ok'],
+      const glueCalls = aws.json.requests.filter((r) => r.target === 'AWSGlue.UpdateTable' && r.body.Name === undefined)
+      const updates = glueCalls.filter((r) => r.body.VersionId !== undefined)
+      expect(updates.map((r) => [r.body.VersionId, r.status, r.reply.__type ?? 'ok'])).toEqual([
+        // The first export's commit turns the Hive table into the Iceberg one, the second's moves it on.
+        ['1', 200, 'ok'],
+        ['2', 200, 'ok'],
+        // The two commits started together: the second names the version the first moved on, and commits again.
+        ['3', 200, 'ok'],
+        ['3', 400, 'ConcurrentModificationException'],
+        ['4', 200, 'ok'],
       ])
-      // The first update named the Hive table's version, the one after the lost race the Iceberg table's.
-      expect(updates.map((r) => r.body.VersionId)).toEqual(['1', '1', '2'])
       expect(updates.every((r) => (r.body as { SkipArchive?: boolean }).SkipArchive === true)).toBe(true)
       expect(aws.authorizer.decisions.filter((d) => !d.allowed)).toEqual([])
       const table = aws.json.glueTables.get(`${DATABASE}.devices`)!
@@ -142,10 +146,44 @@ describe('an Iceberg commit through Glue, as the exporter role may', () => {
         previous_metadata_location: `${root}/${current.metadata['metadata-log'].at(-1)?.['metadata-file'].slice(root.length + 1)}`,
       })
       expect(table.PartitionKeys).toBeUndefined()
-      expect(current.metadata.snapshots).toHaveLength(2)
-      expect(current.metadata.snapshots.map((s) => s.summary['added-records'])).toEqual(['20', '20'])
+      expect(current.metadata.snapshots.map((s) => s.summary['added-records'])).toEqual(['20', '20', '20', '20'])
+      // The dates the Iceberg table has, read through Glue's pointer: the raced ones wrote no dates relation.
+      const catalog = { publish: async () => [], check: () => undefined, metadataPointer: inner }
+      const layout = layoutOf({ name: 'devices', tableFormat: 'iceberg' }, store, catalog)
+      expect(await storedDates(store, 'devices', layout)).toEqual([...DATES, ...RACED])
     } finally {
       await aws.close()
     }
+  }, 120_000)
+
+  it("grants deletes on the Iceberg table's own data and metadata folders alone", async () => {
+    const synthesized = synthesize({
+      source: { baseUrl: 'https://inventory.example.com' },
+      tables: [
+        { id: '1001', name: 'devices', tableFormat: 'iceberg' },
+        { id: '1002', name: 'users' },
+      ],
+      warehouse: { prefix: 'inventory', glueDatabase: DATABASE },
+    })
+    const role = new Authorizer(
+      rolePolicies(synthesized.template.toJSON() as SynthesizedTemplate, 'ExporterRole', NAMES),
+    )
+    const deletes = async (key: string) =>
+      (await role.decide({ action: 's3:DeleteObject', resource: `arn:aws:s3:::${NAMES.bucket}/inventory/${key}` }))
+        .allowed
+    const keys = {
+      'devices/data/dt=2026-10-01/run.parquet': true,
+      'devices/metadata/00002-x.metadata.json': true,
+      'devices/metadata/snap-1-1-x.avro': true,
+      // Its Hive objects, which a conversion adopted as data files and expiry removes once replaced.
+      'devices/dt=2026-10-01/data.parquet': true,
+      'users/data/dt=2026-10-01/run.parquet': false,
+      'users/dt=2026-10-01/data.parquet': false,
+      '_runs/dt=2026-10-01/run.json': false,
+      '_schemas/devices.json': false,
+      '_iceberg/devices.json': false,
+    }
+    const decided = Object.fromEntries(await Promise.all(Object.keys(keys).map(async (k) => [k, await deletes(k)])))
+    expect(decided).toEqual(keys)
   }, 120_000)
 })

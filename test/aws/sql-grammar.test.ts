@@ -94,6 +94,16 @@ describe('the SQL handed to Athena', () => {
     }
   })
 
+  it('parses the Iceberg queries the docs give analysts (time travel, the snapshots table) as Trino queries', () => {
+    const fenced = (page: string) =>
+      [...readFileSync(join(PROJECT_ROOT, page), 'utf8').matchAll(/```sql\n([\s\S]*?)```/g)].flatMap((m) =>
+        m[1]!.trim().split('\n'),
+      )
+    const queries = [...fenced('docs/iceberg.md'), ...fenced('docs/analysts.md').filter((q) => q.includes(' AS OF '))]
+    expect(queries.filter((q) => q.includes('FOR TIMESTAMP AS OF')).length).toBeGreaterThanOrEqual(2)
+    for (const query of queries) expect(syntaxErrors(trino, query), query).toEqual([])
+  })
+
   it('reports a syntax error, so a text that would not run cannot pass', () => {
     expect(syntaxErrors(trino, 'SELECT "a", FROM "inventory"."devices"')).not.toEqual([])
     // A comment whose quote is not escaped, and a trailing comma: mistakes the DDL printer could make.

@@ -10,6 +10,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 export const SLOW_FILES: readonly string[] = [
+  'test/integration/iceberg-history.test.ts',
   'test/unit/csv/chunks.test.ts',
   'test/integration/worker-threads.test.ts',
   'test/integration/xlsx-memory.test.ts',

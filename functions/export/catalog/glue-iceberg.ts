@@ -13,7 +13,7 @@ import {
   type TableInput,
   UpdateTableCommand,
 } from '@aws-sdk/client-glue'
-import { WriteConflictError } from '../core/errors.ts'
+import { StateCorruptError, WriteConflictError } from '../core/errors.ts'
 import type { CurrentMetadata, MetadataPointer } from '../iceberg/metadata-pointer.ts'
 
 /** Glue's parameters for an Iceberg table, as Iceberg's GlueCatalog and Athena write them. */
@@ -74,7 +74,14 @@ export const glueMetadataPointer = (glue: GlueClient, database: string, rootUri:
       const found = await getTable(table)
       const location = found?.Parameters?.[METADATA_LOCATION]
       if (found === undefined || location === undefined || !isIceberg(found)) return undefined
-      if (!location.startsWith(`${root}/`)) throw new RangeError(`${location} is not under ${root}`)
+      if (!location.startsWith(`${root}/`)) {
+        throw new StateCorruptError({
+          key: table,
+          where: `glue:${database}`,
+          reason: `its metadata_location ${location} is not under the warehouse ${root}`,
+          hint: 'nothing was written; point the Glue table back at the warehouse, or delete it to have it made again',
+        })
+      }
       return { metadataKey: location.slice(root.length + 1), token: found.VersionId ?? '' }
     },
     async swap(table: string, metadataKey: string, token: string | undefined): Promise<void> {

@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-glue'
 import type { TableSchema } from '../schema/table-schema.ts'
 import { type AthenaTableDefinition, athenaTableDefinition } from './athena.ts'
+import { glueMetadataPointer } from './glue-iceberg.ts'
 import { assertGlueAccepts, glueTableInputs, viewsLeftOut } from './glue-inputs.ts'
 import type { TableCatalog } from './table-catalog.ts'
 
@@ -62,9 +63,12 @@ const sameDefinition = (current: Table, wanted: TableInput): boolean =>
 const reconcileGlueTable = async (
   glue: GlueClient,
   definition: AthenaTableDefinition,
-  tableId?: string,
+  tableId: string | undefined,
+  format: 'hive' | 'iceberg',
 ): Promise<string[]> => {
-  const inputs = glueTableInputs(definition)
+  // An Iceberg table's own entry moves with its commits (glue-iceberg.ts); its views and its dates relation are
+  // kept here as any table's.
+  const inputs = glueTableInputs(definition).filter((input) => format === 'hive' || input.Name !== definition.table)
   for (const input of inputs) assertGlueAccepts(input, tableId)
   for (const input of inputs) {
     const current = await readGlueTable(glue, definition.database, input.Name!)
@@ -80,9 +84,10 @@ export const glueTableCatalog = (glue: GlueClient, database: string, locationRoo
   const definition = (schema: TableSchema) =>
     athenaTableDefinition(schema, database, `${locationRoot.replace(/\/+$/, '')}/${schema.table}/`)
   return {
-    publish: (schema) => reconcileGlueTable(glue, definition(schema), schema.sourceTableId),
+    publish: (schema, format = 'hive') => reconcileGlueTable(glue, definition(schema), schema.sourceTableId, format),
     check: (schema) => {
       for (const input of glueTableInputs(definition(schema))) assertGlueAccepts(input, schema.sourceTableId)
     },
+    metadataPointer: glueMetadataPointer(glue, database, locationRoot),
   }
 }

@@ -3,6 +3,7 @@
  * catalog (`glue.ts`) implements it on AWS. Locally there is none to keep: `npm run query` builds DuckDB's
  * catalog from the schema registry each time (`functions/local/warehouse-sql.ts`).
  */
+import type { MetadataPointer } from '../iceberg/metadata-pointer.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 
 export interface TableCatalog {
@@ -12,10 +13,12 @@ export interface TableCatalog {
    * Resolves to warnings for the run record: views left out because they would break a catalog limit.
    */
   /** Resolves to warnings: the views left out of the catalog, each naming the limit it would break. */
-  publish(schema: TableSchema): Promise<readonly string[]>
+  publish(schema: TableSchema, format?: 'hive' | 'iceberg'): Promise<readonly string[]>
   /**
    * Throws the coded refusal when the catalog would refuse the definition of `schema` by its documented rules.
    * Called before the data is published, so that such a refusal leaves the previous date wholly in place.
    */
   check(schema: TableSchema): void
+  /** Where an Iceberg table's commits move its current metadata (the Glue table's `metadata_location`). */
+  readonly metadataPointer?: MetadataPointer
 }

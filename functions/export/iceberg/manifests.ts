@@ -6,7 +6,10 @@
  */
 import { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
-import avro from 'avsc'
+// avsc's container files alone (its types and utilities with them): the RPC services and IDL parser of the
+// package's index stay out of the Lambda's bundle.
+import type { Schema } from 'avsc'
+import containers from 'avsc/lib/containers.js'
 import { PARTITION_KEY } from '../core/constants.ts'
 import type { IcebergSchema, PartitionSpec } from './table-metadata.ts'
 
@@ -134,7 +137,7 @@ const containerFile = async (schema: object, records: readonly unknown[], metada
     codec: 'deflate',
     metadata: Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, Buffer.from(value)])),
   }
-  const encoder = new avro.streams.BlockEncoder(schema as avro.Schema, options)
+  const encoder = new containers.streams.BlockEncoder(schema as Schema, options)
   const bytes = buffer(encoder)
   for (const record of records) encoder.write(record)
   encoder.end()
@@ -143,7 +146,8 @@ const containerFile = async (schema: object, records: readonly unknown[], metada
 
 const readContainerFile = async <T>(bytes: Buffer): Promise<T[]> => {
   const records: T[] = []
-  for await (const record of Readable.from([bytes]).pipe(new avro.streams.BlockDecoder())) records.push(record as T)
+  for await (const record of Readable.from([bytes]).pipe(new containers.streams.BlockDecoder()))
+    records.push(record as T)
   return records
 }
 

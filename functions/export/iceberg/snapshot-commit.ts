@@ -7,7 +7,7 @@
  * references: the table is as it was.
  */
 import { randomUUID } from 'node:crypto'
-import { WriteConflictError } from '../core/errors.ts'
+import { StateCorruptError, WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import {
   type DataFile,
@@ -69,8 +69,23 @@ const manifestDate = (manifest: ManifestFile): string | undefined =>
 
 const liveFiles = (manifest: ManifestFile): number => manifest.added_files_count + manifest.existing_files_count
 
+/** A file the table's metadata names that is not there: the table's state cannot be read. */
+const missing = (store: WarehouseStore, key: string, what: string) =>
+  new StateCorruptError({
+    key,
+    where: store.root,
+    reason: `${what} the table's metadata names is missing`,
+    hint: 'nothing was committed and the table is as its pointer says; restore the file from an earlier S3 version (aws s3api list-object-versions)',
+  })
+
 export const keyOfUri = (location: IcebergTableLocation, uri: string): string => {
-  if (!uri.startsWith(`${location.uri}/`)) throw new RangeError(`${uri} is not under ${location.uri}`)
+  if (!uri.startsWith(`${location.uri}/`)) {
+    throw new StateCorruptError({
+      key: location.key,
+      where: location.uri,
+      reason: `the table's metadata names ${uri}, which is not under the table`,
+    })
+  }
   return `${location.key}${uri.slice(location.uri.length)}`
 }
 
@@ -83,7 +98,7 @@ export const readCurrentMetadata = async (
   const current = await pointer.read(location.table)
   if (current === undefined) return undefined
   const body = await store.getObject(current.metadataKey)
-  if (body === undefined) throw new RangeError(`the table's current metadata ${current.metadataKey} is missing`)
+  if (body === undefined) throw missing(store, current.metadataKey, 'the current metadata file')
   return { ...current, metadata: JSON.parse(body.toString('utf8')) as TableMetadata }
 }
 
@@ -104,7 +119,7 @@ export const readManifestList = async (
   const snapshot = currentSnapshot(metadata)
   if (snapshot === undefined) return []
   const body = await store.getObject(keyOfUri(location, snapshot['manifest-list']))
-  if (body === undefined) throw new RangeError(`the manifest list ${snapshot['manifest-list']} is missing`)
+  if (body === undefined) throw missing(store, keyOfUri(location, snapshot['manifest-list']), 'a manifest list')
   return decodeManifestList(body)
 }
 
@@ -114,7 +129,7 @@ export const readManifest = async (
   manifest: ManifestFile,
 ): Promise<ManifestEntry[]> => {
   const body = await store.getObject(keyOfUri(location, manifest.manifest_path))
-  if (body === undefined) throw new RangeError(`the manifest ${manifest.manifest_path} is missing`)
+  if (body === undefined) throw missing(store, keyOfUri(location, manifest.manifest_path), 'a manifest')
   return decodeManifest(body, manifest)
 }
 

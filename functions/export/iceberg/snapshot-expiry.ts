@@ -38,8 +38,8 @@ const asOf = (metadata: TableMetadata, snapshot: Snapshot): TableMetadata => ({
   'current-snapshot-id': snapshot['snapshot-id'],
 })
 
-/** Every manifest list, manifest and live data file `snapshots` reach, as keys in the store. */
-const reachable = async (
+/** The manifest lists of `snapshots` and the manifests they name, as keys in the store. */
+const listed = async (
   store: WarehouseStore,
   location: IcebergTableLocation,
   metadata: TableMetadata,
@@ -53,13 +53,7 @@ const reachable = async (
       manifests.set(keyOfUri(location, manifest.manifest_path), manifest)
     }
   }
-  const dataFiles = new Set<string>()
-  for (const manifest of manifests.values()) {
-    for (const entry of await readManifest(store, location, manifest)) {
-      if (entry.status !== ManifestEntryStatus.DELETED) dataFiles.add(keyOfUri(location, entry.file.file_path))
-    }
-  }
-  return { lists, manifests: new Set(manifests.keys()), dataFiles }
+  return { lists, manifests }
 }
 
 /** One attempt: the kept history swapped in, and the keys only the expired snapshots reached. */
@@ -77,9 +71,11 @@ const attemptExpiry = async (
   if (current === undefined || metadata === undefined || kept.length === metadata.snapshots.length) {
     return { snapshots: 0, dataFiles: 0 }
   }
-  // What to remove is decided from the document this expiry replaces, before the swap.
-  const before = await reachable(store, location, metadata, metadata.snapshots)
-  const after = await reachable(store, location, metadata, kept)
+  // What to remove is decided from the document this expiry replaces, before the swap. A data file is live in
+  // the one manifest that added it, which later snapshots carry over as it is: the files to remove are those
+  // live in a manifest no kept snapshot lists, so only those manifests are read.
+  const before = await listed(store, location, metadata, metadata.snapshots)
+  const after = await listed(store, location, metadata, kept)
   const keptIds = new Set(kept.map((s) => s['snapshot-id']))
   const now = Date.now()
   const next: TableMetadata = {
@@ -92,8 +88,14 @@ const attemptExpiry = async (
       { 'timestamp-ms': metadata['last-updated-ms'], 'metadata-file': uriOfKey(location, current.metadataKey) },
     ],
   }
-  const gone = (all: Set<string>, left: Set<string>) => [...all].filter((key) => !left.has(key))
-  const dataFiles = gone(before.dataFiles, after.dataFiles)
+  const gone = (all: Iterable<string>, left: { has(key: string): boolean }) => [...all].filter((key) => !left.has(key))
+  const expiredManifests = gone(before.manifests.keys(), after.manifests)
+  const dataFiles: string[] = []
+  for (const key of expiredManifests) {
+    for (const entry of await readManifest(store, location, before.manifests.get(key)!)) {
+      if (entry.status !== ManifestEntryStatus.DELETED) dataFiles.push(keyOfUri(location, entry.file.file_path))
+    }
+  }
   // The values leave first: only expiring snapshots read these, and a rerun after a crash finds the rest. The
   // manifests and lists go after the swap, since the current document still names them until it moves; one cut
   // short leaves a few of them, which hold paths and counts and no value of a row.
@@ -106,7 +108,7 @@ const attemptExpiry = async (
     await store.deleteObject(metadataKey)
     throw error
   }
-  for (const key of [...gone(before.manifests, after.manifests), ...gone(before.lists, after.lists)]) {
+  for (const key of [...expiredManifests, ...gone(before.lists, after.lists)]) {
     await store.deleteObject(key)
   }
   return { snapshots: metadata.snapshots.length - kept.length, dataFiles: dataFiles.length }

@@ -11,6 +11,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { ColumnType } from '../core/constants.ts'
 import { PARTITION_KEY } from '../core/constants.ts'
+import { StateCorruptError } from '../core/errors.ts'
 
 export type IcebergPrimitive = 'long' | 'double' | 'boolean' | 'date' | 'timestamptz' | 'string'
 
@@ -80,6 +81,14 @@ const ICEBERG_TYPES: Readonly<Record<ColumnType, IcebergPrimitive>> = {
   string: 'string',
 }
 
+/** The columns of the current schema as the warehouse names their types, `dt` aside. */
+export const publishedColumns = (metadata: TableMetadata): PublishedColumn[] => {
+  const warehouseType = new Map(Object.entries(ICEBERG_TYPES).map(([hive, iceberg]) => [iceberg, hive as ColumnType]))
+  return currentSchema(metadata)
+    .fields.filter((field) => field.name !== PARTITION_KEY)
+    .map(({ name, type }) => ({ name, type: warehouseType.get(type)! }))
+}
+
 /** Iceberg's own first id for partition fields. */
 const FIRST_PARTITION_FIELD_ID = 1000
 /** No snapshot yet, in the form every reader takes. */
@@ -95,20 +104,19 @@ const nameMapping = (fields: readonly IcebergField[]): string =>
   JSON.stringify(fields.map((field) => ({ 'field-id': field.id, names: [field.name] })))
 
 /**
- * The schema for `columns` (with `dt`) over `previous`: every name keeps its id and a new one takes the next.
- * A type change that Iceberg would not read old files as is thrown, for the rewrite to handle.
+ * The schema for `columns` (with `dt`) over `previous`: every name keeps its id and a new one takes the next. A
+ * column whose type changes (a rewrite's retype: the warehouse's types have none of Iceberg's promotions, int to
+ * long or float to double) becomes a new column under the same name, as Iceberg's drop and add make it.
  */
 const evolveFields = (previous: readonly IcebergField[], lastColumnId: number, columns: readonly PublishedColumn[]) => {
+  // By name, the latest field that had it (fields come oldest schema first).
   const byName = new Map(previous.map((field) => [field.name, field]))
   let last = lastColumnId
   const fields = [...columns, { name: PARTITION_KEY, type: 'string' as const }].map(({ name, type }) => {
     const icebergType = ICEBERG_TYPES[type]
     const known = byName.get(name)
-    // Iceberg's own promotions (int→long, float→double) start from types the warehouse does not have.
-    if (known && known.type !== icebergType) {
-      throw new RangeError(`column ${name} is ${known.type} in the Iceberg schema, not ${icebergType}`)
-    }
-    return { id: known?.id ?? ++last, name, required: false as const, type: icebergType }
+    const id = known && known.type === icebergType ? known.id : ++last
+    return { id, name, required: false as const, type: icebergType }
   })
   return { fields, lastColumnId: last }
 }
@@ -152,7 +160,13 @@ export const newTableMetadata = (location: string, columns: readonly PublishedCo
 
 export const currentSchema = (metadata: TableMetadata): IcebergSchema => {
   const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id'])
-  if (!schema) throw new RangeError(`the metadata names schema ${metadata['current-schema-id']}, which it lacks`)
+  if (!schema) {
+    throw new StateCorruptError({
+      key: 'metadata',
+      where: metadata.location,
+      reason: `the metadata names schema ${metadata['current-schema-id']} as current, which it lacks`,
+    })
+  }
   return schema
 }
 
@@ -169,9 +183,10 @@ export const withColumns = (metadata: TableMetadata, columns: readonly Published
   )
   if (sameFields(schema.fields, fields)) return metadata
   const schemaId = Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1
-  // The mapping keeps every id a name ever had, so files written before a column left still read by name.
-  const everField = new Map<number, IcebergField>()
-  for (const field of [...metadata.schemas.flatMap((s) => s.fields), ...fields]) everField.set(field.id, field)
+  // One id per name: the current schema's, or for a column no longer in it its last one, so files written before
+  // a column left still read it by name.
+  const everField = new Map<string, IcebergField>()
+  for (const field of [...metadata.schemas.flatMap((s) => s.fields), ...fields]) everField.set(field.name, field)
   return {
     ...metadata,
     'last-column-id': lastColumnId,

@@ -36,6 +36,7 @@ import {
   type RowFilter,
   warehouseSource,
 } from '../source/warehouse-source.ts'
+import { layoutOf } from './layout-of.ts'
 import { runExport } from './run.ts'
 import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
 import { purgeVersions } from './table-steps.ts'
@@ -256,8 +257,10 @@ const eraseDates = async (
   }))
   // The pseudonyms it reads back stay pseudonyms, and the footer keeps saying so (a later rewrite reads it).
   const pseudonymized = publishedPseudonyms(table, schema)
+  const layout = layoutOf(table, store, deps.catalog)
   const source = warehouseSource(store, {
     mode: RunMode.ERASE,
+    dataKey: (exportDate) => layout.dataKey(exportDate),
     columns,
     pseudonymized,
     filters,
@@ -269,12 +272,12 @@ const eraseDates = async (
   const purge = !dryRun && !keepVersions
   let versionsDeleted = 0
   const wanted = only === undefined ? undefined : new Set(only)
-  for (const exportDate of await storedDates(store, table.name)) {
+  for (const exportDate of await storedDates(store, table.name, layout)) {
     if (wanted !== undefined && !wanted.has(exportDate)) continue
     lease?.signal.throwIfAborted()
     const rows = await countMatches(source, stored, exportDate)
     // A date without the value now may have had it in an earlier version (or a rerun finishes its purge).
-    if (rows === 0 && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
+    if (rows === 0 && purge) versionsDeleted += await purgeVersions(store, layout, table.name, exportDate)
     if (rows === 0) continue
     let record: RunRecord | undefined
     if (!dryRun) {

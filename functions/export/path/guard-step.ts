@@ -3,7 +3,6 @@
  * table (throws GuardHoldError) before anything is published, or lets it through with what fired.
  */
 import type { GuardsConfig, TableConfig } from '../core/config.ts'
-import { dataObjectKey } from '../core/constants.ts'
 import { GuardHoldError } from '../core/errors.ts'
 import type { RunIdentity } from '../core/lineage.ts'
 import type { GuardFinding } from '../core/run-record.ts'
@@ -18,6 +17,7 @@ import {
 } from '../guards/guards.ts'
 import { readPublishedExport } from '../parquet/published-export.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import type { TableLayout } from '../publish/table-layout.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
 import type { NamedTable } from './name-and-type.ts'
@@ -25,6 +25,7 @@ import type { NamedTable } from './name-and-type.ts'
 /** What the guard step reads of the table's context. */
 interface GuardContext {
   readonly store: WarehouseStore
+  readonly layout: TableLayout
   readonly run: RunIdentity
   readonly guards?: GuardsConfig | undefined
   readonly acceptChanges?: boolean | undefined
@@ -52,7 +53,8 @@ export const guardBaseline = async (
   const { exportDate } = context.run
   const guarded = context.guards !== undefined && guardSettings(context.guards, table.guards) !== undefined
   if (!guarded || latest === undefined || exportDate >= latest.exportDate) return latest
-  const published = await readPublishedExport(context.store, dataObjectKey(table.name, exportDate))
+  const key = await context.layout.dataKey(exportDate)
+  const published = key === undefined ? undefined : await readPublishedExport(context.store, key)
   if (published === undefined) return undefined
   const { rows, columns } = published
   // As for the registry's baseline: a column dropped now is not compared with.

@@ -9,7 +9,7 @@
  */
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { ExportConfig, TableConfig } from '../core/config.ts'
-import { ColumnType, dataObjectKey, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
+import { ColumnType, PARTITION_KEY, RAW_FOLDER, RunMode } from '../core/constants.ts'
 import { UsageError } from '../core/errors.ts'
 import { LINEAGE_COLUMN_NAMES } from '../core/lineage.ts'
 import type { PseudonymizationKey } from '../core/pseudonymization-key.ts'
@@ -22,6 +22,7 @@ import { readTableSchema, replaceTableSchema } from '../schema/registry.ts'
 import { storedDates } from '../schema/retention.ts'
 import { companionName, type TableSchema } from '../schema/table-schema.ts'
 import { asReadBack, warehouseSource } from '../source/warehouse-source.ts'
+import { layoutOf } from './layout-of.ts'
 import { requireKeyWhenPseudonymizing, runExport } from './run.ts'
 import { type HistoryLeaseClaim, type TableLease, withHistoryLease } from './table-lease.ts'
 import { catalogWarnings, purgeVersions } from './table-steps.ts'
@@ -162,13 +163,15 @@ const rewriteDates = async (
     type,
     textOf,
   }))
+  const layout = layoutOf(table, store, deps.catalog)
   const source = warehouseSource(store, {
     mode: RunMode.REWRITE,
+    dataKey: (exportDate) => layout.dataKey(exportDate),
     columns,
     pseudonymized: pseudonyms,
     spoolDirectory: deps.spoolDirectory,
   })
-  const all = await storedDates(store, table.name)
+  const all = await storedDates(store, table.name, layout)
   const unknown = (dates ?? []).filter((d) => !all.includes(d))
   if (unknown.length > 0) throw new UsageError(`${table.name} has no export date ${unknown.join(', ')}`)
   const done: RewrittenDate[] = []
@@ -177,9 +180,10 @@ const rewriteDates = async (
   let versionsDeleted = 0
   for (const exportDate of dates ? all.filter((d) => dates.includes(d)) : all) {
     lease?.signal.throwIfAborted()
-    const published = await readPublishedExport(store, dataObjectKey(table.name, exportDate))
+    const key = await layout.dataKey(exportDate)
+    const published = key === undefined ? undefined : await readPublishedExport(store, key)
     const work = pendingWork(published, target, table, pseudonyms)
-    if (work === undefined && purge) versionsDeleted += await purgeVersions(store, table.name, exportDate)
+    if (work === undefined && purge) versionsDeleted += await purgeVersions(store, layout, table.name, exportDate)
     if (work === undefined) continue
     let record: RunRecord | undefined
     if (!dryRun) {
@@ -235,9 +239,11 @@ const moveRegistry = async (
   pseudonyms: readonly string[],
   all: readonly string[],
 ): Promise<{ finished: boolean; registryMoved?: boolean; warnings: readonly string[] }> => {
+  const layout = layoutOf(table, deps.store, deps.catalog)
   const companions = new Map<string, string[]>()
   for (const exportDate of all) {
-    const published = await readPublishedExport(deps.store, dataObjectKey(table.name, exportDate))
+    const key = await layout.dataKey(exportDate)
+    const published = key === undefined ? undefined : await readPublishedExport(deps.store, key)
     if (pendingWork(published, target, table, pseudonyms) !== undefined) return { finished: false, warnings: [] }
     for (const { name } of published?.fields ?? []) {
       if (target.columns.some((c) => c.textOf === undefined && companionName(c.name) === name)) {
@@ -251,5 +257,6 @@ const moveRegistry = async (
     return withCompanions(rewrittenSchema(table, current), companions)
   })
   const registryMoved = JSON.stringify(before) !== JSON.stringify(registered)
-  return { finished: true, registryMoved, warnings: await catalogWarnings(deps.catalog, registered, deps.store.root) }
+  const warnings = await catalogWarnings(deps.catalog, registered, deps.store.root, layout.format)
+  return { finished: true, registryMoved, warnings }
 }

@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import type { TableCatalog } from '../catalog/table-catalog.ts'
 import type { GuardsConfig, TableConfig } from '../core/config.ts'
-import { dataObjectKey } from '../core/constants.ts'
 import { type ExportError, toExportError } from '../core/errors.ts'
 import { LINEAGE_COLUMNS, type RunIdentity } from '../core/lineage.ts'
 import { splitThreads } from '../core/parse-threads.ts'
@@ -22,6 +21,7 @@ import { type KeyReport, keyWarnings, openKeyCounter } from '../normalize/row-ke
 import { TableEncoder } from '../parquet/table-encoder.ts'
 import { ParquetUpload } from '../parquet/write-object.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import type { TableLayout } from '../publish/table-layout.ts'
 import { recordExportDate } from '../schema/export-dates.ts'
 import { recordedControls } from '../schema/history.ts'
 import { mergeSchemas, withoutColumns } from '../schema/merge.ts'
@@ -32,6 +32,7 @@ import { KEYS_SPILL_SUFFIX, newSpoolFile, SpoolKind } from '../scratch/spool-fil
 import { openRawArchive, type RawArchiveWriter } from '../source/raw-archive.ts'
 import type { TableBytes, TableSource } from '../source/table-source.ts'
 import { guard, guardBaseline } from './guard-step.ts'
+import { layoutOf, refuseLayoutChange } from './layout-of.ts'
 import { type NamedTable, nameAndType, refuseRemovedControls } from './name-and-type.ts'
 import { openTableRead } from './read-table.ts'
 import { archiveUnlessErased, dropErased, holdErasedRows, readState, type StoredState } from './stored-state.ts'
@@ -75,6 +76,13 @@ interface TableExportContext {
   readonly purgeVersions?: boolean | undefined
 }
 
+/** The schema to register, saying which layout the dates are in (an Iceberg table's; the Hive layout's is none). */
+const withLayout = (schema: TableSchema, layout: TableLayout): TableSchema =>
+  layout.format === 'iceberg' ? { ...schema, tableFormat: 'iceberg' } : schema
+
+/** The context, with the layout the table's dates are in. */
+type LayoutContext = TableExportContext & { readonly layout: TableLayout }
+
 /** A date written again by `npm run rewrite`, against the schema the settings ask for. */
 export interface HistoryRewrite {
   /** Used as the registry: the columns and types every date gets (schema/history.ts). */
@@ -106,8 +114,11 @@ export const exportTable = async (
   try {
     const { signal, attempt } = context
     const state = await readState(table, context.store, context)
+    // Before the download: a table whose history is in the other layout is refused, whatever the service sends.
+    refuseLayoutChange(table, state.stored)
     bytes = await source.open(table, { exportDate: context.run.exportDate, attempt, signal })
-    return { ok: true, outcome: await landTable(table, bytes, state, context) }
+    const layout = layoutOf(table, context.store, context.catalog)
+    return { ok: true, outcome: await landTable(table, bytes, state, { ...context, layout }) }
   } catch (error) {
     return {
       ok: false,
@@ -124,7 +135,7 @@ const landTable = async (
   table: TableConfig,
   bytes: TableBytes,
   { stored, erasures, key }: StoredState,
-  context: TableExportContext,
+  context: LayoutContext,
 ): Promise<LandedTable> => {
   // What the steps open, released in reverse whichever way the path ends (the uploads abort unless committed).
   const held = new Held()
@@ -151,17 +162,21 @@ const landTable = async (
     const erasedRows = erased?.()
     holdErasedRows(table, erasedRows, context.acceptChanges)
     const guarded = guard(table, named, baseline, previous, encoded, context)
-    const object = await commit(table, previous, guarded.schema, encoded.upload, context)
+    const { object, warnings: layoutWarnings } = await commit(table, previous, guarded.schema, encoded, context)
     const archived = await archiveUnlessErased(opened.raw, erasedRows)
-    const purged = context.purgeVersions ? await purgeVersions(context.store, table.name, context.run.exportDate) : 0
+    const purged = context.purgeVersions
+      ? await purgeVersions(context.store, context.layout, table.name, context.run.exportDate)
+      : 0
     // Merged with whatever another run registered meanwhile; the catalog is told the merged schema after it is
     // written, so the date is in place with its registry and run index whatever the catalog answers, and the
     // next run retries a catalog that failed (every run reconciles it with the registry).
     const registered = history
       ? undefined
-      : await registerTableSchema(context.store, guarded.schema, table.columns.drop)
-    const cataloged = registered ? await catalogWarnings(context.catalog, registered, context.store.root) : []
-    const expired = await expire(table, context.store, context.run.exportDate)
+      : await registerTableSchema(context.store, withLayout(guarded.schema, context.layout), table.columns.drop)
+    const cataloged = registered
+      ? await catalogWarnings(context.catalog, registered, context.store.root, context.layout.format)
+      : []
+    const expired = await expire(table, context.store, context.layout, context.run.exportDate)
     const details = read.details()
     const warnings = [
       ...(bytes.warnings ?? []),
@@ -169,6 +184,7 @@ const landTable = async (
       ...unknownOverrides(table, named.columns),
       ...(history === undefined ? settledAcceptances(table, previous) : []),
       ...(encoded.keys ? keyWarnings(encoded.keys) : []),
+      ...layoutWarnings,
       ...archived.warnings,
       ...cataloged,
       ...expired.warnings,
@@ -245,12 +261,12 @@ const encode = async (
   named: NamedTable,
   previous: TableSchema | undefined,
   bytes: TableBytes,
-  context: TableExportContext & { readonly encodeThread: boolean },
+  context: LayoutContext & { readonly encodeThread: boolean },
   held: Held,
 ): Promise<EncodedTable> => {
   const { exportDate } = context.run
   const upload = held.hold(
-    new ParquetUpload(context.store, dataObjectKey(table.name, exportDate), context.signal),
+    new ParquetUpload(context.store, context.layout.newDataKey(exportDate, context.run.runId), context.signal),
     (u) => u.abort(),
   )
   const spoolPath = held.hold(await newSpoolFile(context.spoolDirectory, SpoolKind.batches), (file) =>
@@ -311,19 +327,23 @@ const encode = async (
   return { upload, plan: withChangeHistory(plan, table, controls), rows, keys: keys?.report() }
 }
 
-/** Commit: the data object, then the date in the dates relation, before the registry and the catalog. */
+/** Commit: the data file made the date's, then the date in the dates relation, before the registry and the catalog. */
 const commit = async (
   table: TableConfig,
   previous: TableSchema | undefined,
   schema: TableSchema,
-  upload: ParquetUpload,
-  context: TableExportContext,
-): Promise<PublishedObject> => {
+  encoded: EncodedTable,
+  context: LayoutContext,
+): Promise<{ readonly object: PublishedObject; readonly warnings: readonly string[] }> => {
   context.signal?.throwIfAborted()
   // The catalog's documented rules are checked before anything moves: a definition it would refuse leaves the
   // previous date wholly in place (data, registry, run index, catalog).
-  context.catalog?.check(mergeSchemas(previous, schema, table.columns.drop))
-  const object = await upload.commit()
+  const merged = mergeSchemas(previous, schema, table.columns.drop)
+  context.catalog?.check(merged)
+  const object = await encoded.upload.commit()
+  // Every registered column, so an Iceberg schema keeps the ids of those this date's file does not have.
+  const columns = [...merged.columns.map(columnRecord), ...LINEAGE_COLUMNS]
+  const warnings = await context.layout.publish(context.run.exportDate, { ...object, rows: encoded.rows }, columns)
   await recordExportDate(context.store, table.name, context.run.exportDate, previous?.exportDates)
-  return object
+  return { object, warnings }
 }

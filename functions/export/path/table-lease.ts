@@ -60,7 +60,7 @@ export interface LeaseRequest {
   /** Who holds it: a run id, or the id a fanned-out request's plan made for all its batches. */
   readonly owner: string
   /** What the holder does, for the message of whoever waits for it. */
-  readonly operation: RunMode
+  readonly operation: RunMode | 'convert'
   /** How long to wait while another owner holds the table; then TABLE_BUSY. */
   readonly waitMs: number
   readonly clock?: RetryClock | undefined
@@ -289,7 +289,7 @@ export const withHistoryLease = <T>(
   table: Pick<TableConfig, 'id' | 'name'>,
   tuning: { readonly timeouts: { readonly busyWaitSeconds: number }; readonly deadlineMarginSeconds: number },
   claim: HistoryLeaseClaim & { readonly telemetry?: Pick<RunTelemetry, 'warn'> | undefined },
-  operation: RunMode,
+  operation: RunMode | 'convert',
   work: (lease: TableLease) => Promise<T>,
 ): Promise<T> =>
   withTableLease(

@@ -8,6 +8,7 @@ import { toExportError } from '../core/errors.ts'
 import type { ColumnRecord, PublishedObject } from '../core/run-record.ts'
 import type { NamedColumn } from '../normalize/columns.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import type { TableLayout } from '../publish/table-layout.ts'
 import type { WritePlan } from '../schema/plan.ts'
 import { expireDates } from '../schema/retention.ts'
 import type { TableSchema } from '../schema/table-schema.ts'
@@ -37,12 +38,13 @@ export const catalogWarnings = async (
   catalog: TableCatalog | undefined,
   schema: TableSchema,
   root: string,
+  format: 'hive' | 'iceberg' = 'hive',
 ): Promise<readonly string[]> => {
   if (catalog === undefined) {
     return viewsLeftOut(athenaTableDefinition(schema, LOCAL_GLUE_DATABASE, `${root}/${schema.table}/`))
   }
   try {
-    return await catalog.publish(schema)
+    return await catalog.publish(schema, format)
   } catch (error) {
     const reason = toExportError(error).message.replace(/\s*\n\s*/g, ' ')
     return [
@@ -114,10 +116,11 @@ export const archive = async (
 export const expire = async (
   table: TableConfig,
   store: WarehouseStore,
+  layout: TableLayout,
   own: string,
 ): Promise<{ readonly dates: readonly string[]; readonly warnings: readonly string[] }> => {
   try {
-    const { dates } = await expireDates(store, table.name, table.retention ?? false)
+    const { dates } = await expireDates(store, table.name, table.retention ?? false, undefined, layout)
     // A backfill older than the retention keeps is removed by the run that wrote it; the run says so.
     const warnings = dates.includes(own) ? [`dt=${own} is past the table's retention: it was written and removed`] : []
     return { dates, warnings }
@@ -133,12 +136,15 @@ export const expire = async (
  * versions first: when a current delete marker goes, S3 makes the newest version left current again. Returns how
  * many went; a folder keeps no versions, so none.
  */
-export const purgeVersions = async (store: WarehouseStore, table: string, exportDate: string): Promise<number> => {
-  let deleted = 0
-  for (const prefix of [
-    `${table}/${PARTITION_KEY}=${exportDate}/`,
-    `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/`,
-  ]) {
+export const purgeVersions = async (
+  store: WarehouseStore,
+  layout: TableLayout,
+  table: string,
+  exportDate: string,
+): Promise<number> => {
+  // What the layout itself keeps first (an Iceberg table's older snapshots and the files only they read).
+  let deleted = await layout.forgetReplaced(exportDate)
+  for (const prefix of [...layout.dataPrefixes(exportDate), `${RAW_FOLDER}/${table}/${PARTITION_KEY}=${exportDate}/`]) {
     const versions = await store.listVersions(prefix)
     const earlier = versions.filter((v) => !v.latest)
     const markers = versions.filter((v) => v.latest && v.deleteMarker)

@@ -23,6 +23,7 @@ export const mergeSchemas = (
     pseudonymized: _registeredPseudonyms,
     dropped: _registeredDrops,
     exportDates: _legacyDates,
+    tableFormat: _registeredFormat,
     ...base
   } = registered
   const columns = [...registered.columns]
@@ -51,6 +52,8 @@ export const mergeSchemas = (
     columns,
     ...latestOf(registered.latestExport, mine.latestExport),
     ...(mine.key === undefined ? {} : { key: mine.key }),
+    // The export's own layout: it refuses a table whose registry says the other one, and a conversion moves it.
+    ...(mine.tableFormat === undefined ? {} : { tableFormat: mine.tableFormat }),
     // As the key: the newest export's settings, so a column taken out of pseudonymize and put back is rewritten.
     ...((mine.pseudonymized ?? registered.pseudonymized) === undefined
       ? {}

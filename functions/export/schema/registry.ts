@@ -32,6 +32,7 @@ const TableSchemaDocument = z.looseObject({
       lastSeen: date,
     }),
   ),
+  tableFormat: z.literal('iceberg').optional(),
   key: z.array(name).min(1).optional(),
   pseudonymized: z.array(name).optional(),
   dropped: z.array(name).optional(),

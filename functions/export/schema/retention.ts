@@ -7,8 +7,9 @@
  */
 
 import type { RetentionConfig } from '../core/config.ts'
-import { DATA_OBJECT_NAME, EXPORT_DATE_PATTERN, PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
+import { PARTITION_KEY, RAW_FOLDER } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
+import { hiveLayout, type TableLayout } from '../publish/table-layout.ts'
 import { forgetExportDates, listExportDates } from './export-dates.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -40,13 +41,12 @@ export const retainedDates = (dates: readonly string[], retention: RetentionConf
 }
 
 /** The table's export dates as the store holds them: its data objects and its dates relation together. */
-export const storedDates = async (store: WarehouseStore, table: string): Promise<string[]> => {
-  const pattern = new RegExp(`^${table}/${PARTITION_KEY}=([^/]+)/${DATA_OBJECT_NAME}$`)
-  const dates = new Set(await listExportDates(store, table))
-  for (const key of await store.listKeys(`${table}/`)) {
-    const date = pattern.exec(key)?.[1]
-    if (date !== undefined && EXPORT_DATE_PATTERN.test(date)) dates.add(date)
-  }
+export const storedDates = async (
+  store: WarehouseStore,
+  table: string,
+  layout: TableLayout = hiveLayout(store, table),
+): Promise<string[]> => {
+  const dates = new Set([...(await listExportDates(store, table)), ...(await layout.dates())])
   return [...dates].sort()
 }
 
@@ -63,17 +63,18 @@ export const expireDates = async (
   table: string,
   retention: RetentionConfig,
   onDate: (date: string) => void = () => undefined,
+  layout: TableLayout = hiveLayout(store, table),
 ): Promise<ExpiredDates> => {
   if (retention === false) return { dates: [], objects: 0 }
-  const dates = await storedDates(store, table)
+  const dates = await storedDates(store, table, layout)
   const kept = new Set(retainedDates(dates, retention))
   const expired = dates.filter((date) => !kept.has(date))
   if (expired.length === 0) return { dates: [], objects: 0 }
   let objects = await forgetExportDates(store, table, expired)
   for (const date of expired) {
     onDate(date)
-    const raw = await store.listKeys(`${RAW_FOLDER}/${table}/${PARTITION_KEY}=${date}/`)
-    for (const key of [`${table}/${PARTITION_KEY}=${date}/${DATA_OBJECT_NAME}`, ...raw]) {
+    objects += await layout.removeDates([date])
+    for (const key of await store.listKeys(`${RAW_FOLDER}/${table}/${PARTITION_KEY}=${date}/`)) {
       await store.deleteObject(key)
       objects++
     }

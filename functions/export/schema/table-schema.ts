@@ -45,6 +45,8 @@ export interface TableSchema {
   readonly firstExportDate: string
   readonly lastExportDate: string
   readonly columns: readonly RegisteredColumn[]
+  /** The layout the dates are in when it is Iceberg's (path/layout-of.ts); absent: the Hive layout. */
+  readonly tableFormat?: 'iceberg'
   /** `tables[].key` as of the last export: the columns `<table>_changes` matches rows by. */
   readonly key?: readonly string[]
   /**

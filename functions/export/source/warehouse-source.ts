@@ -14,7 +14,6 @@ import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetRead 
 import type { TableConfig } from '../core/config.ts'
 import {
   type ColumnType,
-  DATA_OBJECT_NAME,
   LineageColumn,
   PARTITION_KEY,
   PSEUDONYMIZED_METADATA_KEY,
@@ -53,6 +52,8 @@ export interface WarehouseSourceOptions {
   readonly pseudonymized: readonly string[]
   /** Rows matching every entry are left out. @default none: every row is kept */
   readonly filters?: readonly RowFilter[]
+  /** The key of the date's current data file (publish/table-layout.ts), undefined when it has none. */
+  readonly dataKey: (exportDate: string) => Promise<string | undefined>
   /** Where the object is spooled for random access (the Lambda's /tmp, or the OS temp folder). */
   readonly spoolDirectory: string
 }
@@ -102,7 +103,8 @@ export const warehouseSource = (store: WarehouseStore, options: WarehouseSourceO
   warnings: [],
   check: async () => ({}),
   open: async (table, { exportDate }) => {
-    const key = `${table.name}/${PARTITION_KEY}=${exportDate}/${DATA_OBJECT_NAME}`
+    // Only an Iceberg table's date can have no current file: the message names where its files would be.
+    const key = (await options.dataKey(exportDate)) ?? `${table.name}/data/${PARTITION_KEY}=${exportDate}/`
     const spooled = await spooledParquet(store, key, options.spoolDirectory)
     if (spooled === undefined) {
       throw new DataError('DATA_OBJECT_MISSING', {

@@ -131,26 +131,18 @@ describe('the configuration file', () => {
     ])
   })
 
-  it('refuses the Iceberg layout, not yet written, on a table or as the warehouse default, and takes hive', () => {
-    const refused = '"iceberg" is not available in this version: remove it or set "hive"'
-    const input = sampleConfigInput()
-    input.tables = [
-      { id: '1001', tableFormat: 'iceberg' },
-      { id: '1002', tableFormat: 'hive' },
-    ]
-    expect(configError(() => loadExportConfig(writeConfig('iceberg-table.json', input))).problems).toEqual([
-      { field: 'tables[0].tableFormat', message: refused },
-    ])
-    const byDefault = {
+  it('takes the Iceberg layout on a table or as the warehouse default, a table setting first', () => {
+    const input = {
       ...sampleConfigInput(),
       warehouse: { tableFormat: 'iceberg' },
       tables: [{ id: '1001' }, { id: '1002', tableFormat: 'hive' }],
     }
-    expect(configError(() => loadExportConfig(writeConfig('iceberg-default.json', byDefault))).problems).toEqual([
-      { field: 'warehouse.tableFormat', message: refused },
+    const tables = loadExportConfig(writeConfig('iceberg.json', input)).tables
+    expect(tables.map((table) => table.tableFormat)).toEqual(['iceberg', 'hive'])
+    input.tables = [{ id: '1001', tableFormat: 'icebreg' } as never]
+    expect(configError(() => loadExportConfig(writeConfig('icebreg.json', input))).problems).toEqual([
+      { field: 'tables[0].tableFormat', message: expect.stringContaining('"iceberg"') },
     ])
-    input.tables = [{ id: '1002', tableFormat: 'hive' }]
-    expect(loadExportConfig(writeConfig('hive.json', input)).tables[0]?.tableFormat).toBe('hive')
   })
 
   it('fails naming every bad field at once', () => {

@@ -182,7 +182,7 @@ export const WarehouseConfigSchema = z.strictObject({
     'What an export does with rows a recorded erasure request matches, unless the table sets its own `erasedRows`: `"drop"` leaves them out, `"hold"` holds the table',
   ),
   tableFormat: TableFormatSchema.default('hive').describe(
-    'How every table is laid out unless it sets its own `tableFormat`: `"hive"` (Parquet objects under `dt=` folders); `"iceberg"` is reserved for Apache Iceberg v2 tables and refused in this version',
+    'How every table is laid out unless it sets its own `tableFormat`: `"hive"` (Parquet objects under `dt=` folders) or `"iceberg"` (Apache Iceberg v2 tables)',
   ),
 })
 
@@ -249,14 +249,6 @@ const checkAcrossSections = (
         code: 'custom',
         path: ['tables', index, table.name === undefined ? 'id' : 'name'],
         message: `"${name}" ends in "${viewSuffix}", which is kept for the views of a table; choose another name`,
-      })
-    }
-    if ((table.tableFormat ?? config.warehouse.tableFormat) === 'iceberg') {
-      // Accepted, it would publish Hive-layout objects under a promise of Iceberg: refused until the writer exists.
-      ctx.addIssue({
-        code: 'custom',
-        path: table.tableFormat === undefined ? ['warehouse', 'tableFormat'] : ['tables', index, 'tableFormat'],
-        message: '"iceberg" is not available in this version: remove it or set "hive"',
       })
     }
     for (const problem of columnControlProblems(table)) {

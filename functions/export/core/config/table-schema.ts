@@ -165,7 +165,7 @@ export const TableConfigSchema = z.strictObject({
     'What an export does with rows a recorded erasure request matches (`npm run erase`): `"drop"` leaves them out and counts them, `"hold"` publishes nothing of the table (`ERASED_ROWS_HELD`) until the service no longer has them or `--accept-changes`; default `warehouse.erasedRows`',
   ),
   tableFormat: TableFormatSchema.optional().describe(
-    'How the table is laid out for Athena: `"hive"` (one Parquet object per date under `dt=`); `"iceberg"` is reserved for Apache Iceberg v2 tables and refused in this version (`CONFIG_INVALID`); default `warehouse.tableFormat`',
+    'How the table is laid out for Athena: `"hive"` (one Parquet object per date under `dt=`) or `"iceberg"` (an Apache Iceberg v2 table: one snapshot per export, `dt` an identity partition, time travel for 7 days; docs/iceberg.md); default `warehouse.tableFormat`',
   ),
   guards: TableGuardsSchema.optional().describe(
     'Overrides of `export.guards` for this table (`false`: no guards); unset keys take the defaults',

@@ -97,6 +97,24 @@ export class HistoryRewriteNeededError extends ExportError {
 }
 
 /**
+ * The table's `tableFormat` says one layout and its published dates are in the other: an export in the new one
+ * would show analysts that date alone, so the table is refused until `npm run convert` moves the history.
+ */
+export class TableFormatChangedError extends ExportError {
+  constructor(details: { tableId: string; tableName: string; configured: string; published: string }) {
+    super(
+      ErrorCode.TABLE_FORMAT_CHANGED,
+      FailureClass.CONFIG,
+      `${tableSubject(details.tableId)}${details.tableName} is set to the ${details.configured} layout, but its published dates are in the ${details.published} layout`,
+      {
+        tableId: details.tableId,
+        hint: `nothing was published and the last good data stays. Run npm run convert -- --table ${details.tableName} --to ${details.configured} (with the same --config and --out) to move its history, then export again; or set "tableFormat": "${details.published}" back`,
+      },
+    )
+  }
+}
+
+/**
  * A recorded erasure request the table's run cannot apply: it needs the key the request's digests were made with
  * (no key, or another one), or it names a column the export no longer has. The rows it matches could not be told
  * apart, so nothing of the table is published rather than an erased person again.
