@@ -41,7 +41,7 @@ export const cellText = (value: unknown, type: ColumnType): string | undefined =
 
 /** Bytes of CSV text, growing as a row needs: each full chunk is handed on whole. */
 export class TextOut {
-  bytes = Buffer.allocUnsafeSlow(CHUNK_BYTES + 64 * 1024)
+  bytes: Buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES + 64 * 1024)
   used = 0
   readonly #ring: (Buffer | undefined)[] = []
   #turn = 0
@@ -115,7 +115,6 @@ export class TextOut {
     this.bytes[this.used++] = byte
   }
 
-  /** The text so far, in a buffer of its own; writing goes on in a fresh one. */
   /**
    * The text so far, as one chunk; the next chunk is written into the next of RING buffers, so a chunk's bytes
    * are valid until RING - 1 more chunks are taken.
