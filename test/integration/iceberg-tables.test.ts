@@ -155,7 +155,12 @@ describe('a table with "tableFormat": "iceberg"', () => {
     await writeFile(alone, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [TABLES[1]] }))
     const refused = await runExportInProcess(['--config', alone, '--token-file', token, '--out', out])
     expect(refused.exitCode).not.toBe(0)
-    expect(refused.stdout + refused.stderr).toContain('TABLE_FORMAT_CHANGED')
+    expect(refused.stdout + refused.stderr).toContain(
+      'ice_assets: FAILED [TABLE_FORMAT_CHANGED] table 4002: ice_assets is set to the iceberg layout, but its published dates are in the hive layout',
+    )
+    expect(refused.stdout + refused.stderr).toContain(
+      'or set "tableFormat": "hive" on the table, the layout its dates are in',
+    )
     expect(refused.stdout + refused.stderr).toContain('npm run convert -- --table ice_assets --to iceberg')
 
     const toIceberg = await convert('iceberg')

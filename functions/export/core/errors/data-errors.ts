@@ -108,7 +108,7 @@ export class TableFormatChangedError extends ExportError {
       `${tableSubject(details.tableId)}${details.tableName} is set to the ${details.configured} layout, but its published dates are in the ${details.published} layout`,
       {
         tableId: details.tableId,
-        hint: `nothing was published and the last good data stays. Run npm run convert -- --table ${details.tableName} --to ${details.configured} (with the same --config and --out) to move its history, then export again; or set "tableFormat": "${details.published}" back`,
+        hint: `nothing was published and the last good data stays. Run npm run convert -- --table ${details.tableName} --to ${details.configured} (with the same --config and --out) to move its history, then export again; or set "tableFormat": "${details.published}" on the table, the layout its dates are in`,
       },
     )
   }
