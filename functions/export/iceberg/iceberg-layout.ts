@@ -151,7 +151,11 @@ export const icebergLayout = (
     async removeDates(dates) {
       const current = await readCurrentMetadata(store, pointer, location)
       if (current === undefined) return 0
-      for (const date of dates) await commit(date, [], publishedColumns(current.metadata))
+      // A date the table no longer has (a rerun finishing a retention) makes no empty snapshot.
+      const present = new Set(await this.dates())
+      const gone = dates.filter((date) => present.has(date))
+      if (gone.length === 0) return 0
+      for (const date of gone) await commit(date, [], publishedColumns(current.metadata))
       // The dates leave storage too, as they do from the Hive layout: retention is not time travel.
       return (await expireSnapshots(store, pointer, location, { olderThanMs: Number.POSITIVE_INFINITY })).dataFiles
     },
