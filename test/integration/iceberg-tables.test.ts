@@ -188,4 +188,56 @@ describe('a table with "tableFormat": "iceberg"', () => {
     await hive.exportDate('2026-11-04', day(5, true))
     expect(await rowsOf(out, 'ice_assets')).toEqual(await rowsOf(out, 'hive_assets'))
   })
+
+  it('refuses a table another engine committed to, reading and writing nothing of it', async () => {
+    const { out, exportDate } = await setup('foreign')
+    await exportDate('2026-11-01', day(1))
+    // As an Athena DELETE would leave it: a snapshot on top that this exporter did not commit.
+    const pointerFile = path.join(out, '_iceberg/ice_assets.json')
+    const pointer = JSON.parse(await readFile(pointerFile, 'utf8'))
+    const metadata = JSON.parse(await readFile(path.join(out, pointer.metadataKey), 'utf8')) as TableMetadata
+    const own = metadata.snapshots.at(-1)!
+    const theirs = { ...own, 'snapshot-id': own['snapshot-id'] + 1, summary: { operation: 'delete' as const } }
+    const foreignKey = 'ice_assets/metadata/00009-athena.metadata.json'
+    const foreign = {
+      ...metadata,
+      snapshots: [...metadata.snapshots, theirs],
+      'current-snapshot-id': theirs['snapshot-id'],
+    }
+    await writeFile(path.join(out, foreignKey), JSON.stringify(foreign))
+    await writeFile(pointerFile, JSON.stringify({ metadataKey: foreignKey }))
+    emulator.setTable({ id: '4002', title: 'x', columns: day(2).columns, rows: () => day(2).rows })
+    const alone = path.join(work, 'foreign-alone.json')
+    await writeFile(alone, JSON.stringify({ source: { baseUrl: emulator.baseUrl }, tables: [TABLES[1]] }))
+    const refused = await runExportInProcess([
+      '--config',
+      alone,
+      '--token-file',
+      token,
+      '--out',
+      out,
+      '--date',
+      '2026-11-02',
+    ])
+    expect(refused.exitCode).not.toBe(0)
+    expect(refused.stdout + refused.stderr).toContain(
+      "ice_assets: FAILED [ICEBERG_FOREIGN_COMMIT] ice_assets: the Iceberg table's current snapshot (delete) was committed by another engine, not by this exporter",
+    )
+    expect(JSON.parse(await readFile(pointerFile, 'utf8'))).toEqual({ metadataKey: foreignKey })
+    expect((await readdir(path.join(out, 'ice_assets/data'))).sort()).toEqual(['dt=2026-11-01'])
+    // Pointed back at the exporter's own snapshot, the table exports again.
+    await writeFile(pointerFile, JSON.stringify(pointer))
+    const again = await runExportInProcess([
+      '--config',
+      alone,
+      '--token-file',
+      token,
+      '--out',
+      out,
+      '--date',
+      '2026-11-02',
+    ])
+    expect(again.exitCode, again.stdout + again.stderr).toBe(0)
+    expect((await readdir(path.join(out, 'ice_assets/data'))).sort()).toEqual(['dt=2026-11-01', 'dt=2026-11-02'])
+  })
 })

@@ -7,7 +7,7 @@
  * references: the table is as it was.
  */
 import { randomUUID } from 'node:crypto'
-import { StateCorruptError, WriteConflictError } from '../core/errors.ts'
+import { IcebergForeignCommitError, StateCorruptError, WriteConflictError } from '../core/errors.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import {
   type DataFile,
@@ -89,7 +89,14 @@ export const keyOfUri = (location: IcebergTableLocation, uri: string): string =>
   return `${location.key}${uri.slice(location.uri.length)}`
 }
 
-/** The table's current metadata, as the pointer names it; undefined before its first commit. */
+/** Marks the snapshots this exporter commits (their summary's own key), so that another engine's are told apart. */
+export const WRITER_KEY = 'inventory.writer'
+const WRITER = 'inventory-athena-export'
+
+/**
+ * The table's current metadata, as the pointer names it; undefined before its first commit. A current snapshot
+ * another engine committed is refused (ICEBERG_FOREIGN_COMMIT): its manifests are not ones this exporter reads.
+ */
 export const readCurrentMetadata = async (
   store: WarehouseStore,
   pointer: MetadataPointer,
@@ -99,7 +106,12 @@ export const readCurrentMetadata = async (
   if (current === undefined) return undefined
   const body = await store.getObject(current.metadataKey)
   if (body === undefined) throw missing(store, current.metadataKey, 'the current metadata file')
-  return { ...current, metadata: JSON.parse(body.toString('utf8')) as TableMetadata }
+  const metadata = JSON.parse(body.toString('utf8')) as TableMetadata
+  const snapshot = currentSnapshot(metadata)
+  if (snapshot !== undefined && snapshot.summary[WRITER_KEY] !== WRITER) {
+    throw new IcebergForeignCommitError({ table: location.table, operation: snapshot.summary.operation })
+  }
+  return { ...current, metadata }
 }
 
 /** A new metadata file's key: numbered by its sequence number, as Iceberg names them, and unique. */
@@ -235,6 +247,7 @@ const attemptCommit = async (
       'manifest-list': `${location.uri}/${listName}`,
       summary: {
         operation: replaced.length === 0 ? 'append' : replacement.files.length === 0 ? 'delete' : 'overwrite',
+        [WRITER_KEY]: WRITER,
         'added-data-files': String(replacement.files.length),
         'deleted-data-files': String(replaced.length),
         'added-records': String(addedRows),

@@ -61,6 +61,7 @@ export const ErrorCode = {
   TABLE_BUSY: 'TABLE_BUSY',
   CATALOG_REFUSED: 'CATALOG_REFUSED',
   STATE_CORRUPT: 'STATE_CORRUPT',
+  ICEBERG_FOREIGN_COMMIT: 'ICEBERG_FOREIGN_COMMIT',
   STORAGE_FULL: 'STORAGE_FULL',
   // `npm run verify` against a deployed stack (functions/local/verify-errors.ts).
   AWS_UNAVAILABLE: 'AWS_UNAVAILABLE',

@@ -301,3 +301,22 @@ export const oneLineMessage = (error: ExportError): string => {
       : error.message.replace(/\s*\n\s*/g, ' ')
   return `error [${error.code}]: ${message}`
 }
+
+/**
+ * An Iceberg table's current snapshot was committed by another engine (an Athena DELETE, MERGE or OPTIMIZE): its
+ * manifests may hold delete files or several dates, which this exporter does not read, so nothing of the table is
+ * read or written until it is back at a snapshot of its own.
+ */
+export class IcebergForeignCommitError extends ExportError {
+  constructor(details: { table: string; operation: string }) {
+    super(
+      ErrorCode.ICEBERG_FOREIGN_COMMIT,
+      FailureClass.STATE,
+      `${details.table}: the Iceberg table's current snapshot (${details.operation}) was committed by another engine, not by this exporter`,
+      {
+        hint: `nothing was read or written; this exporter is the table's only writer (docs/iceberg.md). Point the table back at the metadata file of the exporter's last snapshot (the metadata log names it) in the Glue table's metadata_location, or in _iceberg/${details.table}.json without Glue, then export again`,
+      },
+    )
+  }
+}
+
