@@ -319,4 +319,3 @@ export class IcebergForeignCommitError extends ExportError {
     )
   }
 }
-
