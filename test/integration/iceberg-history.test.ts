@@ -118,6 +118,9 @@ const serve = (shape: ReturnType<typeof day>) => {
   for (const { id } of TABLES) emulator.setTable({ id, title: id, columns: shape.columns, rows: () => shape.rows })
 }
 const keyFlags = () => ['--pseudonymization-key-file', keyFile]
+/** `npm start` of one date into `out`, as the schedule would run it. */
+const exportAs = (config: string, out: string, date: string, extra: readonly string[] = []) =>
+  runExportInProcess(['--config', config, '--token-file', token, '--out', out, '--date', date, ...extra])
 
 describe('an Iceberg table over 30 dates', () => {
   it('reads, after every export, rewrite and erasure, as the Hive table of the same dates', async () => {
@@ -128,17 +131,7 @@ describe('an Iceberg table over 30 dates', () => {
     let snapshots = 0
     for (const [i, n] of order.entries()) {
       serve(day(n, i))
-      const result = await runExportInProcess([
-        '--config',
-        config,
-        '--token-file',
-        token,
-        '--out',
-        out,
-        '--date',
-        dateOf(n),
-        ...keyFlags(),
-      ])
+      const result = await exportAs(config, out, dateOf(n), keyFlags())
       expect(result.exitCode, result.stdout + result.stderr).toBe(0)
       const ice = await icebergRows(out)
       expect(ice.snapshots).toBe(++snapshots)
@@ -147,17 +140,7 @@ describe('an Iceberg table over 30 dates', () => {
 
     // A retype of a published column: refused, then rewritten over every date, in both layouts alike.
     const retyped = await writeConfig('retyped', { columnTypes: { cost: 'string' } })
-    const refused = await runExportInProcess([
-      '--config',
-      retyped,
-      '--token-file',
-      token,
-      '--out',
-      out,
-      '--date',
-      dateOf(30),
-      ...keyFlags(),
-    ])
+    const refused = await exportAs(retyped, out, dateOf(30), keyFlags())
     expect(refused.stdout + refused.stderr).toContain('HISTORY_REWRITE_NEEDED')
     for (const table of ['hive_assets', 'ice_assets']) {
       const rewrite = await runCommandInProcess('rewrite', [
@@ -203,16 +186,7 @@ describe('an Iceberg table over 30 dates', () => {
       const config = await writeConfig(`killed-${delayMs}`)
       for (const n of [1, 2]) {
         serve(day(n))
-        const result = await runExportInProcess([
-          '--config',
-          config,
-          '--token-file',
-          token,
-          '--out',
-          out,
-          '--date',
-          dateOf(n),
-        ])
+        const result = await exportAs(config, out, dateOf(n))
         expect(result.exitCode, result.stdout + result.stderr).toBe(0)
       }
       serve(day(3))
@@ -225,16 +199,7 @@ describe('an Iceberg table over 30 dates', () => {
       // Whatever it left, the table reads as a whole snapshot: the old one, or the new one if the commit landed.
       const between = await icebergRows(out)
       expect([2, 3]).toContain(between.snapshots)
-      const rerun = await runExportInProcess([
-        '--config',
-        config,
-        '--token-file',
-        token,
-        '--out',
-        out,
-        '--date',
-        dateOf(3),
-      ])
+      const rerun = await exportAs(config, out, dateOf(3))
       expect(rerun.exitCode, rerun.stdout + rerun.stderr).toBe(0)
       expect((await icebergRows(out)).rows).toEqual(await hiveRows(out))
       const store = new FolderWarehouseStore(out)

@@ -8,7 +8,7 @@
 import { PARTITION_KEY } from '../core/constants.ts'
 import type { WarehouseStore } from '../publish/store.ts'
 import type { TableLayout, WrittenFile } from '../publish/table-layout.ts'
-import { ManifestEntryStatus, type ManifestFile } from './manifests.ts'
+import { liveFiles, ManifestEntryStatus, type ManifestFile, manifestDate } from './manifests.ts'
 import type { MetadataPointer } from './metadata-pointer.ts'
 import {
   commitPartition,
@@ -24,8 +24,6 @@ import { publishedColumns } from './table-metadata.ts'
 
 /** How long a replaced file stays readable by time travel. */
 export const SNAPSHOT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
-
-const manifestDate = (bound: Buffer | null | undefined) => bound?.toString('utf8')
 
 /** The current snapshot's data files, each with its date: what a query of the table reads. */
 export const currentDataFiles = async (
@@ -113,15 +111,13 @@ export const icebergLayout = (
       const current = await readCurrentMetadata(store, pointer, location)
       if (current === undefined) return []
       const manifests = await readManifestList(store, location, current.metadata)
-      return manifests.flatMap((m) =>
-        m.added_files_count + m.existing_files_count > 0 ? (manifestDate(m.partitions[0]?.lower_bound) ?? []) : [],
-      )
+      return manifests.flatMap((m) => (liveFiles(m) > 0 ? (manifestDate(m) ?? []) : []))
     },
     async dataKey(exportDate) {
       const current = await readCurrentMetadata(store, pointer, location)
       if (current === undefined) return undefined
       for (const manifest of await readManifestList(store, location, current.metadata)) {
-        if (manifestDate(manifest.partitions[0]?.lower_bound) !== exportDate) continue
+        if (manifestDate(manifest) !== exportDate) continue
         const live = (await readManifest(store, location, manifest)).find(
           (entry) => entry.status !== ManifestEntryStatus.DELETED,
         )

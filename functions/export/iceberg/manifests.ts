@@ -216,3 +216,10 @@ export const encodeManifestList = (
   })
 
 export const decodeManifestList = (bytes: Buffer): Promise<ManifestFile[]> => readContainerFile<ManifestFile>(bytes)
+
+/** The date a manifest of this writer holds: every manifest it writes is one date's. */
+export const manifestDate = (manifest: ManifestFile): string | undefined =>
+  manifest.partitions[0]?.lower_bound?.toString('utf8')
+
+/** Files a manifest still lists as the table's (added or carried), its DELETED entries aside. */
+export const liveFiles = (manifest: ManifestFile): number => manifest.added_files_count + manifest.existing_files_count

@@ -15,9 +15,11 @@ import {
   decodeManifestList,
   encodeManifest,
   encodeManifestList,
+  liveFiles,
   type ManifestEntry,
   ManifestEntryStatus,
   type ManifestFile,
+  manifestDate,
 } from './manifests.ts'
 import type { CurrentMetadata, MetadataPointer } from './metadata-pointer.ts'
 import {
@@ -62,12 +64,6 @@ const MAX_COMMIT_ATTEMPTS = 8
 const MANIFEST_TYPE = 'application/avro'
 
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8')
-
-/** The date a manifest of this writer holds: every manifest it writes is one date's. */
-const manifestDate = (manifest: ManifestFile): string | undefined =>
-  manifest.partitions[0]?.lower_bound?.toString('utf8')
-
-const liveFiles = (manifest: ManifestFile): number => manifest.added_files_count + manifest.existing_files_count
 
 /** A file the table's metadata names that is not there: the table's state cannot be read. */
 const missing = (store: WarehouseStore, key: string, what: string) =>
